@@ -1,0 +1,40 @@
+package io.windowlimiter.gateway.algorithm;
+
+import java.time.Duration;
+
+/**
+ * A validated limit: at most {@code limit} requests per {@code window}, decided by {@code algorithm}.
+ *
+ * @param algorithm how the window is counted
+ * @param limit requests per window, at least 1
+ * @param window the window, a whole number of milliseconds, at least 1 ms
+ */
+public record WindowPolicy(Algorithm algorithm, long limit, Duration window) {
+
+	/** The most requests one window may allow. */
+	public static final long MAX_LIMIT = 1_000_000_000L;
+
+	/** The longest window: a year covers every quota period users ask for. */
+	public static final Duration MAX_WINDOW = Duration.ofDays(366);
+
+	/** The sliding window counter compares limit * window in exact whole numbers (Lua doubles). */
+	public static final long MAX_LIMIT_TIMES_WINDOW_MILLIS = 1L << 53;
+
+	public WindowPolicy {
+		if (limit < 1 || limit > MAX_LIMIT) {
+			throw new IllegalArgumentException("limit must be from 1 to " + MAX_LIMIT + ", was " + limit);
+		}
+		if (window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(MAX_WINDOW) > 0
+				|| window.toNanos() % 1_000_000 != 0) {
+			throw new IllegalArgumentException("window must be whole milliseconds from 1ms to 366d, was " + window);
+		}
+		if (limit > MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis()) {
+			throw new IllegalArgumentException("limit * window (in ms) must stay below 2^53");
+		}
+	}
+
+	public long windowMillis() {
+		return this.window.toMillis();
+	}
+
+}

@@ -1,0 +1,89 @@
+package io.windowlimiter.gateway.autoconfigure;
+
+import java.util.List;
+
+import io.windowlimiter.gateway.StartupRouteCheck;
+import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.SlidingLog;
+import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
+import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.key.ClientIpKeyResolver;
+import io.windowlimiter.gateway.key.HeaderKeyResolver;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.ratelimit.PrincipalNameKeyResolver;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Primary;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+/**
+ * Wires the window rate limiter: one bean per algorithm, the limiter itself ({@code @Primary}, since
+ * the gateway always adds its own {@code redisRateLimiter}), the key resolvers and the start-up check.
+ * Runs before the gateway's auto-configuration, whose rate-limiter filter needs a limiter and a
+ * key resolver to exist.
+ */
+@AutoConfiguration(after = DataRedisReactiveAutoConfiguration.class, before = GatewayAutoConfiguration.class)
+@ConditionalOnClass({ GatewayAutoConfiguration.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnBean(ReactiveStringRedisTemplate.class)
+@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".enabled", matchIfMissing = true)
+@EnableConfigurationProperties(WindowRateLimiterProperties.class)
+public class WindowRateLimiterAutoConfiguration {
+
+	@Bean
+	public FixedWindow fixedWindow(ReactiveStringRedisTemplate redis) {
+		return new FixedWindow(redis);
+	}
+
+	@Bean
+	public SlidingLog slidingLog(ReactiveStringRedisTemplate redis) {
+		return new SlidingLog(redis);
+	}
+
+	@Bean
+	public SlidingWindowCounter slidingWindowCounter(ReactiveStringRedisTemplate redis) {
+		return new SlidingWindowCounter(redis);
+	}
+
+	@Bean(WindowRateLimiter.BEAN_NAME)
+	@Primary
+	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
+	public WindowRateLimiter windowRateLimiter(List<WindowAlgorithm> algorithms) {
+		return new WindowRateLimiter(algorithms);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "headerKeyResolver")
+	public HeaderKeyResolver headerKeyResolver(WindowRateLimiterProperties properties) {
+		return new HeaderKeyResolver(properties.getKeyHeader());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "clientIpKeyResolver")
+	public ClientIpKeyResolver clientIpKeyResolver(WindowRateLimiterProperties properties) {
+		return new ClientIpKeyResolver(properties.getTrustedProxyHops());
+	}
+
+	/** The gateway's default resolver, which it drops once other resolvers exist; kept as the default. */
+	@Bean(PrincipalNameKeyResolver.BEAN_NAME)
+	@Primary
+	@ConditionalOnMissingBean(name = PrincipalNameKeyResolver.BEAN_NAME)
+	public PrincipalNameKeyResolver principalNameKeyResolver() {
+		return new PrincipalNameKeyResolver();
+	}
+
+	@Bean
+	public StartupRouteCheck windowRateLimiterStartupRouteCheck(ObjectProvider<GatewayProperties> gatewayProperties) {
+		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new));
+	}
+
+}

@@ -1,0 +1,69 @@
+package io.windowlimiter.gateway.key;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+/**
+ * The one place where Redis key names are built: {@code wrl:{<route id>:<client key>}:<algorithm suffix>}.
+ *
+ * <p>Everything a decision touches shares the hash tag in braces, so the script runs on one Redis
+ * Cluster slot, and because the tag holds the route id and the client key, clients spread over all
+ * slots. Keys come from clients and are hostile input: a part that is long or holds anything but
+ * plain characters (braces, spaces, CRLF, percent signs, non-ASCII, binary) is replaced by
+ * {@code #} and the Base64url SHA-256 of its UTF-8 bytes. {@code #} never occurs in a plain part, so
+ * a hashed key cannot collide with a plain one, and a key stays under 160 bytes whatever comes in.
+ */
+public final class RedisKeys {
+
+	/** Parts longer than this are hashed, which bounds the key length. */
+	static final int MAX_PLAIN_LENGTH = 64;
+
+	private static final String PREFIX = "wrl:";
+
+	private RedisKeys() {
+	}
+
+	/**
+	 * The key of one client on one route for one algorithm.
+	 * @param routeId the route, part of every key so routes never share quota
+	 * @param clientKey what the route's key resolver returned
+	 * @param suffix the algorithm's own suffix
+	 */
+	public static String of(String routeId, String clientKey, String suffix) {
+		// ':' separates route from client, so a plain route id may not contain it.
+		String tag = part(routeId, false) + ':' + part(clientKey, true);
+		return PREFIX + '{' + tag + "}:" + suffix;
+	}
+
+	private static String part(String value, boolean colonAllowed) {
+		if (value.length() <= MAX_PLAIN_LENGTH && isPlain(value, colonAllowed)) {
+			return value;
+		}
+		return '#' + sha256(value);
+	}
+
+	private static boolean isPlain(String value, boolean colonAllowed) {
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			boolean plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
+					|| c == '_' || c == '.' || c == '@' || c == '/' || c == '=' || c == '+' || (colonAllowed && c == ':');
+			if (!plain) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static String sha256(String value) {
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+			return Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("Every JVM has SHA-256", ex);
+		}
+	}
+
+}
