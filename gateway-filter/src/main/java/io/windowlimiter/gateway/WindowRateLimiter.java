@@ -53,6 +53,10 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	@Override
 	public Mono<Response> isAllowed(String routeId, String id) {
 		WindowPolicy policy = policyOf(routeId);
+		if (policy == null) {
+			return Mono.error(new IllegalStateException("Route '" + routeId + "' uses " + BEAN_NAME + " without "
+					+ CONFIGURATION_PROPERTY_NAME + ".limit and " + CONFIGURATION_PROPERTY_NAME + ".window"));
+		}
 		WindowAlgorithm algorithm = this.algorithms.get(policy.algorithm());
 		String key = RedisKeys.of(routeId, id, algorithm.keySuffix());
 		return algorithm.decide(key, policy)
@@ -64,16 +68,10 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			});
 	}
 
-	private WindowPolicy policyOf(String routeId) {
+	/** The route's own policy, else one set on the gateway's default filters. */
+	private @Nullable WindowPolicy policyOf(String routeId) {
 		WindowPolicy policy = this.policies.get(routeId);
-		if (policy == null) {
-			policy = this.policies.get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
-		}
-		if (policy == null) {
-			throw new IllegalStateException("Route '" + routeId + "' uses " + BEAN_NAME + " without "
-					+ CONFIGURATION_PROPERTY_NAME + ".limit and " + CONFIGURATION_PROPERTY_NAME + ".window");
-		}
-		return policy;
+		return (policy != null) ? policy : this.policies.get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
 	}
 
 	/** Called for every filter's arguments when routes are built; a bad config fails that route. */

@@ -1,0 +1,80 @@
+package io.windowlimiter.gateway;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class WindowRateLimiterConfigUnitTests {
+
+	private static Map<String, Object> args(String algorithm, String limit, String window) {
+		Map<String, Object> args = new HashMap<>();
+		args.put("rate-limiter", "#{@windowRateLimiter}");
+		if (algorithm != null) {
+			args.put("window-rate-limiter.algorithm", algorithm);
+		}
+		if (limit != null) {
+			args.put("window-rate-limiter.limit", limit);
+		}
+		if (window != null) {
+			args.put("window-rate-limiter.window", window);
+		}
+		return args;
+	}
+
+	@Test
+	void readsEachAlgorithmLimitAndWindow() {
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "100", "1m")))
+			.isEqualTo(new WindowPolicy(Algorithm.SLIDING_LOG, 100, Duration.ofMinutes(1)));
+		assertThat(WindowRateLimiter.policyFor("orders", args("fixed-window", " 5 ", "500ms")))
+			.isEqualTo(new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(500)));
+		assertThat(WindowRateLimiter.policyFor("orders", args(null, "1", "1d")))
+			.isEqualTo(new WindowPolicy(Algorithm.SLIDING_WINDOW_COUNTER, 1, Duration.ofDays(1)));
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-window-counter", "7", "PT1H")).window())
+			.isEqualTo(Duration.ofHours(1));
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			token-buket            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter
+			SLIDING_LOG            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter
+			fixed-window           | 0    | 1m    | window-rate-limiter.limit     | a whole number from 1 to
+			fixed-window           | -5   | 1m    | window-rate-limiter.limit     | a whole number from 1 to
+			fixed-window           | ten  | 1m    | window-rate-limiter.limit     | a whole number from 1 to
+			fixed-window           | 1.5  | 1m    | window-rate-limiter.limit     | a whole number from 1 to
+			fixed-window           |      | 1m    | window-rate-limiter.limit     | a whole number from 1 to
+			fixed-window           | 10   | 0s    | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
+			fixed-window           | 10   | -1m   | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
+			fixed-window           | 10   | 500us | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
+			fixed-window           | 10   | 400d  | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
+			fixed-window           | 10   | soon  | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
+			fixed-window           | 10   |       | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
+			sliding-window-counter | 1000000000 | 366d | window-rate-limiter.limit | limit * window in milliseconds below 2^53
+			""")
+	void aBadValueIsRefusedNamingRoutePropertyAndWhatIsAllowed(String algorithm, String limit, String window,
+			String property, String allowed) {
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args(algorithm, limit, window)))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("route 'orders'")
+			.hasMessageContaining(property)
+			.hasMessageContaining("allowed: " + allowed)
+			.satisfies(ex -> assertThat(((InvalidRouteConfigurationException) ex).getProperty()).isEqualTo(property));
+	}
+
+	@Test
+	void anUnknownPropertyIsRefusedRatherThanIgnored() {
+		Map<String, Object> args = args("fixed-window", "10", "1m");
+		args.put("window-rate-limiter.limt", "5");
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args))
+			.hasMessageContaining("window-rate-limiter.limt is not a known property");
+	}
+
+}
