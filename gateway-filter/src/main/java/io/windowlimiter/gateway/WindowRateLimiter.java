@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.EnumMap;
@@ -8,11 +9,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import io.windowlimiter.gateway.failure.FailMode;
+import io.windowlimiter.gateway.failure.LocalWindowLimiter;
+import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.RedisKeys;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -24,7 +27,8 @@ import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 /**
  * The gateway's {@code RateLimiter}: per route it turns the {@code window-rate-limiter.*} arguments of
  * the {@code RequestRateLimiter} filter into a {@link WindowPolicy}, and per request it builds the
- * client's key, asks the route's algorithm and turns the decision into headers. Nothing else.
+ * client's key, asks the route's algorithm (through the {@link RedisGuard}) and turns the decision
+ * into headers; when Redis cannot decide, the route's {@link FailMode} answers instead.
  */
 public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Config> {
 
@@ -34,13 +38,27 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	/** The prefix of this limiter's arguments of the {@code RequestRateLimiter} filter. */
 	public static final String CONFIGURATION_PROPERTY_NAME = "window-rate-limiter";
 
-	private static final Log logger = LogFactory.getLog(WindowRateLimiter.class);
+	/** Fail-mode closed: denied, retry in a second, when Redis may well be back. */
+	private static final Decision CLOSED_DENIAL = new Decision(false, 0, 1_000, 1_000);
 
 	private final Map<Algorithm, WindowAlgorithm> algorithms = new EnumMap<>(Algorithm.class);
 
-	private final Map<String, WindowPolicy> policies = new ConcurrentHashMap<>();
+	private final Map<String, RoutePolicy> policies = new ConcurrentHashMap<>();
 
-	public WindowRateLimiter(List<WindowAlgorithm> algorithms) {
+	private final RedisGuard guard;
+
+	private final LocalWindowLimiter localLimiter;
+
+	private final Clock clock;
+
+	/**
+	 * @param algorithms one implementation per {@link Algorithm}
+	 * @param guard bounds every Redis call (timeout, circuit breaker)
+	 * @param localLimiter decides for routes in fail-mode {@code local} while Redis is away
+	 * @param clock this instance's clock, used only by the local limiter
+	 */
+	public WindowRateLimiter(List<WindowAlgorithm> algorithms, RedisGuard guard, LocalWindowLimiter localLimiter,
+			Clock clock) {
 		super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
 		algorithms.forEach(algorithm -> this.algorithms.put(algorithm.algorithm(), algorithm));
 		for (Algorithm algorithm : Algorithm.values()) {
@@ -48,29 +66,44 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 				throw new IllegalArgumentException("No implementation given for " + algorithm);
 			}
 		}
+		this.guard = guard;
+		this.localLimiter = localLimiter;
+		this.clock = clock;
 	}
 
 	@Override
 	public Mono<Response> isAllowed(String routeId, String id) {
-		WindowPolicy policy = policyOf(routeId);
-		if (policy == null) {
+		RoutePolicy route = policyOf(routeId);
+		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' uses " + BEAN_NAME + " without "
 					+ CONFIGURATION_PROPERTY_NAME + ".limit and " + CONFIGURATION_PROPERTY_NAME + ".window"));
 		}
-		WindowAlgorithm algorithm = this.algorithms.get(policy.algorithm());
+		WindowAlgorithm algorithm = this.algorithms.get(route.window().algorithm());
 		String key = RedisKeys.of(routeId, id, algorithm.keySuffix());
-		return algorithm.decide(key, policy)
-			.map(decision -> new Response(decision.allowed(), RateLimitHeaders.of(routeId, policy, decision)))
-			.onErrorResume(error -> {
-				// Fail open, like the gateway's own limiter: a Redis outage must not take the API down with it.
-				logger.warn("Rate limit on route '" + routeId + "' not decided, request allowed: " + error);
-				return Mono.just(new Response(true, Map.of()));
-			});
+		return this.guard.protect(algorithm.decide(key, route.window()))
+			.map(decision -> response(routeId, route.window(), decision))
+			.onErrorResume(error -> Mono.just(whenRedisFails(routeId, key, route)));
+	}
+
+	private Response whenRedisFails(String routeId, String key, RoutePolicy route) {
+		return switch (route.failMode()) {
+			case OPEN -> new Response(true, Map.of());
+			case CLOSED -> response(routeId, route.window(), CLOSED_DENIAL);
+			case LOCAL -> {
+				WindowPolicy share = route.localShare();
+				yield response(routeId, share,
+						this.localLimiter.decide(key, share.limit(), share.window(), this.clock.millis()));
+			}
+		};
+	}
+
+	private static Response response(String routeId, WindowPolicy policy, Decision decision) {
+		return new Response(decision.allowed(), RateLimitHeaders.of(routeId, policy, decision));
 	}
 
 	/** The route's own policy, else one set on the gateway's default filters. */
-	private @Nullable WindowPolicy policyOf(String routeId) {
-		WindowPolicy policy = this.policies.get(routeId);
+	private @Nullable RoutePolicy policyOf(String routeId) {
+		RoutePolicy policy = this.policies.get(routeId);
 		return (policy != null) ? policy : this.policies.get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
 	}
 
@@ -82,13 +115,13 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			return;
 		}
 		Config config = Config.from(args);
-		WindowPolicy policy = config.toPolicy(event.getRouteId());
+		RoutePolicy policy = config.toPolicy(event.getRouteId());
 		getConfig().put(event.getRouteId(), config);
 		this.policies.put(event.getRouteId(), policy);
 	}
 
 	/** The policy the given route arguments make, or an {@link InvalidRouteConfigurationException}. */
-	public static WindowPolicy policyFor(String routeId, Map<String, ?> args) {
+	public static RoutePolicy policyFor(String routeId, Map<String, ?> args) {
 		return Config.from(args).toPolicy(routeId);
 	}
 
@@ -104,6 +137,12 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		static final String WINDOW = CONFIGURATION_PROPERTY_NAME + ".window";
 
+		static final String FAIL_MODE = CONFIGURATION_PROPERTY_NAME + ".fail-mode";
+
+		static final String INSTANCES = CONFIGURATION_PROPERTY_NAME + ".instances";
+
+		static final String KNOWN = String.join(", ", ALGORITHM, LIMIT, WINDOW, FAIL_MODE, INSTANCES);
+
 		/** How the window is counted; sliding-window-counter when not given. */
 		private String algorithm = Algorithm.SLIDING_WINDOW_COUNTER.id();
 
@@ -112,6 +151,12 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		/** The window, a duration such as 500ms, 10s, 1m, 1h or 1d, required. */
 		private @Nullable String window;
+
+		/** What to do when Redis cannot decide: open (allow), closed (deny) or local; open when not given. */
+		private String failMode = FailMode.OPEN.id();
+
+		/** How many gateway instances share the limit, for fail-mode local; 1 when not given. */
+		private String instances = "1";
 
 		static boolean appliesTo(Map<String, ?> args) {
 			return args.keySet().stream().anyMatch(key -> key.startsWith(CONFIGURATION_PROPERTY_NAME + "."));
@@ -128,6 +173,8 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 					case ALGORITHM -> config.setAlgorithm(text);
 					case LIMIT -> config.setLimit(text);
 					case WINDOW -> config.setWindow(text);
+					case FAIL_MODE -> config.setFailMode(text);
+					case INSTANCES -> config.setInstances(text);
 					default -> config.unknown = (config.unknown != null) ? config.unknown : key;
 				}
 			});
@@ -136,10 +183,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		private @Nullable String unknown;
 
-		WindowPolicy toPolicy(String routeId) {
+		RoutePolicy toPolicy(String routeId) {
 			if (this.unknown != null) {
-				throw new InvalidRouteConfigurationException(routeId, this.unknown, "is not a known property",
-						ALGORITHM + ", " + LIMIT + ", " + WINDOW);
+				throw new InvalidRouteConfigurationException(routeId, this.unknown, "is not a known property", KNOWN);
 			}
 			Algorithm parsedAlgorithm = parseAlgorithm(routeId);
 			long parsedLimit = parseLimit(routeId);
@@ -149,7 +195,32 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 						"is '" + this.limit + "' with a window of '" + this.window + "'",
 						"limit * window in milliseconds below 2^53 (about 9e15)");
 			}
-			return new WindowPolicy(parsedAlgorithm, parsedLimit, parsedWindow);
+			WindowPolicy window = new WindowPolicy(parsedAlgorithm, parsedLimit, parsedWindow);
+			return new RoutePolicy(window, parseFailMode(routeId), parseInstances(routeId));
+		}
+
+		private FailMode parseFailMode(String routeId) {
+			for (FailMode candidate : FailMode.values()) {
+				if (candidate.id().equals(this.failMode)) {
+					return candidate;
+				}
+			}
+			throw new InvalidRouteConfigurationException(routeId, FAIL_MODE, "is '" + this.failMode + "'",
+					"one of " + FailMode.ids());
+		}
+
+		private int parseInstances(String routeId) {
+			try {
+				int value = Integer.parseInt(this.instances);
+				if (value >= 1 && value <= RoutePolicy.MAX_INSTANCES) {
+					return value;
+				}
+			}
+			catch (NumberFormatException ex) {
+				// reported below
+			}
+			throw new InvalidRouteConfigurationException(routeId, INSTANCES, "is '" + this.instances + "'",
+					"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES);
 		}
 
 		private Algorithm parseAlgorithm(String routeId) {
@@ -221,9 +292,26 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			this.window = window;
 		}
 
+		public String getFailMode() {
+			return this.failMode;
+		}
+
+		public void setFailMode(String failMode) {
+			this.failMode = failMode;
+		}
+
+		public String getInstances() {
+			return this.instances;
+		}
+
+		public void setInstances(String instances) {
+			this.instances = instances;
+		}
+
 		@Override
 		public String toString() {
-			return "Config[algorithm=" + this.algorithm + ", limit=" + this.limit + ", window=" + this.window + "]";
+			return "Config[algorithm=" + this.algorithm + ", limit=" + this.limit + ", window=" + this.window
+					+ ", failMode=" + this.failMode + ", instances=" + this.instances + "]";
 		}
 
 	}

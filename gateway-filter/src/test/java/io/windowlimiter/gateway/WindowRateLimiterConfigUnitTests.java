@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import io.windowlimiter.gateway.failure.FailMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
@@ -32,13 +33,13 @@ class WindowRateLimiterConfigUnitTests {
 
 	@Test
 	void readsEachAlgorithmLimitAndWindow() {
-		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "100", "1m")))
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "100", "1m")).window())
 			.isEqualTo(new WindowPolicy(Algorithm.SLIDING_LOG, 100, Duration.ofMinutes(1)));
-		assertThat(WindowRateLimiter.policyFor("orders", args("fixed-window", " 5 ", "500ms")))
+		assertThat(WindowRateLimiter.policyFor("orders", args("fixed-window", " 5 ", "500ms")).window())
 			.isEqualTo(new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(500)));
-		assertThat(WindowRateLimiter.policyFor("orders", args(null, "1", "1d")))
+		assertThat(WindowRateLimiter.policyFor("orders", args(null, "1", "1d")).window())
 			.isEqualTo(new WindowPolicy(Algorithm.SLIDING_WINDOW_COUNTER, 1, Duration.ofDays(1)));
-		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-window-counter", "7", "PT1H")).window())
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-window-counter", "7", "PT1H")).window().window())
 			.isEqualTo(Duration.ofHours(1));
 	}
 
@@ -67,6 +68,38 @@ class WindowRateLimiterConfigUnitTests {
 			.hasMessageContaining(property)
 			.hasMessageContaining("allowed: " + allowed)
 			.satisfies(ex -> assertThat(((InvalidRouteConfigurationException) ex).getProperty()).isEqualTo(property));
+	}
+
+	@Test
+	void failModeAndInstancesDefaultToOpenAndOne() {
+		RoutePolicy policy = WindowRateLimiter.policyFor("orders", args("fixed-window", "10", "1m"));
+		assertThat(policy.failMode()).isEqualTo(FailMode.OPEN);
+		assertThat(policy.instances()).isEqualTo(1);
+	}
+
+	@Test
+	void localFailModeSharesTheLimitAmongInstances() {
+		Map<String, Object> args = args("fixed-window", "10", "1m");
+		args.put("window-rate-limiter.fail-mode", "local");
+		args.put("window-rate-limiter.instances", "3");
+		RoutePolicy policy = WindowRateLimiter.policyFor("orders", args);
+		assertThat(policy.failMode()).isEqualTo(FailMode.LOCAL);
+		assertThat(policy.localShare().limit()).isEqualTo(3);
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			window-rate-limiter.fail-mode | fail-open | one of open, closed, local
+			window-rate-limiter.instances | 0         | a whole number from 1 to 10000
+			window-rate-limiter.instances | many      | a whole number from 1 to 10000
+			""")
+	void badFailureSettingsAreRefused(String property, String value, String allowed) {
+		Map<String, Object> args = args("fixed-window", "10", "1m");
+		args.put(property, value);
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args))
+			.hasMessageContaining("route 'orders'")
+			.hasMessageContaining(property + " is '" + value + "'")
+			.hasMessageContaining("allowed: " + allowed);
 	}
 
 	@Test

@@ -1,6 +1,10 @@
 package io.windowlimiter.gateway.autoconfigure;
 
+import java.time.Clock;
 import java.util.List;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
@@ -8,6 +12,8 @@ import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.SlidingLog;
 import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.failure.LocalWindowLimiter;
+import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
 
@@ -54,11 +60,34 @@ public class WindowRateLimiterAutoConfiguration {
 		return new SlidingWindowCounter(redis);
 	}
 
+	@Bean
+	@ConditionalOnMissingBean
+	public RedisGuard windowRateLimiterRedisGuard(WindowRateLimiterProperties properties) {
+		WindowRateLimiterProperties.CircuitBreaker breaker = properties.getCircuitBreaker();
+		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
+			.failureRateThreshold(breaker.getFailureRateThreshold())
+			.slidingWindowSize(breaker.getSlidingWindowSize())
+			.minimumNumberOfCalls(breaker.getMinimumCalls())
+			.waitDurationInOpenState(breaker.getOpenDuration())
+			.permittedNumberOfCallsInHalfOpenState(breaker.getHalfOpenCalls())
+			.automaticTransitionFromOpenToHalfOpenEnabled(false)
+			.build();
+		return new RedisGuard(properties.getRedisTimeout(), CircuitBreaker.of("window-rate-limiter-redis", config),
+				properties.getFailureLogInterval());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public LocalWindowLimiter windowRateLimiterLocalLimiter(WindowRateLimiterProperties properties) {
+		return new LocalWindowLimiter(properties.getLocalMaxClients());
+	}
+
 	@Bean(WindowRateLimiter.BEAN_NAME)
 	@Primary
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
-	public WindowRateLimiter windowRateLimiter(List<WindowAlgorithm> algorithms) {
-		return new WindowRateLimiter(algorithms);
+	public WindowRateLimiter windowRateLimiter(List<WindowAlgorithm> algorithms, RedisGuard guard,
+			LocalWindowLimiter localLimiter) {
+		return new WindowRateLimiter(algorithms, guard, localLimiter, Clock.systemUTC());
 	}
 
 	@Bean

@@ -1,5 +1,7 @@
 package io.windowlimiter.gateway.autoconfigure;
 
+import java.time.Duration;
+
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -25,6 +27,49 @@ public class WindowRateLimiterProperties {
 	 */
 	private int trustedProxyHops = 0;
 
+	/**
+	 * The longest a decision waits for Redis; past it the route's fail-mode answers. Bounds how long any
+	 * request can wait on a slow, hanging or unreachable Redis.
+	 */
+	private Duration redisTimeout = Duration.ofMillis(100);
+
+	/** The circuit breaker in front of Redis, so a dead Redis does not cost a timeout per request. */
+	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
+	/** Fail-mode local: how many route-and-client counters this instance holds at most. */
+	private long localMaxClients = 100_000;
+
+	/** The shortest time between two log lines about failed decisions. */
+	private Duration failureLogInterval = Duration.ofSeconds(10);
+
+	public Duration getRedisTimeout() {
+		return this.redisTimeout;
+	}
+
+	public void setRedisTimeout(Duration redisTimeout) {
+		this.redisTimeout = redisTimeout;
+	}
+
+	public CircuitBreaker getCircuitBreaker() {
+		return this.circuitBreaker;
+	}
+
+	public long getLocalMaxClients() {
+		return this.localMaxClients;
+	}
+
+	public void setLocalMaxClients(long localMaxClients) {
+		this.localMaxClients = localMaxClients;
+	}
+
+	public Duration getFailureLogInterval() {
+		return this.failureLogInterval;
+	}
+
+	public void setFailureLogInterval(Duration failureLogInterval) {
+		this.failureLogInterval = failureLogInterval;
+	}
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -47,6 +92,66 @@ public class WindowRateLimiterProperties {
 
 	public void setTrustedProxyHops(int trustedProxyHops) {
 		this.trustedProxyHops = trustedProxyHops;
+	}
+
+	/** Settings of the circuit breaker in front of Redis (Resilience4j). */
+	public static class CircuitBreaker {
+
+		/** Failed share of recent calls, in percent, that opens the breaker. */
+		private float failureRateThreshold = 50;
+
+		/** How many recent calls the failure rate is computed over. */
+		private int slidingWindowSize = 20;
+
+		/** Calls needed before the failure rate counts. */
+		private int minimumCalls = 10;
+
+		/** How long the breaker stays open before letting trial calls through. */
+		private Duration openDuration = Duration.ofSeconds(2);
+
+		/** Trial calls while half open; all must succeed to close. */
+		private int halfOpenCalls = 3;
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumCalls() {
+			return this.minimumCalls;
+		}
+
+		public void setMinimumCalls(int minimumCalls) {
+			this.minimumCalls = minimumCalls;
+		}
+
+		public Duration getOpenDuration() {
+			return this.openDuration;
+		}
+
+		public void setOpenDuration(Duration openDuration) {
+			this.openDuration = openDuration;
+		}
+
+		public int getHalfOpenCalls() {
+			return this.halfOpenCalls;
+		}
+
+		public void setHalfOpenCalls(int halfOpenCalls) {
+			this.halfOpenCalls = halfOpenCalls;
+		}
+
 	}
 
 }

@@ -1,17 +1,11 @@
 package io.windowlimiter.gateway.test;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
-import redis.embedded.RedisServer;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -19,7 +13,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 /**
  * One real Redis server for the whole test JVM, never a mock and never a skip: a Testcontainers
  * container where Docker runs, else a {@code redis-server} found on PATH, else the binary that
- * embedded-redis bundles. Tests keep apart by key or call {@link #flushAll()}.
+ * embedded-redis bundles (both as a {@link RedisProcess}). Tests keep apart by key or call {@link #flushAll()}.
  */
 public final class RedisTestServer {
 
@@ -83,11 +77,9 @@ public final class RedisTestServer {
 			container.start();
 			return new RedisTestServer(container.getHost(), container.getMappedPort(6379), "Testcontainers");
 		}
-		String binary = findOnPath("redis-server");
-		if (binary != null) {
-			return startProcess(binary);
-		}
-		return startEmbedded();
+		// redis-server from PATH, else the binary bundled with embedded-redis
+		RedisProcess process = RedisProcess.launch();
+		return new RedisTestServer("127.0.0.1", process.port(), RedisProcess.binary());
 	}
 
 	private static boolean dockerAvailable() {
@@ -99,87 +91,12 @@ public final class RedisTestServer {
 		}
 	}
 
-	private static String findOnPath(String name) {
-		String path = System.getenv("PATH");
-		if (path == null) {
-			return null;
-		}
-		for (String dir : path.split(File.pathSeparator)) {
-			Path candidate = Path.of(dir, name);
-			if (Files.isExecutable(candidate)) {
-				return candidate.toString();
-			}
-		}
-		return null;
-	}
-
-	private static RedisTestServer startProcess(String binary) {
-		int port = freePort();
-		try {
-			Path dir = Files.createTempDirectory("redis-test");
-			Process process = new ProcessBuilder(List.of(binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
-					"--save", "", "--appendonly", "no", "--dir", dir.toString()))
-				.redirectErrorStream(true)
-				.redirectOutput(dir.resolve("redis.log").toFile())
-				.start();
-			Runtime.getRuntime().addShutdownHook(new Thread(process::destroy));
-			awaitPort(port);
-			return new RedisTestServer("127.0.0.1", port, binary);
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("Could not start " + binary, ex);
-		}
-	}
-
-	private static RedisTestServer startEmbedded() {
-		int port = freePort();
-		try {
-			RedisServer server = RedisServer.newRedisServer().port(port).bind("127.0.0.1").build();
-			server.start();
-			Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-				try {
-					server.stop();
-				}
-				catch (IOException ex) {
-					// the JVM is exiting anyway
-				}
-			}));
-			return new RedisTestServer("127.0.0.1", port, "embedded-redis");
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("Could not start embedded Redis", ex);
-		}
-	}
-
 	/** A port that was free a moment ago. */
 	public static int freePort() {
 		try (ServerSocket socket = new ServerSocket(0)) {
 			return socket.getLocalPort();
 		}
 		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private static void awaitPort(int port) {
-		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while (System.nanoTime() < deadline) {
-			try (Socket socket = new Socket("127.0.0.1", port)) {
-				return;
-			}
-			catch (IOException ex) {
-				pause();
-			}
-		}
-		throw new IllegalStateException("Redis did not listen on port " + port + " within 10 s");
-	}
-
-	private static void pause() {
-		try {
-			Thread.sleep(20);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
 	}

@@ -1,0 +1,104 @@
+package io.windowlimiter.gateway.failure;
+
+import java.time.Duration;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import io.windowlimiter.gateway.algorithm.Decision;
+
+/**
+ * The stand-in for Redis in fail-mode {@code local}: a sliding window counter per route and client in
+ * this instance's memory. It only ever sees this instance's traffic, so routes give it their limit
+ * divided by the number of instances. Memory is bounded: at most {@code maxClients} entries (least
+ * recently used go first), each dropped two windows after its last write.
+ */
+public class LocalWindowLimiter {
+
+	private final Cache<String, Counts> counts;
+
+	public LocalWindowLimiter(long maxClients) {
+		this.counts = Caffeine.newBuilder().maximumSize(maxClients).expireAfter(new TwoWindows()).build();
+	}
+
+	/**
+	 * Decides one request the way {@code sliding_window_counter.lua} does, on the local clock.
+	 * @param key route and client
+	 * @param limit requests per window for this instance
+	 */
+	public Decision decide(String key, long limit, Duration window, long nowMillis) {
+		long windowMillis = window.toMillis();
+		Counts entry = this.counts.get(key, k -> new Counts(windowMillis));
+		synchronized (entry) {
+			return entry.decide(limit, windowMillis, nowMillis);
+		}
+	}
+
+	/** How many clients are held now (for tests of the bound). */
+	public long size() {
+		this.counts.cleanUp();
+		return this.counts.estimatedSize();
+	}
+
+	private static final class Counts {
+
+		private final long windowMillis;
+
+		private long index = Long.MIN_VALUE;
+
+		private long current;
+
+		private long previous;
+
+		Counts(long windowMillis) {
+			this.windowMillis = windowMillis;
+		}
+
+		Decision decide(long limit, long window, long now) {
+			long nowIndex = Math.floorDiv(now, window);
+			long elapsed = now - nowIndex * window;
+			if (nowIndex == this.index + 1) {
+				this.previous = this.current;
+				this.current = 0;
+			}
+			else if (nowIndex != this.index) {
+				this.previous = 0;
+				this.current = 0;
+			}
+			this.index = nowIndex;
+			// estimate * window, in whole numbers, as in the script
+			long used = this.previous * (window - elapsed) + this.current * window;
+			if (used + window <= limit * window) {
+				this.current++;
+				used += window;
+				return new Decision(true, (limit * window - used) / window, window - elapsed, 0);
+			}
+			long wait = (this.current < limit)
+					? window - (limit - this.current - 1) * window / this.previous - elapsed
+					: window - elapsed + window - (limit - 1) * window / this.current;
+			return new Decision(false, 0, wait, wait);
+		}
+
+	}
+
+	private static final class TwoWindows implements Expiry<String, Counts> {
+
+		@Override
+		public long expireAfterCreate(String key, Counts value, long currentTime) {
+			return Duration.ofMillis(2 * value.windowMillis).toNanos();
+		}
+
+		@Override
+		public long expireAfterUpdate(String key, Counts value, long currentTime, long currentDuration) {
+			return Duration.ofMillis(2 * value.windowMillis).toNanos();
+		}
+
+		@Override
+		public long expireAfterRead(String key, Counts value, long currentTime, long currentDuration) {
+			// each decision reads the entry and may count in it: keep it two windows from now
+			return Duration.ofMillis(2 * value.windowMillis).toNanos();
+		}
+
+	}
+
+}
