@@ -1,0 +1,20 @@
+package io.windowlimiter.gateway.algorithm;
+
+import io.windowlimiter.gateway.test.RedisTestServer;
+
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+/** The algorithm suite on one standalone Redis. */
+class StandaloneWindowAlgorithmTests extends WindowAlgorithmContract {
+
+	@Override
+	ReactiveStringRedisTemplate redis() {
+		return RedisTestServer.get().template();
+	}
+
+	@Override
+	void flushScripts() {
+		RedisTestServer.get().flushScripts();
+	}
+
+}

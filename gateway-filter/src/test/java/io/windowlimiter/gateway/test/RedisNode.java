@@ -1,0 +1,164 @@
+package io.windowlimiter.gateway.test;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import redis.embedded.core.ExecutableProvider;
+
+/**
+ * One {@code redis-server} process of a cluster or Sentinel set-up started by the tests, on a free
+ * loopback port with a directory of its own (cluster nodes and Sentinels rewrite their files there).
+ * The binary is {@code redis-server} from PATH, else the one embedded-redis bundles, so these
+ * topologies run wherever the standalone tests do. Killed at JVM exit.
+ */
+public final class RedisNode implements AutoCloseable {
+
+	private final int port;
+
+	private final Path dir;
+
+	private final Process process;
+
+	private RedisNode(int port, Path dir, Process process) {
+		this.port = port;
+		this.dir = dir;
+		this.process = process;
+	}
+
+	/** A server started with extra arguments, e.g. {@code --cluster-enabled yes}. */
+	public static RedisNode server(String name, String... args) {
+		int port = RedisTestServer.freePort();
+		Path dir = tempDir(name, port);
+		List<String> command = new ArrayList<>(List.of(binary(), "--port", Integer.toString(port),
+				"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
+		command.addAll(List.of(args));
+		return start(port, dir, command);
+	}
+
+	/** A Sentinel with the given configuration lines, in a file of its own that it may rewrite. */
+	public static RedisNode sentinel(String name, List<String> configLines) {
+		int port = RedisTestServer.freePort();
+		Path dir = tempDir(name, port);
+		List<String> lines = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "dir " + dir));
+		lines.addAll(configLines);
+		Path config = dir.resolve("sentinel.conf");
+		try {
+			Files.write(config, lines);
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+		return start(port, dir, List.of(binary(), config.toString(), "--sentinel"));
+	}
+
+	/** The redis-server binary: from PATH, else the one embedded-redis bundles for this platform. */
+	public static String binary() {
+		String path = System.getenv("PATH");
+		if (path != null) {
+			for (String dir : path.split(File.pathSeparator)) {
+				Path candidate = Path.of(dir, "redis-server");
+				if (Files.isExecutable(candidate)) {
+					return candidate.toString();
+				}
+			}
+		}
+		try {
+			return ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("No redis-server on PATH and none bundled for this platform", ex);
+		}
+	}
+
+	public int port() {
+		return this.port;
+	}
+
+	/** {@code 127.0.0.1:<port>}. */
+	public String address() {
+		return "127.0.0.1:" + this.port;
+	}
+
+	public boolean isAlive() {
+		return this.process.isAlive();
+	}
+
+	/** SIGKILL: the server dies as in a crash, without a word to its clients, replicas or cluster. */
+	public void kill() {
+		this.process.destroyForcibly();
+		try {
+			this.process.waitFor();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	@Override
+	public void close() {
+		kill();
+	}
+
+	@Override
+	public String toString() {
+		return address() + " (log: " + this.dir.resolve("redis.log") + ")";
+	}
+
+	private static RedisNode start(int port, Path dir, List<String> command) {
+		try {
+			Process process = new ProcessBuilder(command).redirectErrorStream(true)
+				.redirectOutput(dir.resolve("redis.log").toFile())
+				.start();
+			Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
+			RedisNode node = new RedisNode(port, dir, process);
+			node.awaitPort();
+			return node;
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Could not start " + command, ex);
+		}
+	}
+
+	private void awaitPort() {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (System.nanoTime() < deadline) {
+			if (!this.process.isAlive()) {
+				throw new IllegalStateException("redis-server " + this + " exited at start-up");
+			}
+			try (Socket socket = new Socket("127.0.0.1", this.port)) {
+				return;
+			}
+			catch (IOException ex) {
+				pause(Duration.ofMillis(20));
+			}
+		}
+		throw new IllegalStateException("redis-server " + this + " did not listen within 10 s");
+	}
+
+	/** Waits a little while polling a server's state; never used to line up windows. */
+	static void pause(Duration duration) {
+		try {
+			Thread.sleep(duration.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static Path tempDir(String name, int port) {
+		try {
+			return Files.createTempDirectory("redis-" + name + "-" + port + "-");
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
