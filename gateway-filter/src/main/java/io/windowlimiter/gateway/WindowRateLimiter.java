@@ -47,6 +47,8 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 	private final RedisGuard guard;
 
+	private final DenyCache denyCache;
+
 	private final LocalWindowLimiter localLimiter;
 
 	private final Clock clock;
@@ -54,11 +56,12 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	/**
 	 * @param algorithms one implementation per {@link Algorithm}
 	 * @param guard bounds every Redis call (timeout, circuit breaker)
+	 * @param denyCache answers clients Redis has denied, until their denial ends
 	 * @param localLimiter decides for routes in fail-mode {@code local} while Redis is away
 	 * @param clock this instance's clock, used only by the local limiter
 	 */
-	public WindowRateLimiter(List<WindowAlgorithm> algorithms, RedisGuard guard, LocalWindowLimiter localLimiter,
-			Clock clock) {
+	public WindowRateLimiter(List<WindowAlgorithm> algorithms, RedisGuard guard, DenyCache denyCache,
+			LocalWindowLimiter localLimiter, Clock clock) {
 		super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
 		algorithms.forEach(algorithm -> this.algorithms.put(algorithm.algorithm(), algorithm));
 		for (Algorithm algorithm : Algorithm.values()) {
@@ -67,6 +70,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			}
 		}
 		this.guard = guard;
+		this.denyCache = denyCache;
 		this.localLimiter = localLimiter;
 		this.clock = clock;
 	}
@@ -80,7 +84,12 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		}
 		WindowAlgorithm algorithm = this.algorithms.get(route.window().algorithm());
 		String key = RedisKeys.of(routeId, id, algorithm.keySuffix());
+		Decision denied = this.denyCache.denial(key);
+		if (denied != null) {
+			return Mono.just(response(routeId, route.window(), denied));
+		}
 		return this.guard.protect(algorithm.decide(key, route.window()))
+			.doOnNext(decision -> this.denyCache.remember(key, decision))
 			.map(decision -> response(routeId, route.window(), decision))
 			.onErrorResume(error -> Mono.just(whenRedisFails(routeId, key, route)));
 	}
@@ -117,7 +126,10 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		Config config = Config.from(args);
 		RoutePolicy policy = config.toPolicy(event.getRouteId());
 		getConfig().put(event.getRouteId(), config);
-		this.policies.put(event.getRouteId(), policy);
+		if (!policy.equals(this.policies.put(event.getRouteId(), policy))) {
+			// denials given under the old limit say nothing about the new one
+			this.denyCache.clear();
+		}
 	}
 
 	/** The policy the given route arguments make, or an {@link InvalidRouteConfigurationException}. */

@@ -6,6 +6,7 @@ import java.util.List;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
+import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
@@ -82,12 +83,18 @@ public class WindowRateLimiterAutoConfiguration {
 		return new LocalWindowLimiter(properties.getLocalMaxClients());
 	}
 
+	@Bean
+	@ConditionalOnMissingBean
+	public DenyCache windowRateLimiterDenyCache(WindowRateLimiterProperties properties) {
+		return new DenyCache(properties.getDenyCacheMaxClients(), System::nanoTime);
+	}
+
 	@Bean(WindowRateLimiter.BEAN_NAME)
 	@Primary
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
 	public WindowRateLimiter windowRateLimiter(List<WindowAlgorithm> algorithms, RedisGuard guard,
-			LocalWindowLimiter localLimiter) {
-		return new WindowRateLimiter(algorithms, guard, localLimiter, Clock.systemUTC());
+			DenyCache denyCache, LocalWindowLimiter localLimiter) {
+		return new WindowRateLimiter(algorithms, guard, denyCache, localLimiter, Clock.systemUTC());
 	}
 
 	@Bean

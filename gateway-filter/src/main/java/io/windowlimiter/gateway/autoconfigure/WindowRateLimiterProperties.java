@@ -39,6 +39,12 @@ public class WindowRateLimiterProperties {
 	/** Fail-mode local: how many route-and-client counters this instance holds at most. */
 	private long localMaxClients = 100_000;
 
+	/**
+	 * How many denied clients this instance remembers, to answer them without a Redis call until their
+	 * Retry-After. 0 turns the deny cache off.
+	 */
+	private long denyCacheMaxClients = 100_000;
+
 	/** The shortest time between two log lines about failed decisions. */
 	private Duration failureLogInterval = Duration.ofSeconds(10);
 
@@ -60,6 +66,14 @@ public class WindowRateLimiterProperties {
 
 	public void setLocalMaxClients(long localMaxClients) {
 		this.localMaxClients = localMaxClients;
+	}
+
+	public long getDenyCacheMaxClients() {
+		return this.denyCacheMaxClients;
+	}
+
+	public void setDenyCacheMaxClients(long denyCacheMaxClients) {
+		this.denyCacheMaxClients = denyCacheMaxClients;
 	}
 
 	public Duration getFailureLogInterval() {

@@ -10,6 +10,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.SlidingLog;
@@ -66,7 +67,7 @@ class RedisFaultTests {
 		this.guard = new RedisGuard(TIMEOUT, CircuitBreaker.of("test", breaker), Duration.ofSeconds(10));
 		this.limiter = new WindowRateLimiter(
 				List.of(new FixedWindow(template), new SlidingLog(template), new SlidingWindowCounter(template)),
-				this.guard, new LocalWindowLimiter(1_000), Clock.systemUTC());
+				this.guard, new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000), Clock.systemUTC());
 		route("open", "open", "1");
 		route("closed", "closed", "1");
 		route("local", "local", "2");

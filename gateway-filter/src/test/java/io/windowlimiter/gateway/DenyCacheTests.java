@@ -1,0 +1,76 @@
+package io.windowlimiter.gateway;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.windowlimiter.gateway.algorithm.Decision;
+import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.SlidingLog;
+import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
+import io.windowlimiter.gateway.failure.LocalWindowLimiter;
+import io.windowlimiter.gateway.failure.RedisGuard;
+import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.gateway.event.FilterArgsEvent;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DenyCacheTests {
+
+	private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+
+	private final DenyCache cache = new DenyCache(1_000, this.nanos::get);
+
+	@Test
+	void aDenialIsAnsweredLocallyUntilItsRetryAfterAndNeverAllows() {
+		this.cache.remember("k", new Decision(false, 0, 5_000, 5_000));
+		assertThat(this.cache.denial("k")).isEqualTo(new Decision(false, 0, 5_000, 5_000));
+		this.nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(3_500));
+		assertThat(this.cache.denial("k")).isEqualTo(new Decision(false, 0, 1_500, 1_500));
+		this.nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_500));
+		assertThat(this.cache.denial("k")).isNull();
+	}
+
+	@Test
+	void allowedDecisionsAreNotKept() {
+		this.cache.remember("k", new Decision(true, 3, 5_000, 0));
+		assertThat(this.cache.denial("k")).isNull();
+	}
+
+	@Test
+	void theLimiterSkipsRedisForADeniedClient() {
+		ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
+		WindowRateLimiter limiter = new WindowRateLimiter(
+				List.of(new FixedWindow(redis), new SlidingLog(redis), new SlidingWindowCounter(redis)),
+				new RedisGuard(Duration.ofSeconds(2), CircuitBreaker.ofDefaults("test"), Duration.ofSeconds(10)),
+				this.cache, new LocalWindowLimiter(10), Clock.systemUTC());
+		limiter.onApplicationEvent(new FilterArgsEvent(this, "deny-cache", Map.of("window-rate-limiter.algorithm",
+				"fixed-window", "window-rate-limiter.limit", "1", "window-rate-limiter.window", "366d")));
+		String client = "client-" + System.nanoTime();
+		assertThat(limiter.isAllowed("deny-cache", client).block().isAllowed()).isTrue();
+		Response denied = limiter.isAllowed("deny-cache", client).block();
+		assertThat(denied.isAllowed()).isFalse();
+
+		// with the Redis counter gone, only a local answer can still deny
+		redis.delete(RedisKeys.of("deny-cache", client, "fw")).block();
+		Response local = limiter.isAllowed("deny-cache", client).block();
+		assertThat(local.isAllowed()).isFalse();
+		assertThat(local.getHeaders()).containsEntry("X-RateLimit-Remaining", "0").containsKey("Retry-After");
+		assertThat(Long.parseLong(local.getHeaders().get("Retry-After")))
+			.isLessThanOrEqualTo(Long.parseLong(denied.getHeaders().get("Retry-After")));
+
+		// once the denial has run out, Redis decides again
+		this.nanos.addAndGet(Duration.ofDays(367).toNanos());
+		assertThat(limiter.isAllowed("deny-cache", client).block().isAllowed()).isTrue();
+	}
+
+}
