@@ -192,19 +192,20 @@ public final class RedisClusterTestServer implements AutoCloseable {
 
 	/** What is not yet right, or null when the cluster is healthy. */
 	private String healthProblem() {
-		for (RedisNode node : nodes()) {
-			if (!node.isAlive()) {
-				continue;
-			}
+		List<RedisNode> live = nodes().stream().filter(RedisNode::isAlive).toList();
+		for (RedisNode node : live) {
 			if (!onNode(node, RedisCommands::clusterInfo).contains("cluster_state:ok")) {
 				return node + " says cluster_state is not ok";
 			}
-			String view = onNode(node, RedisCommands::clusterNodes);
-			long mastersWithSlots = view.lines()
-				.filter(line -> line.contains("master") && !line.contains("fail") && line.split(" ").length > 8)
-				.count();
-			if (mastersWithSlots != MASTERS) {
-				return node + " sees " + mastersWithSlots + " masters with slots";
+			// every node must see every live replica as one, or a client reading its view would not know them
+			List<String[]> view = onNode(node, RedisCommands::clusterNodes).lines()
+				.map(line -> line.split(" "))
+				.filter(fields -> !fields[2].contains("fail"))
+				.toList();
+			long mastersWithSlots = view.stream().filter(fields -> fields[2].contains("master") && fields.length > 8).count();
+			long replicas = view.stream().filter(fields -> fields[2].contains("slave")).count();
+			if (mastersWithSlots != MASTERS || replicas != live.size() - MASTERS) {
+				return node + " sees " + mastersWithSlots + " masters with slots and " + replicas + " replicas";
 			}
 			String replication = onNode(node, redis -> redis.info("replication"));
 			if (replication.contains("role:slave") && !replication.contains("master_link_status:up")) {

@@ -142,7 +142,7 @@ public final class RedisNode implements AutoCloseable {
 	}
 
 	/** Waits a little while polling a server's state; never used to line up windows. */
-	static void pause(Duration duration) {
+	public static void pause(Duration duration) {
 		try {
 			Thread.sleep(duration.toMillis());
 		}

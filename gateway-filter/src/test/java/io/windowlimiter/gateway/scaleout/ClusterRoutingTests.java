@@ -1,0 +1,170 @@
+package io.windowlimiter.gateway.scaleout;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.lettuce.core.ReadFrom;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.windowlimiter.gateway.algorithm.Decision;
+import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.SlidingLog;
+import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
+import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.gateway.test.RedisClusterTestServer;
+import io.windowlimiter.gateway.test.RedisNode;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * How decisions are routed on a Redis Cluster: each client's keys share one slot, clients spread over
+ * every master, and decisions run on masters only, even when the application reads from replicas.
+ */
+class ClusterRoutingTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+	private static final int CLIENTS = 300;
+
+	private final RedisClusterTestServer cluster = RedisClusterTestServer.get();
+
+	private static List<WindowAlgorithm> algorithms(ReactiveStringRedisTemplate redis) {
+		return List.of(new FixedWindow(redis), new SlidingLog(redis), new SlidingWindowCounter(redis));
+	}
+
+	private static WindowPolicy policy(WindowAlgorithm algorithm) {
+		return new WindowPolicy(algorithm.algorithm(), 10, Duration.ofMinutes(1));
+	}
+
+	@Test
+	void eachClientKeepsItsKeysOnOneSlotAndClientsSpreadOverEveryMaster() {
+		String route = "spread-" + UUID.randomUUID().toString().substring(0, 8);
+		List<WindowAlgorithm> algorithms = algorithms(this.cluster.template());
+		long decided = Flux.range(0, CLIENTS)
+			.flatMap(client -> Flux.fromIterable(algorithms)
+				.flatMap(algorithm -> algorithm.decide(RedisKeys.of(route, "client-" + client, algorithm.keySuffix()),
+						policy(algorithm))))
+			.filter(Decision::allowed)
+			.count()
+			.block(TIMEOUT);
+		assertThat(decided).isEqualTo(3L * CLIENTS);
+
+		RedisNode anyNode = this.cluster.masters().get(0);
+		for (int client = 0; client < CLIENTS; client++) {
+			String name = "client-" + client;
+			List<Long> slots = algorithms.stream()
+				.map(algorithm -> this.cluster.onNode(anyNode,
+						redis -> redis.clusterKeyslot(RedisKeys.of(route, name, algorithm.keySuffix()))))
+				.distinct()
+				.toList();
+			assertThat(slots).as("slots of %s's keys", name).hasSize(1);
+		}
+
+		Map<RedisNode, Integer> keysPerMaster = new HashMap<>();
+		for (RedisNode master : this.cluster.masters()) {
+			keysPerMaster.put(master, this.cluster.onNode(master, redis -> redis.keys("wrl:{" + route + ":*")).size());
+		}
+		assertThat(keysPerMaster.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(3 * CLIENTS);
+		// a third each is expected; a hash tag without the client key would put everything on one master
+		assertThat(keysPerMaster.values()).as("keys per master").allSatisfy(keys -> assertThat(keys)
+			.isBetween(3 * CLIENTS / 5, 3 * CLIENTS / 2));
+	}
+
+	@Test
+	void decisionsRunOnMastersEvenWhenTheApplicationReadsFromReplicas() {
+		LettuceConnectionFactory readsFromReplicas = this.cluster
+			.connectionFactory(LettuceClientConfiguration.builder().readFrom(ReadFrom.REPLICA));
+		try {
+			ReactiveStringRedisTemplate redis = new ReactiveStringRedisTemplate(readsFromReplicas);
+			String route = "replica-" + UUID.randomUUID().toString().substring(0, 8);
+			awaitReadsFromReplicas(redis, route);
+			Map<RedisNode, Long> evalsBefore = calls("evalsha|eval");
+			Map<RedisNode, Long> getsBefore = calls("get");
+			List<WindowAlgorithm> algorithms = algorithms(redis);
+			long allowed = Flux.range(0, 100)
+				.flatMap(client -> Flux.fromIterable(algorithms)
+					.flatMap(algorithm -> algorithm.decide(RedisKeys.of(route, "c" + client, algorithm.keySuffix()),
+							policy(algorithm))))
+				.filter(Decision::allowed)
+				.count()
+				.block(TIMEOUT);
+			assertThat(allowed).isEqualTo(300);
+			Flux.range(0, 100).flatMap(client -> redis.opsForValue().get(RedisKeys.of(route, "c" + client, "fw")))
+				.blockLast(TIMEOUT);
+			Map<RedisNode, Long> evals = delta(evalsBefore, calls("evalsha|eval"));
+			Map<RedisNode, Long> gets = delta(getsBefore, calls("get"));
+
+			// the control: this configuration really sends reads to replicas
+			assertThat(this.cluster.replicas().stream().mapToLong(gets::get).sum()).as("GETs on replicas")
+				.isEqualTo(100);
+			assertThat(this.cluster.replicas().stream().mapToLong(evals::get).sum()).as("scripts run on replicas")
+				.isZero();
+			assertThat(this.cluster.masters().stream().mapToLong(evals::get).sum()).as("scripts run on masters")
+				.isGreaterThanOrEqualTo(300);
+		}
+		finally {
+			readsFromReplicas.destroy();
+		}
+	}
+
+	/**
+	 * Lettuce reads only from replicas it has seen replicate something (offset above 0), and learns
+	 * of that on a topology refresh; a fresh cluster gets there within seconds.
+	 */
+	private static void awaitReadsFromReplicas(ReactiveStringRedisTemplate redis, String route) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+		while (true) {
+			try {
+				Flux.range(0, 100).flatMap(client -> redis.opsForValue().get(RedisKeys.of(route, "c" + client, "fw")))
+					.blockLast(TIMEOUT);
+				return;
+			}
+			catch (RuntimeException notYet) {
+				assertThat(System.nanoTime()).as("reads from replicas within 20 s: " + notYet).isLessThan(deadline);
+				// writes on every master move their replicas' offsets; then poll again a little later
+				Flux.range(0, 30)
+					.flatMap(i -> redis.opsForValue().set("warm-up:{" + UUID.randomUUID() + "}", "x", Duration.ofSeconds(10)))
+					.blockLast(TIMEOUT);
+				RedisNode.pause(Duration.ofMillis(100));
+			}
+		}
+	}
+
+	private static final Pattern CALLS = Pattern.compile("cmdstat_(\\w+):calls=(\\d+)");
+
+	/** Calls per node of the commands matching the given pattern, from INFO commandstats. */
+	private Map<RedisNode, Long> calls(String commands) {
+		Map<RedisNode, Long> calls = new HashMap<>();
+		for (RedisNode node : this.cluster.nodes()) {
+			String stats = this.cluster.onNode(node, (RedisCommands<String, String> redis) -> redis.info("commandstats"));
+			long sum = 0;
+			Matcher matcher = CALLS.matcher(stats);
+			while (matcher.find()) {
+				if (matcher.group(1).matches(commands)) {
+					sum += Long.parseLong(matcher.group(2));
+				}
+			}
+			calls.put(node, sum);
+		}
+		return calls;
+	}
+
+	private static Map<RedisNode, Long> delta(Map<RedisNode, Long> before, Map<RedisNode, Long> after) {
+		Map<RedisNode, Long> delta = new HashMap<>();
+		after.forEach((node, calls) -> delta.put(node, calls - before.get(node)));
+		return delta;
+	}
+
+}
