@@ -3,6 +3,7 @@ package io.windowlimiter.gateway;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -64,11 +65,6 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			LocalWindowLimiter localLimiter, Clock clock) {
 		super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
 		algorithms.forEach(algorithm -> this.algorithms.put(algorithm.algorithm(), algorithm));
-		for (Algorithm algorithm : Algorithm.values()) {
-			if (!this.algorithms.containsKey(algorithm)) {
-				throw new IllegalArgumentException("No implementation given for " + algorithm);
-			}
-		}
 		this.guard = guard;
 		this.denyCache = denyCache;
 		this.localLimiter = localLimiter;
@@ -125,6 +121,10 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		}
 		Config config = Config.from(args);
 		RoutePolicy policy = config.toPolicy(event.getRouteId());
+		if (!this.algorithms.containsKey(policy.window().algorithm())) {
+			throw new IllegalStateException("Route '" + event.getRouteId() + "' uses " + policy.window().algorithm()
+					+ ", which this limiter was built without");
+		}
 		getConfig().put(event.getRouteId(), config);
 		if (!policy.equals(this.policies.put(event.getRouteId(), policy))) {
 			// denials given under the old limit say nothing about the new one
@@ -153,7 +153,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		static final String INSTANCES = CONFIGURATION_PROPERTY_NAME + ".instances";
 
-		static final String KNOWN = String.join(", ", ALGORITHM, LIMIT, WINDOW, FAIL_MODE, INSTANCES);
+		static final String LOG_STORAGE = CONFIGURATION_PROPERTY_NAME + ".log-storage";
+
+		static final String KNOWN = String.join(", ", ALGORITHM, LIMIT, WINDOW, LOG_STORAGE, FAIL_MODE, INSTANCES);
 
 		/** How the window is counted; sliding-window-counter when not given. */
 		private String algorithm = Algorithm.SLIDING_WINDOW_COUNTER.id();
@@ -163,6 +165,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		/** The window, a duration such as 500ms, 10s, 1m, 1h or 1d, required. */
 		private @Nullable String window;
+
+		/** How sliding-log keeps its log: ring (the default, small) or sorted-set (readable with ZRANGE). */
+		private @Nullable String logStorage;
 
 		/** What to do when Redis cannot decide: open (allow), closed (deny) or local; open when not given. */
 		private String failMode = FailMode.OPEN.id();
@@ -187,6 +192,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 					case WINDOW -> config.setWindow(text);
 					case FAIL_MODE -> config.setFailMode(text);
 					case INSTANCES -> config.setInstances(text);
+					case LOG_STORAGE -> config.setLogStorage(text);
 					default -> config.unknown = (config.unknown != null) ? config.unknown : key;
 				}
 			});
@@ -236,13 +242,25 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		}
 
 		private Algorithm parseAlgorithm(String routeId) {
+			boolean known = false;
 			for (Algorithm candidate : Algorithm.values()) {
 				if (candidate.id().equals(this.algorithm)) {
-					return candidate;
+					known = true;
+					if (this.logStorage == null || this.logStorage.equals(candidate.storage())) {
+						// the first storage listed is the default
+						return candidate;
+					}
 				}
 			}
-			throw new InvalidRouteConfigurationException(routeId, ALGORITHM, "is '" + this.algorithm + "'",
-					"one of " + Algorithm.ids());
+			if (!known) {
+				throw new InvalidRouteConfigurationException(routeId, ALGORITHM, "is '" + this.algorithm + "'",
+						"one of " + Algorithm.ids());
+			}
+			boolean hasStorages = Arrays.stream(Algorithm.values())
+				.anyMatch(candidate -> candidate.id().equals(this.algorithm) && candidate.storage() != null);
+			throw new InvalidRouteConfigurationException(routeId, LOG_STORAGE, "is '" + this.logStorage + "'",
+					hasStorages ? "one of " + Algorithm.storages()
+							: "only with " + Algorithm.SLIDING_LOG.id() + ", not " + this.algorithm);
 		}
 
 		private long parseLimit(String routeId) {
@@ -304,6 +322,14 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			this.window = window;
 		}
 
+		public @Nullable String getLogStorage() {
+			return this.logStorage;
+		}
+
+		public void setLogStorage(String logStorage) {
+			this.logStorage = logStorage;
+		}
+
 		public String getFailMode() {
 			return this.failMode;
 		}
@@ -322,8 +348,8 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		@Override
 		public String toString() {
-			return "Config[algorithm=" + this.algorithm + ", limit=" + this.limit + ", window=" + this.window
-					+ ", failMode=" + this.failMode + ", instances=" + this.instances + "]";
+			return "Config[algorithm=" + this.algorithm + ", logStorage=" + this.logStorage + ", limit=" + this.limit
+					+ ", window=" + this.window + ", failMode=" + this.failMode + ", instances=" + this.instances + "]";
 		}
 
 	}

@@ -71,6 +71,29 @@ class WindowRateLimiterConfigUnitTests {
 	}
 
 	@Test
+	void theSlidingLogIsARingUnlessTheSortedSetIsAskedFor() {
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "10", "1m")).window().algorithm())
+			.isEqualTo(Algorithm.SLIDING_LOG);
+		Map<String, Object> args = args("sliding-log", "10", "1m");
+		args.put("window-rate-limiter.log-storage", "sorted-set");
+		assertThat(WindowRateLimiter.policyFor("orders", args).window().algorithm())
+			.isEqualTo(Algorithm.SLIDING_LOG_SORTED_SET);
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			sliding-log  | zset       | one of ring, sorted-set
+			fixed-window | sorted-set | only with sliding-log, not fixed-window
+			""")
+	void aLogStorageMustBeKnownAndOnlyForTheSlidingLog(String algorithm, String storage, String allowed) {
+		Map<String, Object> args = args(algorithm, "10", "1m");
+		args.put("window-rate-limiter.log-storage", storage);
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args))
+			.hasMessageContaining("window-rate-limiter.log-storage is '" + storage + "'")
+			.hasMessageContaining("allowed: " + allowed);
+	}
+
+	@Test
 	void failModeAndInstancesDefaultToOpenAndOne() {
 		RoutePolicy policy = WindowRateLimiter.policyFor("orders", args("fixed-window", "10", "1m"));
 		assertThat(policy.failMode()).isEqualTo(FailMode.OPEN);

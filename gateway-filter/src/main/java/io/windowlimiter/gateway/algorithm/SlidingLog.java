@@ -3,7 +3,8 @@ package io.windowlimiter.gateway.algorithm;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
- * Sliding log, decided by {@code sliding_log.lua}: a sorted set of accepted requests, exact.
+ * Sliding log in a ring of the last {@code limit} accepted times, decided by {@code sliding_log.lua}:
+ * exact, 8 bytes per unit of limit whatever the traffic. The default storage of {@code sliding-log}.
  */
 public final class SlidingLog extends WindowAlgorithm {
 

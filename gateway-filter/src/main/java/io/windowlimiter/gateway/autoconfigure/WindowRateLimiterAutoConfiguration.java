@@ -11,6 +11,7 @@ import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.SlidingLog;
+import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
 import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
@@ -54,6 +55,11 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean
 	public SlidingLog slidingLog(ReactiveStringRedisTemplate redis) {
 		return new SlidingLog(redis);
+	}
+
+	@Bean
+	public SlidingLogSortedSet slidingLogSortedSet(ReactiveStringRedisTemplate redis) {
+		return new SlidingLogSortedSet(redis);
 	}
 
 	@Bean

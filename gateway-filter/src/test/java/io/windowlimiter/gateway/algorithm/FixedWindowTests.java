@@ -27,7 +27,9 @@ class FixedWindowTests extends ScriptTestSupport {
 
 	@Test
 	void aNewWindowStartsFromZeroAtTheClockEdge() {
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 59_999, 11)).isEqualTo(10);
+		// not at T0 + 59.999 s: the key's expiry (PX, real time) would then be 1 ms and could pass mid-burst
+		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 50_000, 11)).isEqualTo(10);
+		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 59_999).allowed()).isFalse();
 		Decision next = decide(this.fixedWindow, this.tenPerMinute, T0 + 60_000);
 		assertThat(next.allowed()).isTrue();
 		assertThat(next.remaining()).isEqualTo(9);

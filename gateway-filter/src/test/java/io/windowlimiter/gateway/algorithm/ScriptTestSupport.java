@@ -29,6 +29,7 @@ abstract class ScriptTestSupport {
 		return switch (algorithm) {
 			case FIXED_WINDOW -> new FixedWindow(redis);
 			case SLIDING_LOG -> new SlidingLog(redis);
+			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis);
 			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis);
 		};
 	}

@@ -38,6 +38,7 @@ abstract class WindowAlgorithmContract {
 		return switch (algorithm) {
 			case FIXED_WINDOW -> new FixedWindow(redis());
 			case SLIDING_LOG -> new SlidingLog(redis());
+			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis());
 			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis());
 		};
 	}
@@ -97,12 +98,12 @@ abstract class WindowAlgorithmContract {
 		assertThat(stored()).isEqualTo(full);
 	}
 
-	// sliding log
+	// sliding log, sorted-set storage (the ring has its own tests in SlidingLogTests)
 
 	@Test
 	void slidingLogCountsEachRequestForExactlyOneWindow() {
-		WindowAlgorithm log = algorithm(Algorithm.SLIDING_LOG);
-		WindowPolicy threePerMinute = policy(Algorithm.SLIDING_LOG, 3, Duration.ofMinutes(1));
+		WindowAlgorithm log = algorithm(Algorithm.SLIDING_LOG_SORTED_SET);
+		WindowPolicy threePerMinute = policy(Algorithm.SLIDING_LOG_SORTED_SET, 3, Duration.ofMinutes(1));
 		assertThat(decide(log, threePerMinute, T0 + 10_000).allowed()).isTrue();
 		assertThat(decide(log, threePerMinute, T0 + 20_000).allowed()).isTrue();
 		assertThat(decide(log, threePerMinute, T0 + 30_000)).isEqualTo(new Decision(true, 0, 40_000, 0));
@@ -114,8 +115,8 @@ abstract class WindowAlgorithmContract {
 
 	@Test
 	void slidingLogLogsEveryRequestOfOneMillisecondAndNoDenial() {
-		WindowAlgorithm log = algorithm(Algorithm.SLIDING_LOG);
-		WindowPolicy hundred = policy(Algorithm.SLIDING_LOG, 100, Duration.ofMinutes(1));
+		WindowAlgorithm log = algorithm(Algorithm.SLIDING_LOG_SORTED_SET);
+		WindowPolicy hundred = policy(Algorithm.SLIDING_LOG_SORTED_SET, 100, Duration.ofMinutes(1));
 		assertThat(burst(log, hundred, T0, 150)).isEqualTo(100);
 		assertThat(logEntries()).isEqualTo(100);
 	}
@@ -147,7 +148,7 @@ abstract class WindowAlgorithmContract {
 		int allowed = burst(window, policy, T0 + 59_000, 100) + burst(window, policy, T0 + 61_000, 100);
 		int expected = switch (algorithm) {
 			case FIXED_WINDOW -> 200;
-			case SLIDING_LOG -> 100;
+			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> 100;
 			case SLIDING_WINDOW_COUNTER -> 101;
 		};
 		assertThat(allowed).isEqualTo(expected);

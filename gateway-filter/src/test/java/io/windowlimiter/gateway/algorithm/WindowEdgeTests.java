@@ -33,6 +33,11 @@ class WindowEdgeTests extends ScriptTestSupport {
 	}
 
 	@Test
+	void slidingLogInASortedSetAllowsExactlyTheLimit() {
+		assertThat(allowedAcrossTheEdge(Algorithm.SLIDING_LOG_SORTED_SET)).isEqualTo(100);
+	}
+
+	@Test
 	void slidingWindowCounterAllowsWhatItsEstimateAdmits() {
 		// At second 61 the previous window still weighs (60 - 1) / 60: 100 * 59/60 = 98.33 of the limit
 		// is taken, so floor(100 - 98.33) = 1 more request fits.

@@ -1,0 +1,74 @@
+package io.windowlimiter.gateway.algorithm;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SlidingLogSortedSetTests extends ScriptTestSupport {
+
+	private final SlidingLogSortedSet slidingLog = new SlidingLogSortedSet(this.redis);
+
+	private final WindowPolicy threePerMinute = policy(Algorithm.SLIDING_LOG_SORTED_SET, 3, Duration.ofMinutes(1));
+
+	private long entries() {
+		return this.redis.opsForZSet().size(this.key).block(TIMEOUT);
+	}
+
+	@Test
+	void eachRequestCountsForExactlyOneWindow() {
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 10_000).allowed()).isTrue();
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 20_000).allowed()).isTrue();
+		Decision third = decide(this.slidingLog, this.threePerMinute, T0 + 30_000);
+		assertThat(third).isEqualTo(new Decision(true, 0, 40_000, 0));
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 69_999).allowed()).isFalse();
+		// the request of T0 + 10s leaves the window at T0 + 70s, not before
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 70_000).allowed()).isTrue();
+		assertThat(entries()).isEqualTo(3);
+	}
+
+	@Test
+	void retryAfterIsWhenTheOldestEntryLeavesTheWindow() {
+		burst(this.slidingLog, this.threePerMinute, T0, 1);
+		burst(this.slidingLog, this.threePerMinute, T0 + 5_000, 2);
+		Decision denied = decide(this.slidingLog, this.threePerMinute, T0 + 30_000);
+		assertThat(denied).isEqualTo(new Decision(false, 0, 30_000, 30_000));
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 30_000 + 29_999).allowed()).isFalse();
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 30_000 + 30_000).allowed()).isTrue();
+	}
+
+	@Test
+	void deniedRequestsAreNotLogged() {
+		assertThat(burst(this.slidingLog, this.threePerMinute, T0, 50)).isEqualTo(3);
+		assertThat(entries()).isEqualTo(3);
+	}
+
+	@Test
+	void requestsInTheSameMillisecondAreEachLogged() {
+		WindowPolicy hundred = policy(Algorithm.SLIDING_LOG_SORTED_SET, 100, Duration.ofMinutes(1));
+		assertThat(burst(this.slidingLog, hundred, T0, 100)).isEqualTo(100);
+		assertThat(entries()).isEqualTo(100);
+		assertThat(decide(this.slidingLog, hundred, T0).allowed()).isFalse();
+	}
+
+	@Test
+	void theLogExpiresOneWindowAfterItsNewestEntry() {
+		decide(this.slidingLog, this.threePerMinute, T0);
+		assertThat(pttl()).isBetween(59_000L, 60_000L);
+	}
+
+	@Test
+	void aLoweredLimitWaitsForEnoughEntriesToLeave() {
+		WindowPolicy five = policy(Algorithm.SLIDING_LOG_SORTED_SET, 5, Duration.ofMinutes(1));
+		for (int i = 0; i < 5; i++) {
+			decide(this.slidingLog, five, T0 + 1_000 * i);
+		}
+		// with the limit now 3, entries of T0, T0+1s and T0+2s must leave: the third leaves at T0 + 62s
+		Decision denied = decide(this.slidingLog, this.threePerMinute, T0 + 10_000);
+		assertThat(denied.retryAfterMillis()).isEqualTo(52_000);
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 61_999).allowed()).isFalse();
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 62_000).allowed()).isTrue();
+	}
+
+}
