@@ -155,7 +155,10 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		static final String LOG_STORAGE = CONFIGURATION_PROPERTY_NAME + ".log-storage";
 
-		static final String KNOWN = String.join(", ", ALGORITHM, LIMIT, WINDOW, LOG_STORAGE, FAIL_MODE, INSTANCES);
+		static final String BURST = CONFIGURATION_PROPERTY_NAME + ".burst";
+
+		static final String KNOWN = String.join(", ", ALGORITHM, LIMIT, WINDOW, LOG_STORAGE, BURST, FAIL_MODE,
+				INSTANCES);
 
 		/** How the window is counted; sliding-window-counter when not given. */
 		private String algorithm = Algorithm.SLIDING_WINDOW_COUNTER.id();
@@ -168,6 +171,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		/** How sliding-log keeps its log: ring (the default, small) or sorted-set (readable with ZRANGE). */
 		private @Nullable String logStorage;
+
+		/** For token-bucket, requests allowed at once from a full bucket; the limit when not given. */
+		private @Nullable String burst;
 
 		/** What to do when Redis cannot decide: open (allow), closed (deny) or local; open when not given. */
 		private String failMode = FailMode.OPEN.id();
@@ -193,6 +199,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 					case FAIL_MODE -> config.setFailMode(text);
 					case INSTANCES -> config.setInstances(text);
 					case LOG_STORAGE -> config.setLogStorage(text);
+					case BURST -> config.setBurst(text);
 					default -> config.unknown = (config.unknown != null) ? config.unknown : key;
 				}
 			});
@@ -213,8 +220,30 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 						"is '" + this.limit + "' with a window of '" + this.window + "'",
 						"limit * window in milliseconds below 2^53 (about 9e15)");
 			}
-			WindowPolicy window = new WindowPolicy(parsedAlgorithm, parsedLimit, parsedWindow);
+			WindowPolicy window = new WindowPolicy(parsedAlgorithm, parsedLimit, parsedWindow,
+					parseBurst(routeId, parsedAlgorithm, parsedLimit));
 			return new RoutePolicy(window, parseFailMode(routeId), parseInstances(routeId));
+		}
+
+		private long parseBurst(String routeId, Algorithm algorithm, long limit) {
+			if (this.burst == null) {
+				return limit;
+			}
+			if (algorithm != Algorithm.TOKEN_BUCKET) {
+				throw new InvalidRouteConfigurationException(routeId, BURST, "is '" + this.burst + "'",
+						"only with " + Algorithm.TOKEN_BUCKET.id() + ", not " + algorithm.id());
+			}
+			try {
+				long value = Long.parseLong(this.burst);
+				if (value >= 1 && value <= WindowPolicy.MAX_LIMIT) {
+					return value;
+				}
+			}
+			catch (NumberFormatException ex) {
+				// reported below
+			}
+			throw new InvalidRouteConfigurationException(routeId, BURST, "is '" + this.burst + "'",
+					"a whole number from 1 to " + WindowPolicy.MAX_LIMIT);
 		}
 
 		private FailMode parseFailMode(String routeId) {
@@ -330,6 +359,14 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			this.logStorage = logStorage;
 		}
 
+		public @Nullable String getBurst() {
+			return this.burst;
+		}
+
+		public void setBurst(String burst) {
+			this.burst = burst;
+		}
+
 		public String getFailMode() {
 			return this.failMode;
 		}
@@ -349,7 +386,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		@Override
 		public String toString() {
 			return "Config[algorithm=" + this.algorithm + ", logStorage=" + this.logStorage + ", limit=" + this.limit
-					+ ", window=" + this.window + ", failMode=" + this.failMode + ", instances=" + this.instances + "]";
+					+ ", window=" + this.window + ", burst=" + this.burst + ", failMode=" + this.failMode + ", instances=" + this.instances + "]";
 		}
 
 	}

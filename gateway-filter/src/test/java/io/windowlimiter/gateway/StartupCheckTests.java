@@ -45,7 +45,7 @@ class StartupCheckTests {
 				"window-rate-limiter.window=1m"))
 			.isInstanceOf(InvalidRouteConfigurationException.class)
 			.hasMessage("Invalid rate limit on route 'orders': window-rate-limiter.algorithm is 'leaky-bucket'; "
-					+ "allowed: one of fixed-window, sliding-log, sliding-window-counter");
+					+ "allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket");
 	}
 
 	@Test

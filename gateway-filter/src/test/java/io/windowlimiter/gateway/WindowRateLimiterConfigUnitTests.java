@@ -45,8 +45,8 @@ class WindowRateLimiterConfigUnitTests {
 
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', textBlock = """
-			token-buket            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter
-			SLIDING_LOG            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter
+			token-buket            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter, token-bucket
+			SLIDING_LOG            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter, token-bucket
 			fixed-window           | 0    | 1m    | window-rate-limiter.limit     | a whole number from 1 to
 			fixed-window           | -5   | 1m    | window-rate-limiter.limit     | a whole number from 1 to
 			fixed-window           | ten  | 1m    | window-rate-limiter.limit     | a whole number from 1 to
@@ -90,6 +90,29 @@ class WindowRateLimiterConfigUnitTests {
 		args.put("window-rate-limiter.log-storage", storage);
 		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args))
 			.hasMessageContaining("window-rate-limiter.log-storage is '" + storage + "'")
+			.hasMessageContaining("allowed: " + allowed);
+	}
+
+	@Test
+	void theTokenBucketTakesABurstThatDefaultsToTheLimit() {
+		assertThat(WindowRateLimiter.policyFor("orders", args("token-bucket", "100", "1s")).window().burst())
+			.isEqualTo(100);
+		Map<String, Object> args = args("token-bucket", "100", "1s");
+		args.put("window-rate-limiter.burst", "500");
+		assertThat(WindowRateLimiter.policyFor("orders", args).window())
+			.isEqualTo(new WindowPolicy(Algorithm.TOKEN_BUCKET, 100, Duration.ofSeconds(1), 500));
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			token-bucket | 0   | a whole number from 1 to
+			fixed-window | 500 | only with token-bucket, not fixed-window
+			""")
+	void aBurstMustBePositiveAndOnlyForTheTokenBucket(String algorithm, String burst, String allowed) {
+		Map<String, Object> args = args(algorithm, "10", "1m");
+		args.put("window-rate-limiter.burst", burst);
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args))
+			.hasMessageContaining("window-rate-limiter.burst is '" + burst + "'")
 			.hasMessageContaining("allowed: " + allowed);
 	}
 

@@ -20,7 +20,10 @@ public enum Algorithm {
 	SLIDING_LOG_SORTED_SET("sliding-log", "sorted-set"),
 
 	/** Current and previous window counts, the previous weighted by its overlap: cheap and close to exact. */
-	SLIDING_WINDOW_COUNTER("sliding-window-counter");
+	SLIDING_WINDOW_COUNTER("sliding-window-counter"),
+
+	/** GCRA: {@code limit} per window sustained, up to {@code burst} at once; one small key at any limit. */
+	TOKEN_BUCKET("token-bucket");
 
 	private final String id;
 

@@ -13,7 +13,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * falls back to EVAL when Redis answers NOSCRIPT).
  *
  * <p>Every script takes {@code KEYS[1]} = the client's key and {@code ARGV} = limit, window in ms,
- * now in ms (empty: Redis's own clock), and replies {allowed, remaining, reset ms, retry-after ms}.
+ * now in ms (empty: Redis's own clock), then any arguments of its own, and replies {allowed,
+ * remaining, reset ms, retry-after ms}.
  * Time comes from Redis so that gateway instances whose clocks differ still decide alike.
  */
 public abstract class WindowAlgorithm {
@@ -48,8 +49,12 @@ public abstract class WindowAlgorithm {
 	}
 
 	private Mono<Decision> run(String key, WindowPolicy policy, String now) {
-		List<String> args = List.of(Long.toString(policy.limit()), Long.toString(policy.windowMillis()), now);
-		return this.redis.execute(this.script, List.of(key), args).next().map(Decision::fromReply);
+		return this.redis.execute(this.script, List.of(key), args(policy, now)).next().map(Decision::fromReply);
+	}
+
+	/** The script's ARGV: limit, window in ms and now; an algorithm that needs more adds it. */
+	protected List<String> args(WindowPolicy policy, String now) {
+		return List.of(Long.toString(policy.limit()), Long.toString(policy.windowMillis()), now);
 	}
 
 	/** The script, e.g. for tests that run it by hand. */

@@ -8,8 +8,9 @@ import java.time.Duration;
  * @param algorithm how the window is counted
  * @param limit requests per window, at least 1
  * @param window the window, a whole number of milliseconds, at least 1 ms
+ * @param burst for the token bucket, requests allowed at once from a full bucket; else equal to limit
  */
-public record WindowPolicy(Algorithm algorithm, long limit, Duration window) {
+public record WindowPolicy(Algorithm algorithm, long limit, Duration window, long burst) {
 
 	/** The most requests one window may allow. */
 	public static final long MAX_LIMIT = 1_000_000_000L;
@@ -31,6 +32,14 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window) {
 		if (limit > MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis()) {
 			throw new IllegalArgumentException("limit * window (in ms) must stay below 2^53");
 		}
+		if (burst < 1 || burst > MAX_LIMIT) {
+			throw new IllegalArgumentException("burst must be from 1 to " + MAX_LIMIT + ", was " + burst);
+		}
+	}
+
+	/** A policy whose burst is its limit (the only choice for the window algorithms). */
+	public WindowPolicy(Algorithm algorithm, long limit, Duration window) {
+		this(algorithm, limit, window, limit);
 	}
 
 	public long windowMillis() {

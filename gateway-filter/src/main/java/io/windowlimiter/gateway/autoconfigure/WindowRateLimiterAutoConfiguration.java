@@ -13,6 +13,7 @@ import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.SlidingLog;
 import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
 import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
+import io.windowlimiter.gateway.algorithm.TokenBucket;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
@@ -65,6 +66,11 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean
 	public SlidingWindowCounter slidingWindowCounter(ReactiveStringRedisTemplate redis) {
 		return new SlidingWindowCounter(redis);
+	}
+
+	@Bean
+	public TokenBucket tokenBucket(ReactiveStringRedisTemplate redis) {
+		return new TokenBucket(redis);
 	}
 
 	@Bean

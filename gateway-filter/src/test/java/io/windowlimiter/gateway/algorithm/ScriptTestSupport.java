@@ -31,6 +31,7 @@ abstract class ScriptTestSupport {
 			case SLIDING_LOG -> new SlidingLog(redis);
 			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis);
 			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis);
+			case TOKEN_BUCKET -> new TokenBucket(redis);
 		};
 	}
 

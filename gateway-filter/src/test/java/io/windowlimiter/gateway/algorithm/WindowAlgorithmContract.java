@@ -40,6 +40,7 @@ abstract class WindowAlgorithmContract {
 			case SLIDING_LOG -> new SlidingLog(redis());
 			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis());
 			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis());
+			case TOKEN_BUCKET -> new TokenBucket(redis());
 		};
 	}
 
@@ -150,6 +151,8 @@ abstract class WindowAlgorithmContract {
 			case FIXED_WINDOW -> 200;
 			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> 100;
 			case SLIDING_WINDOW_COUNTER -> 101;
+			// full at second 59; two seconds refill floor(2000 / 600) = 3 requests at 100 per minute
+			case TOKEN_BUCKET -> 103;
 		};
 		assertThat(allowed).isEqualTo(expected);
 	}
