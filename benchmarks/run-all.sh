@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The benchmarks of the rate limiter, in one run on this machine: builds what they need, starts its
+# own redis-server on a free loopback port, runs the parts one after another and prints a summary
+# (also written to benchmarks/results/<date>.md). Never part of `mvn verify`.
+#
+#   benchmarks/run-all.sh                 all three parts (about 8 minutes on 2 cores)
+#   benchmarks/run-all.sh decision        1. decisions/s, library alone vs redis-benchmark
+#   benchmarks/run-all.sh http            2. HTTP through gateway-app (wrk)
+#   benchmarks/run-all.sh memory          3. Redis memory per client
+#   BENCH_REF=HEAD benchmarks/run-all.sh  measure a commit (a clean export of it, built apart) instead
+#                                         of the working tree, e.g. while others are editing it
+#   BENCH_SKIP_BUILD=1 benchmarks/run-all.sh ...   use the jars already built
+#
+# Settings (environment, defaults in brackets): BENCH_KEYS [10000] clients, BENCH_LIMIT [1000] limit per
+# minute of the all-allowed cases, BENCH_DECISION_SECONDS [6], BENCH_DECISION_WARMUP_SECONDS [3],
+# BENCH_DECISION_IN_FLIGHT [256], BENCH_DECISION_REDIS_BENCHMARK_SECONDS [4], BENCH_HTTP_SECONDS [6],
+# BENCH_HTTP_WARMUP_SECONDS [2], BENCH_HTTP_ROUNDS [2], BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64],
+# BENCH_GATEWAY_JVM_OPTIONS [-Xms512m -Xmx512m], BENCH_MEMORY_CLIENTS [1220], BENCH_MEMORY_HEAVY_CLIENTS [4],
+# BENCH_REDIS_PORT (use a running Redis instead of starting one; it is flushed!).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+missing=()
+for tool in redis-server redis-benchmark wrk; do
+	command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+	echo "Installing Debian's redis-server, redis-tools and wrk (missing: ${missing[*]})" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq redis-server redis-tools wrk >/dev/null
+fi
+
+# The code to measure: the working tree, or a clean export of BENCH_REF with this benchmarks/ in it
+src="$root"
+code=""
+if [[ -n "${BENCH_REF:-}" ]]; then
+	sha="$(git rev-parse --short "$BENCH_REF")"
+	src="$root/benchmarks/target/ref-$sha"
+	code="$sha (clean export of $BENCH_REF)"
+	if [[ "${BENCH_SKIP_BUILD:-}" != 1 ]]; then
+		rm -rf "$src" && mkdir -p "$src"
+		git archive "$sha" | tar -x -C "$src"
+		rm -rf "$src/benchmarks"
+		tar --exclude=target -c benchmarks | tar -x -C "$src"
+		grep -q '<module>benchmarks</module>' "$src/pom.xml" \
+			|| sed -i 's#</modules>#    <module>benchmarks</module>\n    </modules>#' "$src/pom.xml"
+	fi
+fi
+
+if [[ "${BENCH_SKIP_BUILD:-}" != 1 ]]; then
+	echo "Building gateway-filter, gateway-app and benchmarks in $src (tests skipped)..." >&2
+	build=(-q -B -ntp package -Dmaven.test.skip=true -pl gateway-filter,gateway-app,benchmarks -am)
+	(cd "$src" && { mvn -o "${build[@]}" || mvn "${build[@]}"; })
+fi
+
+exec java -Dbench.root="$root" -Dbench.command="benchmarks/run-all.sh $*" -Dbench.code="$code" \
+	-Dbench.gateway-jar="$(ls "$src"/gateway-app/target/gateway-app-*.jar | grep -v -- '-tests\.jar$' | head -1)" \
+	-jar "$src/benchmarks/target/benchmarks.jar" "$@"

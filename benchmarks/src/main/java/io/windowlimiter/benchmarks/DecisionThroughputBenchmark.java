@@ -1,0 +1,187 @@
+package io.windowlimiter.benchmarks;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.key.RedisKeys;
+import reactor.core.publisher.Flux;
+
+/**
+ * Part 1: decisions per second through the library alone ({@link WindowRateLimiter#isAllowed}, the
+ * call the gateway makes per request, no HTTP), with many decisions in flight over 10,000 client
+ * keys, all allowed; then {@code redis-benchmark} running the very same script by SHA with the same
+ * arguments and key shape on the same Redis, pipelined (-P 16) and not (-P 1). The ratio
+ * library / pipelined says how close the library comes to what Redis itself can do.
+ *
+ * <p>A plain timed loop: a warm-up (JIT, connection, script cache, and every client's key created),
+ * then a fixed measuring time. redis-benchmark gets the same: a short run that creates the keys and
+ * finds the rate, then one of about the configured length.
+ */
+final class DecisionThroughputBenchmark {
+
+	/** One row of the results. */
+	record Result(Algorithm algorithm, double libraryPerSecond, double redisPipelined, double redisUnpipelined,
+			long undecided) {
+
+		double ratioToPipelined() {
+			return this.libraryPerSecond / this.redisPipelined;
+		}
+
+	}
+
+	private final LocalRedis redis;
+
+	private final int keys = Settings.integer("keys", 10_000);
+
+	private final long limit = Settings.allowedLimit();
+
+	private final String window = "1m";
+
+	private final int inFlight = Settings.integer("decision.in-flight", 256);
+
+	private final Duration warmUp = Duration.ofSeconds(Settings.integer("decision.warmup-seconds", 3));
+
+	private final Duration measure = Duration.ofSeconds(Settings.integer("decision.seconds", 6));
+
+	private final int redisBenchmarkSeconds = Settings.integer("decision.redis-benchmark-seconds", 4);
+
+	DecisionThroughputBenchmark(LocalRedis redis) {
+		this.redis = redis;
+	}
+
+	String setup() {
+		return String.format("`WindowRateLimiter.isAllowed` with %d decisions in flight over one Lettuce connection, "
+				+ "%,d client keys, limit %,d per %s (all allowed), %d s after %d s warm-up; `redis-benchmark -c %d -r %d` "
+				+ "running the same script by EVALSHA with the same arguments and key shape for about %d s",
+				this.inFlight, this.keys, this.limit, this.window, this.measure.toSeconds(), this.warmUp.toSeconds(),
+				RedisBenchmarkTool.CLIENTS, this.keys, this.redisBenchmarkSeconds);
+	}
+
+	List<Result> run() throws IOException, InterruptedException {
+		List<Result> results = new ArrayList<>();
+		try (Library library = new Library(LocalRedis.HOST, this.redis.port());
+				Library probe = new Library(LocalRedis.HOST, this.redis.port(), true)) {
+			WindowRateLimiter limiter = library.limiter();
+			RedisBenchmarkTool redisBenchmark = new RedisBenchmarkTool(this.redis.port());
+			jitWarmUp(library);
+			for (WindowAlgorithm algorithm : library.algorithms()) {
+				String name = Algorithms.name(algorithm.algorithm());
+				String routeId = "bench-" + name;
+				library.configureRoute(routeId, algorithm.algorithm(), this.limit, this.window);
+
+				this.redis.flushAll();
+				timed(limiter, routeId, this.warmUp);
+				Timed measured = timed(limiter, routeId, this.measure);
+
+				String sha = this.redis.scriptLoad(algorithm.script().getScriptAsString(), algorithm.script().getSha1());
+				List<String> command = redisBenchmarkCommand(probe, routeId, algorithm, sha);
+				double pipelined = redisBenchmark(redisBenchmark, command, 16);
+				checkAllowed(command);
+				double unpipelined = redisBenchmark(redisBenchmark, command, 1);
+				checkAllowed(command);
+				Result result = new Result(algorithm.algorithm(), measured.perSecond(), pipelined, unpipelined,
+						measured.undecided());
+				System.out.printf("decision %-24s library %,10.0f/s  redis-benchmark -P16 %,10.0f/s  -P1 %,10.0f/s  "
+						+ "ratio %.2f%n", name, result.libraryPerSecond(), pipelined, unpipelined,
+						result.ratioToPipelined());
+				results.add(result);
+			}
+		}
+		this.redis.flushAll();
+		return results;
+	}
+
+	/** The first algorithm measured should not pay for compiling the code all share. */
+	private void jitWarmUp(Library library) {
+		for (WindowAlgorithm algorithm : library.algorithms()) {
+			String routeId = "jit-" + Algorithms.name(algorithm.algorithm());
+			library.configureRoute(routeId, algorithm.algorithm(), this.limit, this.window);
+			timed(library.limiter(), routeId, Duration.ofSeconds(1));
+		}
+	}
+
+	/** What a timed run did. */
+	record Timed(long decisions, long undecided, double seconds) {
+
+		double perSecond() {
+			return this.decisions / this.seconds;
+		}
+
+	}
+
+	private Timed timed(WindowRateLimiter limiter, String routeId, Duration duration) {
+		AtomicLong undecided = new AtomicLong();
+		long start = System.nanoTime();
+		long deadline = start + duration.toNanos();
+		Long answers = Flux.range(0, Integer.MAX_VALUE)
+			.takeWhile(i -> System.nanoTime() < deadline)
+			.flatMap(i -> limiter.isAllowed(routeId, clientKey(ThreadLocalRandom.current().nextInt(this.keys))),
+					this.inFlight)
+			.doOnNext(response -> {
+				// Failing open (timeout, circuit open, Redis error) answers without headers
+				if (!response.isAllowed() || response.getHeaders().isEmpty()) {
+					undecided.incrementAndGet();
+				}
+			})
+			.count()
+			.block();
+		double seconds = (System.nanoTime() - start) / 1e9;
+		// Only real decisions count; a fail-open answer is cheap and would flatter the figure
+		return new Timed(answers - undecided.get(), undecided.get(), seconds);
+	}
+
+	/**
+	 * EVALSHA with exactly the key and arguments the library sends for one decision (recorded from a
+	 * real one), the client part of the key replaced by redis-benchmark's {@code __rand_int__}: a
+	 * 12-digit number, the same shape as {@link #clientKey}.
+	 */
+	private List<String> redisBenchmarkCommand(Library probe, String routeId, WindowAlgorithm algorithm, String sha) {
+		probe.configureRoute(routeId, algorithm.algorithm(), this.limit, this.window);
+		String client = clientKey(0);
+		probe.limiter().isAllowed(routeId, client).block(Duration.ofSeconds(10));
+		RecordingRedisTemplate.ScriptCall call = probe.lastCall(sha);
+		String key = call.keys().get(0);
+		if (call.keys().size() != 1 || !key.equals(RedisKeys.of(routeId, client, algorithm.keySuffix()))) {
+			throw new IllegalStateException("Expected one key of the client's, the library sent " + call.keys());
+		}
+		List<String> command = new ArrayList<>(List.of("EVALSHA", sha, "1", key.replace(client, "__rand_int__")));
+		command.addAll(call.args());
+		return command;
+	}
+
+	/** After redis-benchmark: its command still gives an allowed decision, neither an error nor a denial. */
+	private void checkAllowed(List<String> command) {
+		String key = command.get(3).replace("__rand_int__", clientKey(0));
+		List<Object> reply = this.redis.evalsha(command.get(1), key,
+				command.subList(4, command.size()).toArray(String[]::new));
+		if (!Long.valueOf(1L).equals(reply.get(0))) {
+			throw new IllegalStateException("The script did not allow the benchmark's request: " + reply
+					+ "; raise bench.limit");
+		}
+	}
+
+	/** A short run that creates the keys and finds the rate, then one of about the configured length. */
+	private double redisBenchmark(RedisBenchmarkTool tool, List<String> command, int pipeline)
+			throws IOException, InterruptedException {
+		this.redis.flushAll();
+		double estimate = tool.run(command, pipeline, 20_000, this.keys);
+		// A run that only got errors (NOSCRIPT, wrong arguments) writes no key
+		if (this.redis.admin().dbsize() < this.keys / 2) {
+			throw new IllegalStateException("redis-benchmark wrote almost no keys: its command failed " + command);
+		}
+		long requests = Math.max(20_000, (long) (estimate * this.redisBenchmarkSeconds));
+		return tool.run(command, pipeline, requests, this.keys);
+	}
+
+	static String clientKey(int i) {
+		return String.format("%012d", i);
+	}
+
+}

@@ -1,0 +1,85 @@
+package io.windowlimiter.benchmarks;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.autoconfigure.WindowRateLimiterAutoConfiguration;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.gateway.event.FilterArgsEvent;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+/**
+ * The library wired as a gateway wires it, without HTTP: one Lettuce connection factory, the
+ * library's own auto-configuration for the beans (so new algorithms and new constructor arguments
+ * are picked up without changing the benchmarks), routes configured through the same
+ * {@link FilterArgsEvent} the gateway publishes.
+ */
+final class Library implements AutoCloseable {
+
+	private final LettuceConnectionFactory connectionFactory;
+
+	private final AnnotationConfigApplicationContext context;
+
+	private final @Nullable RecordingRedisTemplate recorder;
+
+	/** The library as a gateway has it. */
+	Library(String host, int port) {
+		this(host, port, false);
+	}
+
+	/** With {@code recording}, on a template that notes what each script is sent (see {@link #lastCall}). */
+	Library(String host, int port, boolean recording) {
+		this.connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
+		this.connectionFactory.afterPropertiesSet();
+		this.connectionFactory.start();
+		this.recorder = recording ? new RecordingRedisTemplate(this.connectionFactory) : null;
+		ReactiveStringRedisTemplate template = (this.recorder != null) ? this.recorder
+				: new ReactiveStringRedisTemplate(this.connectionFactory);
+		this.context = new AnnotationConfigApplicationContext();
+		this.context.registerBean(ReactiveStringRedisTemplate.class, () -> template);
+		this.context.register(WindowRateLimiterAutoConfiguration.class);
+		this.context.refresh();
+	}
+
+	WindowRateLimiter limiter() {
+		return this.context.getBean(WindowRateLimiter.class);
+	}
+
+	/** Every algorithm bean, in the order of {@link Algorithm}. */
+	List<WindowAlgorithm> algorithms() {
+		List<WindowAlgorithm> algorithms = new ArrayList<>(this.context.getBeansOfType(WindowAlgorithm.class).values());
+		algorithms.sort(Comparator.comparing(WindowAlgorithm::algorithm));
+		return algorithms;
+	}
+
+	/** Configures a route as the gateway does when it builds a {@code RequestRateLimiter} filter. */
+	void configureRoute(String routeId, Algorithm algorithm, long limit, String window) {
+		Map<String, Object> args = Algorithms.routeArgs(algorithm, limit, window);
+		this.context.publishEvent(new FilterArgsEvent(this, routeId, args));
+	}
+
+	/** What the library last sent to the script with this SHA; only for a recording library. */
+	RecordingRedisTemplate.ScriptCall lastCall(String sha) {
+		RecordingRedisTemplate.ScriptCall call = (this.recorder != null) ? this.recorder.lastCall(sha) : null;
+		if (call == null) {
+			throw new IllegalStateException("No call to script " + sha + " recorded");
+		}
+		return call;
+	}
+
+	@Override
+	public void close() {
+		this.context.close();
+		this.connectionFactory.destroy();
+	}
+
+}

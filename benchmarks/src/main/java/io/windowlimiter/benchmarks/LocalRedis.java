@@ -1,0 +1,154 @@
+package io.windowlimiter.benchmarks;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+
+/**
+ * The one Redis server of a benchmark run: a {@code redis-server} started on a free loopback port
+ * with persistence off, or one given by {@code bench.redis.port} (then left running). Also the admin
+ * connection the benchmarks use between measurements (FLUSHALL, INFO, SCRIPT LOAD), never while
+ * measuring.
+ */
+final class LocalRedis implements AutoCloseable {
+
+	static final String HOST = "127.0.0.1";
+
+	private final int port;
+
+	private final Process process;
+
+	private final RedisClient client;
+
+	private final StatefulRedisConnection<String, String> connection;
+
+	private LocalRedis(int port, Process process) {
+		this.port = port;
+		this.process = process;
+		this.client = RedisClient.create(RedisURI.create(HOST, port));
+		this.client.setDefaultTimeout(Duration.ofSeconds(60));
+		this.connection = connect(this.client);
+	}
+
+	/** Starts {@code redis-server}, or connects to the one {@code bench.redis.port} names. */
+	static LocalRedis startOrConnect(Path workDir) throws IOException {
+		int given = Settings.integer("redis.port", 0);
+		if (given > 0) {
+			return new LocalRedis(given, null);
+		}
+		int port = freePort();
+		Files.createDirectories(workDir);
+		File log = workDir.resolve("redis-server.log").toFile();
+		// Defaults otherwise (encodings, listpack thresholds): the memory figures must be those of a stock server.
+		Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", HOST,
+				"--save", "", "--appendonly", "no", "--dir", workDir.toString())
+			.redirectErrorStream(true)
+			.redirectOutput(log)
+			.start();
+		return new LocalRedis(port, process);
+	}
+
+	private static StatefulRedisConnection<String, String> connect(RedisClient client) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+		while (true) {
+			try {
+				return client.connect();
+			}
+			catch (RuntimeException ex) {
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("Redis did not come up", ex);
+				}
+				sleep(100);
+			}
+		}
+	}
+
+	int port() {
+		return this.port;
+	}
+
+	RedisCommands<String, String> admin() {
+		return this.connection.sync();
+	}
+
+	void flushAll() {
+		admin().flushall();
+	}
+
+	/** {@code used_memory} from INFO memory, in bytes. */
+	long usedMemory() {
+		return Long.parseLong(infoField("memory", "used_memory"));
+	}
+
+	String version() {
+		return infoField("server", "redis_version");
+	}
+
+	/** Loads a script and checks Redis gives it the SHA the library computed, so both run the same script. */
+	String scriptLoad(String script, String expectedSha) {
+		String sha = admin().scriptLoad(script);
+		if (!sha.equalsIgnoreCase(expectedSha)) {
+			throw new IllegalStateException("Redis gave SHA " + sha + ", the library uses " + expectedSha);
+		}
+		return sha;
+	}
+
+	/** Runs a script once by SHA, to check the arguments a benchmark will send are accepted. */
+	List<Object> evalsha(String sha, String key, String... args) {
+		return admin().evalsha(sha, ScriptOutputType.MULTI, new String[] { key }, args);
+	}
+
+	private String infoField(String section, String field) {
+		for (String line : admin().info(section).split("\r?\n")) {
+			if (line.startsWith(field + ":")) {
+				return line.substring(field.length() + 1).trim();
+			}
+		}
+		throw new IllegalStateException("INFO " + section + " has no " + field);
+	}
+
+	@Override
+	public void close() {
+		this.connection.close();
+		this.client.shutdown();
+		if (this.process != null) {
+			this.process.destroy();
+			try {
+				this.process.waitFor();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}

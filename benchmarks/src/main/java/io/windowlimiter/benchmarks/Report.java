@@ -1,0 +1,228 @@
+package io.windowlimiter.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The results of one run as Markdown: the machine, each part's table, and the issue's targets with
+ * whether each is met and by how much. Every ratio compares figures measured in this one run.
+ */
+final class Report {
+
+	/** Bytes per client at 100 requests per minute the issue allows, by algorithm id. */
+	static final Map<String, Long> MEMORY_TARGETS = Map.of("fixed-window", 120L, "sliding-window-counter", 150L,
+			"sliding-log", 1_200L);
+
+	/** The sliding log at 10,000 requests per minute: 120 KB, taken as 120,000 bytes. */
+	static final long HEAVY_LOG_TARGET = 120_000L;
+
+	static final double DECISION_TARGET = 0.70;
+
+	static final double VS_BUILT_IN_TARGET = 1.25;
+
+	static final double VS_NONE_TARGET = 0.85;
+
+	static final double FLOOD_TARGET = 2.5;
+
+	private final Machine machine;
+
+	private final String command;
+
+	private List<DecisionThroughputBenchmark.Result> decisions = List.of();
+
+	private String decisionSetup = "";
+
+	private List<HttpBenchmark.Result> http = List.of();
+
+	private String httpSetup = "";
+
+	private List<MemoryBenchmark.Result> memory = List.of();
+
+	private final List<String[]> targets = new ArrayList<>();
+
+	Report(Machine machine, String command) {
+		this.machine = machine;
+		this.command = command;
+	}
+
+	Machine machine() {
+		return this.machine;
+	}
+
+	void decisions(List<DecisionThroughputBenchmark.Result> results, String setup) {
+		this.decisions = results;
+		this.decisionSetup = setup;
+	}
+
+	void http(List<HttpBenchmark.Result> results, String setup) {
+		this.http = results;
+		this.httpSetup = setup;
+	}
+
+	void memory(List<MemoryBenchmark.Result> results) {
+		this.memory = results;
+	}
+
+	String markdown() {
+		this.targets.clear();
+		StringBuilder md = new StringBuilder();
+		md.append("# Benchmark results, ").append(this.machine.dateText()).append("\n\n");
+		md.append("- machine: ").append(this.machine.cores()).append(" cores (nproc), ").append(this.machine.cpu())
+			.append(", ").append(this.machine.memory()).append(" RAM, ").append(this.machine.os()).append('\n');
+		md.append("- software: ").append(this.machine.java()).append(", ").append(this.machine.redis()).append(", ")
+			.append(this.machine.wrk()).append('\n');
+		md.append("- code: ").append(this.machine.commit()).append('\n');
+		md.append("- command: `").append(this.command).append("`\n");
+		md.append("- load average (1, 5, 15 min): ").append(this.machine.loadAtStart()).append(" at the start, ")
+			.append(Machine.loadAverage()).append(" at the end (cores are shared with other work on the machine)\n");
+		md.append("- Redis, the load generators and the code measured share the machine's cores; compare ratios, "
+				+ "not absolute figures, across machines.\n\n");
+		String parts = decisionTable() + httpTables() + memoryTable();
+		md.append("## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
+		for (String[] row : this.targets) {
+			md.append("| ").append(String.join(" | ", row)).append(" |\n");
+		}
+		md.append('\n').append(parts);
+		return md.toString();
+	}
+
+	private String decisionTable() {
+		if (this.decisions.isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 1. Decision throughput (library alone, no HTTP)\n\n");
+		md.append(this.decisionSetup).append(".\n\n");
+		md.append("| algorithm | library, decisions/s | redis-benchmark -P 16 | redis-benchmark -P 1 | library / -P 16 |"
+				+ " library / -P 1 |\n|---|---:|---:|---:|---:|---:|\n");
+		for (DecisionThroughputBenchmark.Result r : this.decisions) {
+			String name = Algorithms.name(r.algorithm());
+			md.append(String.format(Locale.ROOT, "| %s | %,.0f | %,.0f | %,.0f | %.2f | %.2f |%n", name,
+					r.libraryPerSecond(), r.redisPipelined(), r.redisUnpipelined(), r.ratioToPipelined(),
+					r.libraryPerSecond() / r.redisUnpipelined()));
+			atLeast("decisions/s, " + name + ", library / redis-benchmark -P 16", r.ratioToPipelined(), DECISION_TARGET);
+			if (r.undecided() > 0) {
+				this.targets.add(new String[] { "decisions, " + name, r.undecided() + " not allowed or not decided",
+						"0", "**invalid run**" });
+			}
+		}
+		return md.append('\n').toString();
+	}
+
+	private String httpTables() {
+		if (this.http.isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 2. HTTP through gateway-app\n\n").append(this.httpSetup).append(".\n\n");
+		double none = rate(HttpCase.NONE, false).orElse(Double.NaN);
+		double builtIn = rate(HttpCase.BUILT_IN, false).orElse(Double.NaN);
+		double builtInFlood = rate(HttpCase.BUILT_IN, true).orElse(Double.NaN);
+		md.append("10,000 clients, all allowed:\n\n| limiter | req/s | p50 ms | p99 ms | vs no limiter | vs built-in |"
+				+ " req/s per round |\n|---|---:|---:|---:|---:|---:|---|\n");
+		for (HttpBenchmark.Result r : this.http) {
+			if (!r.httpCase().flood()) {
+				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f | %.2f | %s |%n",
+						r.httpCase().limiter(), r.perSecond(), r.p50Millis(), r.p99Millis(), r.perSecond() / none,
+						r.perSecond() / builtIn, rounds(r)));
+			}
+		}
+		md.append("\nOne client flooding far over its limit (ours ").append(GatewayRoutes.FLOOD_LIMIT).append(" per ")
+			.append(GatewayRoutes.FLOOD_WINDOW).append(", built-in replenish-rate ").append(GatewayRoutes.BUILT_IN_FLOOD_RATE)
+			.append(" burst ").append(GatewayRoutes.BUILT_IN_FLOOD_BURST).append("):\n\n")
+			.append("| limiter | req/s | p50 ms | p99 ms | refused | vs built-in | req/s per round |\n")
+			.append("|---|---:|---:|---:|---:|---:|---|\n");
+		for (HttpBenchmark.Result r : this.http) {
+			if (r.httpCase().flood()) {
+				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f%% | %.2f | %s |%n",
+						r.httpCase().limiter(), r.perSecond(), r.p50Millis(), r.p99Millis(), 100 * r.rejectedShare(),
+						r.perSecond() / builtInFlood, rounds(r)));
+			}
+		}
+		for (HttpBenchmark.Result r : this.http) {
+			if (r.failedDecisions() > 0) {
+				this.targets.add(new String[] { "HTTP, " + r.httpCase().routeId(),
+						r.failedDecisions() + " decisions failed open (gateway.log)", "0", "**invalid run**" });
+			}
+		}
+		for (HttpBenchmark.Result r : this.http) {
+			if (r.httpCase().ours() && !r.httpCase().flood()) {
+				atLeast("HTTP req/s, " + r.httpCase().limiter() + " / built-in", r.perSecond() / builtIn, VS_BUILT_IN_TARGET);
+				atLeast("HTTP req/s, " + r.httpCase().limiter() + " / no limiter", r.perSecond() / none, VS_NONE_TARGET);
+			}
+		}
+		for (HttpBenchmark.Result r : this.http) {
+			if (r.httpCase().ours() && r.httpCase().flood()) {
+				atLeast("flood req/s, " + r.httpCase().limiter() + " / built-in", r.perSecond() / builtInFlood,
+						FLOOD_TARGET);
+			}
+		}
+		return md.append('\n').toString();
+	}
+
+	private String memoryTable() {
+		if (this.memory.isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 3. Redis memory per client\n\n");
+		md.append("Clients using all of a limit of N per minute (one request every minute / N), replayed with explicit "
+				+ "times for 90 s; growth of `used_memory` from C to 2C such clients, over C. Keys "
+				+ "`wrl:{orders:<12 digits>}:<suffix>`. C is chosen so the key tables are as full as with 5 million "
+				+ "clients, so the per-client figure includes each key's share of them (about 27 bytes).\n\n");
+		md.append("| algorithm | limit/min = requests/min | C | bytes per client | MEMORY USAGE of one key | denied | "
+				+ "5 million clients |\n|---|---:|---:|---:|---:|---:|---:|\n");
+		for (MemoryBenchmark.Result r : this.memory) {
+			String name = Algorithms.name(r.algorithm());
+			md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,.0f | %,d | %.1f%% | %s |%n", name, r.perMinute(),
+					r.clients(), r.bytesPerClient(), r.memoryUsageOfOneKey(), 100 * r.deniedShare(),
+					size(r.extrapolatedBytes())));
+			String id = r.algorithm().id();
+			Long goal = (r.perMinute() == 100) ? MEMORY_TARGETS.get(id)
+					: (id.equals("sliding-log") && r.perMinute() == 10_000) ? HEAVY_LOG_TARGET : null;
+			if (goal != null) {
+				atMost(String.format(Locale.ROOT, "bytes per client, %s at %,d/min", name, r.perMinute()),
+						r.bytesPerClient(), goal);
+			}
+		}
+		return md.append('\n').toString();
+	}
+
+	private Optional<Double> rate(String limiter, boolean flood) {
+		return this.http.stream()
+			.filter(r -> r.httpCase().limiter().equals(limiter) && r.httpCase().flood() == flood)
+			.map(HttpBenchmark.Result::perSecond)
+			.findFirst();
+	}
+
+	private static String rounds(HttpBenchmark.Result r) {
+		return String.join(", ", r.roundRates().stream().map(rate -> String.format(Locale.ROOT, "%,.0f", rate)).toList());
+	}
+
+	private void atLeast(String what, double measured, double goal) {
+		String verdict = (measured >= goal)
+				? String.format(Locale.ROOT, "met, %.0f%% above", 100 * (measured / goal - 1))
+				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - measured / goal));
+		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%.2f", measured),
+				String.format(Locale.ROOT, ">= %.2f", goal), verdict });
+	}
+
+	private void atMost(String what, double measured, long goal) {
+		String verdict = (measured <= goal)
+				? String.format(Locale.ROOT, "met, %.0f%% below", 100 * (1 - measured / goal))
+				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (measured / goal - 1));
+		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%,.0f", measured),
+				String.format(Locale.ROOT, "<= %,d", goal), verdict });
+	}
+
+	private static String size(double bytes) {
+		if (bytes >= 1e12) {
+			return String.format(Locale.ROOT, "%.1f TB", bytes / 1e12);
+		}
+		if (bytes >= 1e9) {
+			return String.format(Locale.ROOT, "%.1f GB", bytes / 1e9);
+		}
+		return String.format(Locale.ROOT, "%.0f MB", bytes / 1e6);
+	}
+
+}

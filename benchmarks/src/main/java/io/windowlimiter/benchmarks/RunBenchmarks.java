@@ -1,0 +1,81 @@
+package io.windowlimiter.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Runs the benchmarks of one run against one Redis and writes one report. Arguments pick the parts:
+ * {@code decision}, {@code http}, {@code memory}; none means all three. {@code bench.root} is the
+ * project's root (the scripts set it); the report goes to {@code benchmarks/results/<date>.md} there
+ * and to standard output. Settings: see {@link Settings} and the README's Performance section.
+ */
+public final class RunBenchmarks {
+
+	private RunBenchmarks() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		List<String> parts = (args.length == 0) ? List.of("decision", "memory", "http") : Arrays.asList(args);
+		for (String part : parts) {
+			if (!List.of("decision", "memory", "http").contains(part)) {
+				throw new IllegalArgumentException("Unknown part '" + part + "'; parts are decision, memory, http");
+			}
+		}
+		Path root = Path.of(Settings.string("root", ".")).toAbsolutePath().normalize();
+		Path workDir = root.resolve("benchmarks/target/bench-work");
+		Files.createDirectories(workDir);
+		Report report;
+		try (LocalRedis redis = LocalRedis.startOrConnect(workDir)) {
+			report = new Report(Machine.describe(root, redis.version()), Settings.string("command",
+					"benchmarks/run-all.sh " + String.join(" ", args)).trim());
+			if (parts.contains("decision")) {
+				DecisionThroughputBenchmark decisions = new DecisionThroughputBenchmark(redis);
+				report.decisions(decisions.run(), decisions.setup());
+			}
+			if (parts.contains("memory")) {
+				report.memory(new MemoryBenchmark(redis).run());
+			}
+			if (parts.contains("http")) {
+				HttpBenchmark http = new HttpBenchmark(redis, workDir, gatewayJar(root));
+				report.http(http.run(), http.setup());
+			}
+		}
+		String markdown = report.markdown();
+		Path results = root.resolve("benchmarks/results");
+		Files.createDirectories(results);
+		Path file = results.resolve(report.machine().fileStamp() + ".md");
+		Files.writeString(file, markdown);
+		System.out.println();
+		System.out.println(markdown);
+		System.out.println("Written to " + root.relativize(file));
+		// Lettuce and Reactor Netty leave non-daemon threads behind; the run is over
+		System.exit(0);
+	}
+
+	/** gateway-app's executable jar, or the one {@code bench.gateway-jar} names. */
+	static Path gatewayJar(Path root) throws IOException {
+		String given = Settings.string("gateway-jar", "");
+		if (!given.isEmpty()) {
+			return Path.of(given).toAbsolutePath();
+		}
+		List<Path> jars = new ArrayList<>();
+		Path target = root.resolve("gateway-app/target");
+		if (Files.isDirectory(target)) {
+			try (DirectoryStream<Path> stream = Files.newDirectoryStream(target, "gateway-app-*.jar")) {
+				stream.forEach(jars::add);
+			}
+		}
+		jars.removeIf(jar -> jar.getFileName().toString().matches(".*-(tests|sources|javadoc)\\.jar"));
+		if (jars.size() != 1) {
+			throw new IllegalStateException("Expected one gateway-app jar in " + target + ", found " + jars
+					+ ": build it with mvn -q -B install -DskipTests");
+		}
+		return jars.get(0);
+	}
+
+}

@@ -1,0 +1,71 @@
+package io.windowlimiter.benchmarks;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs {@code wrk} (Debian's package) with the benchmark's Lua script and reads the one line its
+ * {@code done()} prints: requests, duration, latency percentiles and error counts.
+ */
+final class Wrk {
+
+	/** What one wrk run measured. */
+	record Run(long requests, double seconds, double p50Millis, double p99Millis, long statusErrors,
+			long socketErrors) {
+
+		double perSecond() {
+			return this.requests / this.seconds;
+		}
+
+	}
+
+	private final Path script;
+
+	private final int threads;
+
+	private final int connections;
+
+	Wrk(Path script, int threads, int connections) {
+		this.script = script;
+		this.threads = threads;
+		this.connections = connections;
+	}
+
+	int threads() {
+		return this.threads;
+	}
+
+	int connections() {
+		return this.connections;
+	}
+
+	/** Loads {@code url} for {@code seconds} from {@code clients} client keys, taken in turn. */
+	Run run(String url, int seconds, int clients) throws IOException, InterruptedException {
+		List<String> command = List.of("wrk", "-t", Integer.toString(this.threads), "-c",
+				Integer.toString(this.connections), "-d", seconds + "s", "--timeout", "5s", "-s", this.script.toString(),
+				url, "--", Integer.toString(clients), "client-");
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		int exit = process.waitFor();
+		for (String line : output.split("\n")) {
+			if (line.startsWith("WRK_RESULT ")) {
+				Map<String, Double> fields = new HashMap<>();
+				for (String pair : line.substring("WRK_RESULT ".length()).trim().split(" ")) {
+					String[] parts = pair.split("=", 2);
+					fields.put(parts[0], Double.parseDouble(parts[1]));
+				}
+				long socketErrors = (long) (fields.get("connect_errors") + fields.get("read_errors")
+						+ fields.get("write_errors") + fields.get("timeouts"));
+				return new Run(fields.get("requests").longValue(), fields.get("duration_us") / 1e6,
+						fields.get("p50_us") / 1000, fields.get("p99_us") / 1000, fields.get("status_errors").longValue(),
+						socketErrors);
+			}
+		}
+		throw new IllegalStateException("wrk exited " + exit + " without a result:\n" + output);
+	}
+
+}
