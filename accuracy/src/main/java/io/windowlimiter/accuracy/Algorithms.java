@@ -1,0 +1,84 @@
+package io.windowlimiter.accuracy;
+
+import java.util.List;
+
+import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.SlidingLog;
+import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
+import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
+import io.windowlimiter.gateway.algorithm.TokenBucket;
+import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+/**
+ * The library's algorithm classes, the one place this module builds them. The switches name every
+ * algorithm, so a new one does not compile here until the run measures it.
+ */
+public final class Algorithms {
+
+	private Algorithms() {
+	}
+
+	public static WindowAlgorithm of(Algorithm algorithm, ReactiveStringRedisTemplate redis) {
+		return switch (algorithm) {
+			case FIXED_WINDOW -> new FixedWindow(redis);
+			case SLIDING_LOG -> new SlidingLog(redis);
+			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis);
+			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis);
+			case TOKEN_BUCKET -> new TokenBucket(redis);
+		};
+	}
+
+	/** Every algorithm, for one Redis. */
+	public static List<WindowAlgorithm> all(ReactiveStringRedisTemplate redis) {
+		return List.of(Algorithm.values()).stream().map(algorithm -> of(algorithm, redis)).toList();
+	}
+
+	/** Whether this algorithm is an exact sliding log, which must decide as {@link ExactLog} does. */
+	public static boolean exact(Algorithm algorithm) {
+		return algorithm == Algorithm.SLIDING_LOG || algorithm == Algorithm.SLIDING_LOG_SORTED_SET;
+	}
+
+	/**
+	 * The algorithms drawn in the pictures: the sorted-set log decides exactly as the ring does (the
+	 * run checks both against the exact log), so one line stands for both.
+	 */
+	public static List<Algorithm> drawn() {
+		return List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_LOG, Algorithm.SLIDING_WINDOW_COUNTER,
+				Algorithm.TOKEN_BUCKET);
+	}
+
+	/** The name in reports: the route configuration's, with the storage or burst where it matters. */
+	public static String name(Algorithm algorithm) {
+		return switch (algorithm) {
+			case FIXED_WINDOW -> "fixed-window";
+			case SLIDING_LOG -> "sliding-log (ring)";
+			case SLIDING_LOG_SORTED_SET -> "sliding-log (sorted-set)";
+			case SLIDING_WINDOW_COUNTER -> "sliding-window-counter";
+			case TOKEN_BUCKET -> "token-bucket (burst = limit)";
+		};
+	}
+
+	/** The name in pictures. */
+	public static String label(Algorithm algorithm) {
+		return switch (algorithm) {
+			case FIXED_WINDOW -> "fixed window";
+			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> "sliding log (exact)";
+			case SLIDING_WINDOW_COUNTER -> "sliding window counter";
+			case TOKEN_BUCKET -> "token bucket (burst = limit)";
+		};
+	}
+
+	/** Colour-blind-safe colours (ColorBrewer Dark2), one per algorithm. */
+	public static String colour(Algorithm algorithm) {
+		return switch (algorithm) {
+			case FIXED_WINDOW -> "#d95f02";
+			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> "#1b9e77";
+			case SLIDING_WINDOW_COUNTER -> "#7570b3";
+			case TOKEN_BUCKET -> "#e7298a";
+		};
+	}
+
+}
