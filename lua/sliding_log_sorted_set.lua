@@ -1,42 +1,36 @@
--- Sliding log, sorted-set storage: exact. One sorted-set entry per accepted request within the
--- last window. Operators can read it with ZRANGE; the ring storage (sliding_log.lua) is smaller.
+-- Sliding log, sorted-set storage: exact. One sorted-set entry per accepted unit of cost within the
+-- last window; operators can read it with ZRANGE. The ring storage (sliding_log.lua) is smaller.
 --
--- KEYS[1]  the client's log: score = time of an accepted request in ms, member unique per request
--- ARGV[1]  limit: requests allowed in any window-long span, >= 1
--- ARGV[2]  window length in ms, >= 1
--- ARGV[3]  now in ms since the epoch, or "" to use the Redis server's clock (TIME)
--- Reply    {allowed (1|0), remaining, reset ms (until the oldest entry leaves the window),
---           retry-after ms (0 when allowed)}
+-- Key      score = time of an accepted request in ms, member unique per entry. Expires one window
+--          after the newest accepted request. A request at time t counts while now - window < t.
+-- Returns  allowed, remaining (after this request when allowed), reset (until the oldest entry in the
+--          window leaves it), retry-after (0 when allowed), record.
 --
--- A request at time t counts while now - window < t. Denied requests are not logged.
--- The key expires one window after the newest accepted request.
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-if not now then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- Entries that have left the window are dropped whatever the decision: they no longer count.
+algorithms['SLIDING_LOG_SORTED_SET'] = function(key, limit, window, now, cost)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local count = redis.call('ZCARD', key)
+
+  local function time_of(index)
+    return tonumber(redis.call('ZRANGE', key, index, index, 'WITHSCORES')[2])
+  end
+
+  if count + cost > limit then
+    -- Allowed once all but limit - cost entries have left: wait for entry number count + cost - limit.
+    local wait = time_of(count + cost - limit - 1) + window - now
+    return false, math.max(0, limit - count), time_of(0) + window - now, wait
+  end
+  local reset = ((count > 0) and time_of(0) or now) + window - now
+  return true, limit - count - cost, reset, 0, function()
+    -- Members only need to be unique: the time, with a sequence number when they share a millisecond.
+    local sequence = count
+    for _ = 1, cost do
+      local member = string.format('%d', now)
+      while redis.call('ZADD', key, 'NX', now, member) == 0 do
+        sequence = sequence + 1
+        member = string.format('%d-%d', now, sequence)
+      end
+    end
+    redis.call('PEXPIRE', key, window)
+  end
 end
-
-local key = KEYS[1]
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-
-if count >= limit then
-  -- The request is allowed once all but limit - 1 entries have left: wait for entry number count - limit.
-  local entry = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
-  local wait = tonumber(entry[2]) + window - now
-  return {0, 0, wait, wait}
-end
-
--- Members only need to be unique: the time, with a sequence number when two requests share a millisecond.
-local member = string.format('%d', now)
-local sequence = count
-while redis.call('ZADD', key, 'NX', now, member) == 0 do
-  sequence = sequence + 1
-  member = string.format('%d-%d', now, sequence)
-end
-redis.call('PEXPIRE', key, window)
-
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {1, limit - count - 1, tonumber(oldest[2]) + window - now, 0}

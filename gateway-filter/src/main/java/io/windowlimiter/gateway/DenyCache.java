@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  */
 public class DenyCache {
 
-	private final Cache<String, Long> deniedUntilNanos;
+	private final Cache<String, Denial> denials;
 
 	private final LongSupplier nanoTime;
 
@@ -28,50 +28,64 @@ public class DenyCache {
 	 */
 	public DenyCache(long maxClients, LongSupplier nanoTime) {
 		this.nanoTime = nanoTime;
-		this.deniedUntilNanos = Caffeine.newBuilder()
+		this.denials = Caffeine.newBuilder()
 			.maximumSize(maxClients)
 			.expireAfter(new UntilDenialEnds(nanoTime))
 			.ticker(nanoTime::getAsLong)
 			.build();
 	}
 
-	/** The denial still in force for {@code key}, or null when Redis must decide. */
-	public @Nullable Decision denial(String key) {
-		Long until = this.deniedUntilNanos.getIfPresent(key);
-		if (until == null) {
+	/**
+	 * The denial still in force for {@code key}, or null when Redis must decide.
+	 * @return which of the route's limits denied, and the decision to answer with now
+	 */
+	public @Nullable Denial denial(String key) {
+		Denial denial = this.denials.getIfPresent(key);
+		if (denial == null) {
 			return null;
 		}
-		long leftMillis = TimeUnit.NANOSECONDS.toMillis(until - this.nanoTime.getAsLong() + 999_999);
-		return (leftMillis > 0) ? new Decision(false, 0, leftMillis, leftMillis) : null;
+		long leftMillis = TimeUnit.NANOSECONDS.toMillis(denial.untilNanos() - this.nanoTime.getAsLong() + 999_999);
+		return (leftMillis > 0) ? new Denial(denial.limitIndex(), denial.untilNanos(),
+				new Decision(false, 0, leftMillis, leftMillis)) : null;
 	}
 
-	/** Remembers a denial Redis gave; allowed decisions are not kept. */
-	public void remember(String key, Decision decision) {
-		if (!decision.allowed() && decision.retryAfterMillis() > 0) {
-			long until = this.nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(decision.retryAfterMillis());
-			this.deniedUntilNanos.put(key, until);
+	/** Remembers that Redis denied {@code key} by limit {@code limitIndex} for {@code retryAfterMillis}. */
+	public void remember(String key, int limitIndex, long retryAfterMillis) {
+		if (retryAfterMillis > 0) {
+			long until = this.nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis);
+			this.denials.put(key, new Denial(limitIndex, until, new Decision(false, 0, retryAfterMillis,
+					retryAfterMillis)));
 		}
 	}
 
 	/** Forgets every denial, e.g. when a route's limit changes. */
 	public void clear() {
-		this.deniedUntilNanos.invalidateAll();
+		this.denials.invalidateAll();
 	}
 
-	private record UntilDenialEnds(LongSupplier nanoTime) implements Expiry<String, Long> {
+	/**
+	 * A denial in force.
+	 * @param limitIndex which of the route's limits denied
+	 * @param untilNanos when it ends, on this cache's clock
+	 * @param decision what to answer with
+	 */
+	public record Denial(int limitIndex, long untilNanos, Decision decision) {
+	}
+
+	private record UntilDenialEnds(LongSupplier nanoTime) implements Expiry<String, Denial> {
 
 		@Override
-		public long expireAfterCreate(String key, Long until, long currentTime) {
-			return Math.max(0, until - currentTime);
+		public long expireAfterCreate(String key, Denial denial, long currentTime) {
+			return Math.max(0, denial.untilNanos() - currentTime);
 		}
 
 		@Override
-		public long expireAfterUpdate(String key, Long until, long currentTime, long currentDuration) {
-			return Math.max(0, until - currentTime);
+		public long expireAfterUpdate(String key, Denial denial, long currentTime, long currentDuration) {
+			return Math.max(0, denial.untilNanos() - currentTime);
 		}
 
 		@Override
-		public long expireAfterRead(String key, Long until, long currentTime, long currentDuration) {
+		public long expireAfterRead(String key, Denial denial, long currentTime, long currentDuration) {
 			return currentDuration;
 		}
 

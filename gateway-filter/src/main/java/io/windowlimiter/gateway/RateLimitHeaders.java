@@ -1,14 +1,15 @@
 package io.windowlimiter.gateway;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.WindowPolicy;
 
 /**
  * The one place where a decision becomes response headers. Times are whole seconds, rounded up, so a
- * client that waits as long as it is told is never early.
+ * client that waits as long as it is told is never early. Each set of headers (the de-facto X- ones
+ * and the IETF draft's) can be switched off or renamed.
  */
 public final class RateLimitHeaders {
 
@@ -21,32 +22,67 @@ public final class RateLimitHeaders {
 	/** Seconds until quota frees. */
 	public static final String RESET = "X-RateLimit-Reset";
 
-	/** IETF draft: the policy, {@code "<name>";q=<limit>;w=<window seconds>}. */
+	/** IETF draft: every policy, {@code "<name>";q=<limit>;w=<window seconds>}, comma separated. */
 	public static final String POLICY = "RateLimit-Policy";
 
-	/** IETF draft: the state, {@code "<name>";r=<remaining>;t=<seconds>}. */
+	/** IETF draft: the state of the policy closest to running out, {@code "<name>";r=<remaining>;t=<seconds>}. */
 	public static final String RATE_LIMIT = "RateLimit";
 
 	/** Seconds after which a denied client may retry (only on denials). */
 	public static final String RETRY_AFTER = "Retry-After";
 
-	private RateLimitHeaders() {
+	/**
+	 * Which headers to send, under which names.
+	 *
+	 * @param xHeaders whether to send the X-RateLimit-* headers
+	 * @param ietfHeaders whether to send RateLimit-Policy and RateLimit
+	 */
+	public record Names(boolean xHeaders, String limit, String remaining, String reset, boolean ietfHeaders,
+			String policy, String rateLimit) {
+
+		/** Every header, under its usual name. */
+		public static Names defaults() {
+			return new Names(true, LIMIT, REMAINING, RESET, true, POLICY, RATE_LIMIT);
+		}
+
+	}
+
+	private final Names names;
+
+	public RateLimitHeaders(Names names) {
+		this.names = names;
 	}
 
 	/**
-	 * The headers for one decision.
-	 * @param policyName the policy's name in the IETF fields (the route id)
+	 * The headers for one answer.
+	 * @param limits every limit of the route, all listed in the policy header
+	 * @param reported the limit whose state is reported: the one closest to running out
+	 * @param decision that limit's decision
+	 * @param blocked whether the request is refused (then Retry-After is sent)
 	 */
-	public static Map<String, String> of(String policyName, WindowPolicy policy, Decision decision) {
-		String name = quoted(policyName);
+	public Map<String, String> of(List<RouteLimit> limits, RouteLimit reported, Decision decision, boolean blocked) {
 		long resetSeconds = ceilSeconds(decision.resetMillis());
 		Map<String, String> headers = new LinkedHashMap<>();
-		headers.put(LIMIT, Long.toString(policy.limit()));
-		headers.put(REMAINING, Long.toString(decision.remaining()));
-		headers.put(RESET, Long.toString(resetSeconds));
-		headers.put(POLICY, name + ";q=" + policy.limit() + ";w=" + Math.max(1, ceilSeconds(policy.windowMillis())));
-		headers.put(RATE_LIMIT, name + ";r=" + decision.remaining() + ";t=" + resetSeconds);
-		if (!decision.allowed()) {
+		if (this.names.xHeaders()) {
+			headers.put(this.names.limit(), Long.toString(reported.policy().limit()));
+			headers.put(this.names.remaining(), Long.toString(decision.remaining()));
+			headers.put(this.names.reset(), Long.toString(resetSeconds));
+		}
+		if (this.names.ietfHeaders()) {
+			StringBuilder policies = new StringBuilder();
+			for (RouteLimit limit : limits) {
+				policies.append(policies.isEmpty() ? "" : ", ")
+					.append(quoted(limit.name()))
+					.append(";q=")
+					.append(limit.policy().limit())
+					.append(";w=")
+					.append(Math.max(1, ceilSeconds(limit.policy().windowMillis())));
+			}
+			headers.put(this.names.policy(), policies.toString());
+			headers.put(this.names.rateLimit(),
+					quoted(reported.name()) + ";r=" + decision.remaining() + ";t=" + resetSeconds);
+		}
+		if (blocked) {
 			headers.put(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(decision.retryAfterMillis()))));
 		}
 		return headers;
@@ -57,7 +93,7 @@ public final class RateLimitHeaders {
 	}
 
 	/** An RFC 8941 sf-string: printable ASCII, with quote and backslash escaped. */
-	private static String quoted(String value) {
+	static String quoted(String value) {
 		StringBuilder out = new StringBuilder(value.length() + 2).append('"');
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);

@@ -1,30 +1,36 @@
 package io.windowlimiter.gateway;
 
-import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import java.util.List;
+
 import io.windowlimiter.gateway.failure.FailMode;
 
 /**
  * Everything one route's limiter arguments say, validated.
  *
- * @param window the limit and how it is counted
+ * @param limits one or more limits, all decided together: a request passes only if every one allows it
+ * @param cost what one request consumes of every limit
+ * @param shadow decide, count and send headers, but never block (for rolling out a new limit)
  * @param failMode what to do when Redis cannot decide
- * @param instances how many gateway instances share the limit, for fail-mode {@code local}
+ * @param instances how many gateway instances share the limits, for fail-mode {@code local}
  */
-public record RoutePolicy(WindowPolicy window, FailMode failMode, int instances) {
+public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances) {
 
 	/** The most instances a route may declare. */
 	public static final int MAX_INSTANCES = 10_000;
 
 	public RoutePolicy {
+		if (limits.isEmpty()) {
+			throw new IllegalArgumentException("a route needs at least one limit");
+		}
 		if (instances < 1 || instances > MAX_INSTANCES) {
 			throw new IllegalArgumentException("instances must be from 1 to " + MAX_INSTANCES + ", was " + instances);
 		}
+		limits = List.copyOf(limits);
 	}
 
-	/** This instance's share of the limit while Redis is away: limit / instances, at least 1. */
-	public WindowPolicy localShare() {
-		long share = Math.max(1, this.window.limit() / this.instances);
-		return new WindowPolicy(this.window.algorithm(), share, this.window.window());
+	/** The route's first limit, which most routes have alone. */
+	public RouteLimit first() {
+		return this.limits.get(0);
 	}
 
 }

@@ -1,16 +1,19 @@
 package io.windowlimiter.gateway;
 
 import java.time.Clock;
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
-import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
+import io.micrometer.core.instrument.Timer;
+import io.windowlimiter.gateway.RateLimitMetrics.Outcome;
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
+import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.gateway.algorithm.Verdict;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.failure.FailMode;
@@ -20,16 +23,16 @@ import io.windowlimiter.gateway.key.RedisKeys;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
 import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 
 /**
- * The gateway's {@code RateLimiter}: per route it turns the {@code window-rate-limiter.*} arguments of
- * the {@code RequestRateLimiter} filter into a {@link WindowPolicy}, and per request it builds the
- * client's key, asks the route's algorithm (through the {@link RedisGuard}) and turns the decision
- * into headers; when Redis cannot decide, the route's {@link FailMode} answers instead.
+ * The gateway's {@code RateLimiter}. Per route it reads the {@code window-rate-limiter.*} arguments of
+ * the {@code RequestRateLimiter} filter into a {@link RoutePolicy} (see {@link RouteArgs}). Per request
+ * it builds the client's keys, has one script decide all of the route's limits (through the
+ * {@link RedisGuard}) and turns the verdict into headers; a client Redis has denied is answered from
+ * the {@link DenyCache}, and when Redis cannot decide the route's {@link FailMode} answers.
  */
 public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Config> {
 
@@ -39,12 +42,16 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	/** The prefix of this limiter's arguments of the {@code RequestRateLimiter} filter. */
 	public static final String CONFIGURATION_PROPERTY_NAME = "window-rate-limiter";
 
+	private static final String REDIS_CLOCK = "";
+
 	/** Fail-mode closed: denied, retry in a second, when Redis may well be back. */
 	private static final Decision CLOSED_DENIAL = new Decision(false, 0, 1_000, 1_000);
 
 	private final Map<Algorithm, WindowAlgorithm> algorithms = new EnumMap<>(Algorithm.class);
 
-	private final Map<String, RoutePolicy> policies = new ConcurrentHashMap<>();
+	private final LimitScript script;
+
+	private final Map<String, Route> routes = new ConcurrentHashMap<>();
 
 	private final RedisGuard guard;
 
@@ -52,341 +59,261 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 	private final LocalWindowLimiter localLimiter;
 
+	private final RateLimitHeaders headers;
+
+	private final RateLimitMetrics metrics;
+
+	private final boolean problemDetails;
+
 	private final Clock clock;
 
 	/**
-	 * @param algorithms one implementation per {@link Algorithm}
+	 * @param script decides the limits; built from the same {@code algorithms}
+	 * @param algorithms the algorithms routes may use
 	 * @param guard bounds every Redis call (timeout, circuit breaker)
 	 * @param denyCache answers clients Redis has denied, until their denial ends
 	 * @param localLimiter decides for routes in fail-mode {@code local} while Redis is away
+	 * @param headers which headers to send, under which names
+	 * @param metrics where to count answers
+	 * @param problemDetails whether to mark refused requests for a problem-details body
 	 * @param clock this instance's clock, used only by the local limiter
 	 */
-	public WindowRateLimiter(List<WindowAlgorithm> algorithms, RedisGuard guard, DenyCache denyCache,
-			LocalWindowLimiter localLimiter, Clock clock) {
+	public WindowRateLimiter(LimitScript script, List<? extends WindowAlgorithm> algorithms, RedisGuard guard,
+			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			boolean problemDetails, Clock clock) {
 		super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
 		algorithms.forEach(algorithm -> this.algorithms.put(algorithm.algorithm(), algorithm));
+		this.script = script;
 		this.guard = guard;
 		this.denyCache = denyCache;
 		this.localLimiter = localLimiter;
+		this.headers = headers;
+		this.metrics = metrics;
+		this.problemDetails = problemDetails;
 		this.clock = clock;
+	}
+
+	/** A limiter with every algorithm, default headers, no metrics and no problem details. */
+	public static WindowRateLimiter of(List<? extends WindowAlgorithm> algorithms, LimitScript script,
+			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, Clock clock) {
+		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter,
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, false, clock);
 	}
 
 	@Override
 	public Mono<Response> isAllowed(String routeId, String id) {
-		RoutePolicy route = policyOf(routeId);
+		Route route = routeOf(routeId);
 		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' uses " + BEAN_NAME + " without "
 					+ CONFIGURATION_PROPERTY_NAME + ".limit and " + CONFIGURATION_PROPERTY_NAME + ".window"));
 		}
-		WindowAlgorithm algorithm = this.algorithms.get(route.window().algorithm());
-		String key = RedisKeys.of(routeId, id, algorithm.keySuffix());
-		Decision denied = this.denyCache.denial(key);
-		if (denied != null) {
-			return Mono.just(response(routeId, route.window(), denied));
+		List<LimitScript.Limit> limits = route.limitsFor(routeId, id);
+		String cacheKey = limits.get(0).key();
+		DenyCache.Denial denial = route.policy.shadow() ? null : this.denyCache.denial(cacheKey);
+		if (denial != null) {
+			this.metrics.decision(routeId, route.algorithms, Outcome.DENIED);
+			return Mono.just(answer(route, route.policy.limits(), denial.limitIndex(), denial.decision()));
 		}
-		return this.guard.protect(algorithm.decide(key, route.window()))
-			.doOnNext(decision -> this.denyCache.remember(key, decision))
-			.map(decision -> response(routeId, route.window(), decision))
-			.onErrorResume(error -> Mono.just(whenRedisFails(routeId, key, route)));
+		Timer.Sample sample = this.metrics.startRedis();
+		return this.guard.protect(this.script.decide(limits, route.policy.cost(), REDIS_CLOCK))
+			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
+			.doOnError(error -> this.metrics.stopRedis(sample, routeId, false))
+			.map(verdict -> answer(routeId, route, cacheKey, verdict))
+			.onErrorResume(error -> Mono.just(whenRedisFails(routeId, route, limits)));
 	}
 
-	private Response whenRedisFails(String routeId, String key, RoutePolicy route) {
-		return switch (route.failMode()) {
-			case OPEN -> new Response(true, Map.of());
-			case CLOSED -> response(routeId, route.window(), CLOSED_DENIAL);
+	private Response answer(String routeId, Route route, String cacheKey, Verdict verdict) {
+		int reported = reported(verdict);
+		if (!verdict.allowed() && !route.policy.shadow()) {
+			this.denyCache.remember(cacheKey, reported, verdict.retryAfterMillis());
+		}
+		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : route.policy.shadow() ? Outcome.SHADOWED : Outcome.DENIED;
+		this.metrics.decision(routeId, route.algorithms, outcome);
+		Decision decision = verdict.decisions().get(reported);
+		List<String> violated = new ArrayList<>();
+		if (!verdict.allowed()) {
+			// the longest wait of the limits that denied: after it every one of them allows
+			decision = new Decision(false, decision.remaining(), decision.resetMillis(), verdict.retryAfterMillis());
+			for (int i = 0; i < verdict.decisions().size(); i++) {
+				if (!verdict.decisions().get(i).allowed()) {
+					violated.add(route.policy.limits().get(i).name());
+				}
+			}
+		}
+		return answer(route, route.policy.limits(), reported, decision, verdict.allowed(), violated);
+	}
+
+	/**
+	 * @param violated the names of the limits that refused the request, for a problem-details body; empty
+	 * when the refusal is not about quota (fail-mode closed)
+	 */
+	private Response answer(Route route, List<RouteLimit> limits, int reported, Decision decision, boolean allowed,
+			List<String> violated) {
+		boolean blocked = !allowed && !route.policy.shadow();
+		Map<String, String> headers = this.headers.of(limits, limits.get(reported), decision, blocked);
+		if (blocked && this.problemDetails && !violated.isEmpty()) {
+			headers.put(ProblemDetailsFilter.VIOLATED, ProblemDetailsFilter.mark(violated));
+		}
+		return new Response(!blocked, headers);
+	}
+
+	private Response answer(Route route, List<RouteLimit> limits, int reported, Decision decision) {
+		List<String> violated = decision.allowed() ? List.of() : List.of(limits.get(reported).name());
+		return answer(route, limits, reported, decision, decision.allowed(), violated);
+	}
+
+	/** The limit to report: when denied, the one that makes the client wait longest; else the one closest to running out. */
+	private static int reported(Verdict verdict) {
+		List<Decision> decisions = verdict.decisions();
+		int best = 0;
+		for (int i = 1; i < decisions.size(); i++) {
+			Decision candidate = decisions.get(i);
+			Decision current = decisions.get(best);
+			boolean better = verdict.allowed() ? candidate.remaining() < current.remaining()
+					: candidate.retryAfterMillis() > current.retryAfterMillis();
+			best = better ? i : best;
+		}
+		return best;
+	}
+
+	private Response whenRedisFails(String routeId, Route route, List<LimitScript.Limit> limits) {
+		return switch (route.policy.failMode()) {
+			case OPEN -> {
+				this.metrics.decision(routeId, route.algorithms, Outcome.ERROR);
+				yield new Response(true, Map.of());
+			}
+			case CLOSED -> {
+				this.metrics.decision(routeId, route.algorithms, Outcome.FALLBACK);
+				yield answer(route, route.policy.limits(), 0, CLOSED_DENIAL, false, List.of());
+			}
 			case LOCAL -> {
-				WindowPolicy share = route.localShare();
-				yield response(routeId, share,
-						this.localLimiter.decide(key, share.limit(), share.window(), this.clock.millis()));
+				this.metrics.decision(routeId, route.algorithms, Outcome.FALLBACK);
+				yield local(route, limits);
 			}
 		};
 	}
 
-	private static Response response(String routeId, WindowPolicy policy, Decision decision) {
-		return new Response(decision.allowed(), RateLimitHeaders.of(routeId, policy, decision));
+	/**
+	 * Each limit's share for this instance (limit / instances, at least 1), in memory, reported as such;
+	 * stops at the first limit that denies.
+	 */
+	private Response local(Route route, List<LimitScript.Limit> limits) {
+		List<RouteLimit> shares = new ArrayList<>(limits.size());
+		for (RouteLimit limit : route.policy.limits()) {
+			WindowPolicy policy = limit.policy();
+			long share = Math.max(1, policy.limit() / route.policy.instances());
+			shares.add(new RouteLimit(limit.name(), new WindowPolicy(policy.algorithm(), share, policy.window())));
+		}
+		Decision closest = null;
+		int reported = 0;
+		for (int i = 0; i < limits.size(); i++) {
+			WindowPolicy share = shares.get(i).policy();
+			Decision decision = this.localLimiter.decide(limits.get(i).key(), share.limit(), share.window(),
+					route.policy.cost(), this.clock.millis());
+			if (!decision.allowed()) {
+				return answer(route, shares, i, decision);
+			}
+			if (closest == null || decision.remaining() < closest.remaining()) {
+				closest = decision;
+				reported = i;
+			}
+		}
+		return answer(route, shares, reported, closest);
 	}
 
 	/** The route's own policy, else one set on the gateway's default filters. */
-	private @Nullable RoutePolicy policyOf(String routeId) {
-		RoutePolicy policy = this.policies.get(routeId);
-		return (policy != null) ? policy : this.policies.get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
+	private @Nullable Route routeOf(String routeId) {
+		Route route = this.routes.get(routeId);
+		return (route != null) ? route : this.routes.get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
 	}
 
 	/** Called for every filter's arguments when routes are built; a bad config fails that route. */
 	@Override
 	public void onApplicationEvent(FilterArgsEvent event) {
 		Map<String, Object> args = event.getArgs();
-		if (!Config.appliesTo(args)) {
+		if (!RouteArgs.appliesTo(args)) {
 			return;
 		}
-		Config config = Config.from(args);
-		RoutePolicy policy = config.toPolicy(event.getRouteId());
-		if (!this.algorithms.containsKey(policy.window().algorithm())) {
-			throw new IllegalStateException("Route '" + event.getRouteId() + "' uses " + policy.window().algorithm()
-					+ ", which this limiter was built without");
+		RoutePolicy policy = RouteArgs.parse(event.getRouteId(), args);
+		List<WindowAlgorithm> implementations = new ArrayList<>();
+		for (RouteLimit limit : policy.limits()) {
+			WindowAlgorithm algorithm = this.algorithms.get(limit.policy().algorithm());
+			if (algorithm == null) {
+				throw new IllegalStateException("Route '" + event.getRouteId() + "' uses " + limit.policy().algorithm()
+						+ ", which this limiter was built without");
+			}
+			implementations.add(algorithm);
 		}
-		getConfig().put(event.getRouteId(), config);
-		if (!policy.equals(this.policies.put(event.getRouteId(), policy))) {
-			// denials given under the old limit say nothing about the new one
+		getConfig().put(event.getRouteId(), new Config(args));
+		Route previous = this.routes.put(event.getRouteId(), new Route(policy, implementations));
+		if (previous == null || !previous.policy.equals(policy)) {
+			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
 		}
 	}
 
 	/** The policy the given route arguments make, or an {@link InvalidRouteConfigurationException}. */
 	public static RoutePolicy policyFor(String routeId, Map<String, ?> args) {
-		return Config.from(args).toPolicy(routeId);
+		return RouteArgs.parse(routeId, args);
 	}
 
-	/**
-	 * One route's arguments as written, e.g. {@code window-rate-limiter.limit: 100}. Kept as text and
-	 * checked in one place, after all are set, so every mistake gets the same kind of message.
-	 */
+	/** A route's policy with what each request needs of it worked out once. */
+	private static final class Route {
+
+		final RoutePolicy policy;
+
+		final List<WindowAlgorithm> implementations;
+
+		/** The metrics tag: the route's algorithms, e.g. {@code fixed-window+sliding-log}. */
+		final String algorithms;
+
+		Route(RoutePolicy policy, List<WindowAlgorithm> implementations) {
+			this.policy = policy;
+			this.implementations = implementations;
+			this.algorithms = policy.limits()
+				.stream()
+				.map(limit -> limit.policy().algorithm().id())
+				.distinct()
+				.collect(Collectors.joining("+"));
+		}
+
+		List<LimitScript.Limit> limitsFor(String routeId, String clientKey) {
+			List<LimitScript.Limit> limits = new ArrayList<>(this.implementations.size());
+			for (int i = 0; i < this.implementations.size(); i++) {
+				WindowAlgorithm algorithm = this.implementations.get(i);
+				// the first limit's key has no index, so a route's keys stay put when it gains a limit
+				String suffix = (i == 0) ? algorithm.keySuffix() : algorithm.keySuffix() + i;
+				limits.add(new LimitScript.Limit(algorithm, RedisKeys.of(routeId, clientKey, suffix),
+						this.policy.limits().get(i).policy()));
+			}
+			return limits;
+		}
+
+	}
+
+	/** One route's limiter arguments as written, e.g. {@code window-rate-limiter.limit: 100}. */
 	public static class Config {
 
-		static final String ALGORITHM = CONFIGURATION_PROPERTY_NAME + ".algorithm";
+		private final Map<String, Object> args;
 
-		static final String LIMIT = CONFIGURATION_PROPERTY_NAME + ".limit";
-
-		static final String WINDOW = CONFIGURATION_PROPERTY_NAME + ".window";
-
-		static final String FAIL_MODE = CONFIGURATION_PROPERTY_NAME + ".fail-mode";
-
-		static final String INSTANCES = CONFIGURATION_PROPERTY_NAME + ".instances";
-
-		static final String LOG_STORAGE = CONFIGURATION_PROPERTY_NAME + ".log-storage";
-
-		static final String BURST = CONFIGURATION_PROPERTY_NAME + ".burst";
-
-		static final String KNOWN = String.join(", ", ALGORITHM, LIMIT, WINDOW, LOG_STORAGE, BURST, FAIL_MODE,
-				INSTANCES);
-
-		/** How the window is counted; sliding-window-counter when not given. */
-		private String algorithm = Algorithm.SLIDING_WINDOW_COUNTER.id();
-
-		/** Requests allowed per window, required. */
-		private @Nullable String limit;
-
-		/** The window, a duration such as 500ms, 10s, 1m, 1h or 1d, required. */
-		private @Nullable String window;
-
-		/** How sliding-log keeps its log: ring (the default, small) or sorted-set (readable with ZRANGE). */
-		private @Nullable String logStorage;
-
-		/** For token-bucket, requests allowed at once from a full bucket; the limit when not given. */
-		private @Nullable String burst;
-
-		/** What to do when Redis cannot decide: open (allow), closed (deny) or local; open when not given. */
-		private String failMode = FailMode.OPEN.id();
-
-		/** How many gateway instances share the limit, for fail-mode local; 1 when not given. */
-		private String instances = "1";
-
-		static boolean appliesTo(Map<String, ?> args) {
-			return args.keySet().stream().anyMatch(key -> key.startsWith(CONFIGURATION_PROPERTY_NAME + "."));
+		public Config() {
+			this(Map.of());
 		}
 
-		static Config from(Map<String, ?> args) {
-			Config config = new Config();
-			args.forEach((key, value) -> {
-				if (!key.startsWith(CONFIGURATION_PROPERTY_NAME + ".")) {
-					return;
-				}
-				String text = (value != null) ? value.toString().trim() : "";
-				switch (key) {
-					case ALGORITHM -> config.setAlgorithm(text);
-					case LIMIT -> config.setLimit(text);
-					case WINDOW -> config.setWindow(text);
-					case FAIL_MODE -> config.setFailMode(text);
-					case INSTANCES -> config.setInstances(text);
-					case LOG_STORAGE -> config.setLogStorage(text);
-					case BURST -> config.setBurst(text);
-					default -> config.unknown = (config.unknown != null) ? config.unknown : key;
-				}
-			});
-			return config;
+		Config(Map<String, Object> args) {
+			this.args = Map.copyOf(args.entrySet()
+				.stream()
+				.filter(arg -> arg.getKey().startsWith(RouteArgs.PREFIX) && arg.getValue() != null)
+				.collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
 		}
 
-		private @Nullable String unknown;
-
-		RoutePolicy toPolicy(String routeId) {
-			if (this.unknown != null) {
-				throw new InvalidRouteConfigurationException(routeId, this.unknown, "is not a known property", KNOWN);
-			}
-			Algorithm parsedAlgorithm = parseAlgorithm(routeId);
-			long parsedLimit = parseLimit(routeId);
-			Duration parsedWindow = parseWindow(routeId);
-			if (parsedLimit > WindowPolicy.MAX_LIMIT_TIMES_WINDOW_MILLIS / parsedWindow.toMillis()) {
-				throw new InvalidRouteConfigurationException(routeId, LIMIT,
-						"is '" + this.limit + "' with a window of '" + this.window + "'",
-						"limit * window in milliseconds below 2^53 (about 9e15)");
-			}
-			WindowPolicy window = new WindowPolicy(parsedAlgorithm, parsedLimit, parsedWindow,
-					parseBurst(routeId, parsedAlgorithm, parsedLimit));
-			return new RoutePolicy(window, parseFailMode(routeId), parseInstances(routeId));
-		}
-
-		private long parseBurst(String routeId, Algorithm algorithm, long limit) {
-			if (this.burst == null) {
-				return limit;
-			}
-			if (algorithm != Algorithm.TOKEN_BUCKET) {
-				throw new InvalidRouteConfigurationException(routeId, BURST, "is '" + this.burst + "'",
-						"only with " + Algorithm.TOKEN_BUCKET.id() + ", not " + algorithm.id());
-			}
-			try {
-				long value = Long.parseLong(this.burst);
-				if (value >= 1 && value <= WindowPolicy.MAX_LIMIT) {
-					return value;
-				}
-			}
-			catch (NumberFormatException ex) {
-				// reported below
-			}
-			throw new InvalidRouteConfigurationException(routeId, BURST, "is '" + this.burst + "'",
-					"a whole number from 1 to " + WindowPolicy.MAX_LIMIT);
-		}
-
-		private FailMode parseFailMode(String routeId) {
-			for (FailMode candidate : FailMode.values()) {
-				if (candidate.id().equals(this.failMode)) {
-					return candidate;
-				}
-			}
-			throw new InvalidRouteConfigurationException(routeId, FAIL_MODE, "is '" + this.failMode + "'",
-					"one of " + FailMode.ids());
-		}
-
-		private int parseInstances(String routeId) {
-			try {
-				int value = Integer.parseInt(this.instances);
-				if (value >= 1 && value <= RoutePolicy.MAX_INSTANCES) {
-					return value;
-				}
-			}
-			catch (NumberFormatException ex) {
-				// reported below
-			}
-			throw new InvalidRouteConfigurationException(routeId, INSTANCES, "is '" + this.instances + "'",
-					"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES);
-		}
-
-		private Algorithm parseAlgorithm(String routeId) {
-			boolean known = false;
-			for (Algorithm candidate : Algorithm.values()) {
-				if (candidate.id().equals(this.algorithm)) {
-					known = true;
-					if (this.logStorage == null || this.logStorage.equals(candidate.storage())) {
-						// the first storage listed is the default
-						return candidate;
-					}
-				}
-			}
-			if (!known) {
-				throw new InvalidRouteConfigurationException(routeId, ALGORITHM, "is '" + this.algorithm + "'",
-						"one of " + Algorithm.ids());
-			}
-			boolean hasStorages = Arrays.stream(Algorithm.values())
-				.anyMatch(candidate -> candidate.id().equals(this.algorithm) && candidate.storage() != null);
-			throw new InvalidRouteConfigurationException(routeId, LOG_STORAGE, "is '" + this.logStorage + "'",
-					hasStorages ? "one of " + Algorithm.storages()
-							: "only with " + Algorithm.SLIDING_LOG.id() + ", not " + this.algorithm);
-		}
-
-		private long parseLimit(String routeId) {
-			String allowed = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
-			if (this.limit == null || this.limit.isEmpty()) {
-				throw new InvalidRouteConfigurationException(routeId, LIMIT, "is missing", allowed);
-			}
-			try {
-				long value = Long.parseLong(this.limit);
-				if (value >= 1 && value <= WindowPolicy.MAX_LIMIT) {
-					return value;
-				}
-			}
-			catch (NumberFormatException ex) {
-				// reported below
-			}
-			throw new InvalidRouteConfigurationException(routeId, LIMIT, "is '" + this.limit + "'", allowed);
-		}
-
-		private Duration parseWindow(String routeId) {
-			String allowed = "a duration of whole milliseconds from 1ms to 366d, such as 500ms, 10s, 1m, 1h or 1d";
-			if (this.window == null || this.window.isEmpty()) {
-				throw new InvalidRouteConfigurationException(routeId, WINDOW, "is missing", allowed);
-			}
-			try {
-				Duration value = DurationStyle.detectAndParse(this.window);
-				if (value.compareTo(Duration.ofMillis(1)) >= 0 && value.compareTo(WindowPolicy.MAX_WINDOW) <= 0
-						&& value.toNanos() % 1_000_000 == 0) {
-					return value;
-				}
-			}
-			catch (IllegalArgumentException | DateTimeParseException | ArithmeticException ex) {
-				// reported below
-			}
-			throw new InvalidRouteConfigurationException(routeId, WINDOW, "is '" + this.window + "'", allowed);
-		}
-
-		public String getAlgorithm() {
-			return this.algorithm;
-		}
-
-		public void setAlgorithm(String algorithm) {
-			this.algorithm = algorithm;
-		}
-
-		public @Nullable String getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(String limit) {
-			this.limit = limit;
-		}
-
-		public @Nullable String getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(String window) {
-			this.window = window;
-		}
-
-		public @Nullable String getLogStorage() {
-			return this.logStorage;
-		}
-
-		public void setLogStorage(String logStorage) {
-			this.logStorage = logStorage;
-		}
-
-		public @Nullable String getBurst() {
-			return this.burst;
-		}
-
-		public void setBurst(String burst) {
-			this.burst = burst;
-		}
-
-		public String getFailMode() {
-			return this.failMode;
-		}
-
-		public void setFailMode(String failMode) {
-			this.failMode = failMode;
-		}
-
-		public String getInstances() {
-			return this.instances;
-		}
-
-		public void setInstances(String instances) {
-			this.instances = instances;
+		public Map<String, Object> getArgs() {
+			return this.args;
 		}
 
 		@Override
 		public String toString() {
-			return "Config[algorithm=" + this.algorithm + ", logStorage=" + this.logStorage + ", limit=" + this.limit
-					+ ", window=" + this.window + ", burst=" + this.burst + ", failMode=" + this.failMode + ", instances=" + this.instances + "]";
+			return "Config" + this.args;
 		}
 
 	}

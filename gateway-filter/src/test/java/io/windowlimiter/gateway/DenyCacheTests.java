@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
+import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.RedisKeys;
@@ -32,25 +32,26 @@ class DenyCacheTests {
 
 	@Test
 	void aDenialIsAnsweredLocallyUntilItsRetryAfterAndNeverAllows() {
-		this.cache.remember("k", new Decision(false, 0, 5_000, 5_000));
-		assertThat(this.cache.denial("k")).isEqualTo(new Decision(false, 0, 5_000, 5_000));
+		this.cache.remember("k", 1, 5_000);
+		assertThat(this.cache.denial("k").limitIndex()).isEqualTo(1);
+		assertThat(this.cache.denial("k").decision()).isEqualTo(new Decision(false, 0, 5_000, 5_000));
 		this.nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(3_500));
-		assertThat(this.cache.denial("k")).isEqualTo(new Decision(false, 0, 1_500, 1_500));
+		assertThat(this.cache.denial("k").decision()).isEqualTo(new Decision(false, 0, 1_500, 1_500));
 		this.nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_500));
 		assertThat(this.cache.denial("k")).isNull();
 	}
 
 	@Test
-	void allowedDecisionsAreNotKept() {
-		this.cache.remember("k", new Decision(true, 3, 5_000, 0));
+	void aZeroWaitIsNotKept() {
+		this.cache.remember("k", 0, 0);
 		assertThat(this.cache.denial("k")).isNull();
 	}
 
 	@Test
 	void theLimiterSkipsRedisForADeniedClient() {
 		ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
-		WindowRateLimiter limiter = new WindowRateLimiter(
-				List.of(new FixedWindow(redis), new SlidingLog(redis), new SlidingWindowCounter(redis)),
+		List<WindowAlgorithm> algorithms = List.of(new FixedWindow(redis));
+		WindowRateLimiter limiter = WindowRateLimiter.of(algorithms, new LimitScript(redis, algorithms),
 				new RedisGuard(Duration.ofSeconds(2), CircuitBreaker.ofDefaults("test"), Duration.ofSeconds(10)),
 				this.cache, new LocalWindowLimiter(10), Clock.systemUTC());
 		limiter.onApplicationEvent(new FilterArgsEvent(this, "deny-cache", Map.of("window-rate-limiter.algorithm",

@@ -1,6 +1,7 @@
 package io.windowlimiter.gateway;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
@@ -12,32 +13,69 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class RateLimitHeadersUnitTests {
 
-	private final WindowPolicy hundredPerMinute = new WindowPolicy(Algorithm.SLIDING_LOG, 100, Duration.ofMinutes(1));
+	private final RateLimitHeaders headers = new RateLimitHeaders(RateLimitHeaders.Names.defaults());
+
+	private final RouteLimit perMinute = new RouteLimit("orders",
+			new WindowPolicy(Algorithm.SLIDING_LOG, 100, Duration.ofMinutes(1)));
+
+	private final RouteLimit perHour = new RouteLimit("orders-hourly",
+			new WindowPolicy(Algorithm.FIXED_WINDOW, 1000, Duration.ofHours(1)));
 
 	@Test
 	void anAllowedRequestGetsQuotaHeadersAndNoRetryAfter() {
-		Map<String, String> headers = RateLimitHeaders.of("orders", this.hundredPerMinute,
-				new Decision(true, 42, 12_001, 0));
-		assertThat(headers).containsExactly(Map.entry("X-RateLimit-Limit", "100"),
+		Map<String, String> sent = this.headers.of(List.of(this.perMinute), this.perMinute,
+				new Decision(true, 42, 12_001, 0), false);
+		assertThat(sent).containsExactly(Map.entry("X-RateLimit-Limit", "100"),
 				Map.entry("X-RateLimit-Remaining", "42"), Map.entry("X-RateLimit-Reset", "13"),
 				Map.entry("RateLimit-Policy", "\"orders\";q=100;w=60"), Map.entry("RateLimit", "\"orders\";r=42;t=13"));
 	}
 
 	@Test
-	void aDenialGetsRetryAfterRoundedUpToAtLeastOneSecond() {
-		assertThat(RateLimitHeaders.of("orders", this.hundredPerMinute, new Decision(false, 0, 1, 1)))
+	void aRefusalGetsRetryAfterRoundedUpToAtLeastOneSecond() {
+		assertThat(this.headers.of(List.of(this.perMinute), this.perMinute, new Decision(false, 0, 1, 1), true))
 			.containsEntry("Retry-After", "1")
 			.containsEntry("X-RateLimit-Remaining", "0");
-		assertThat(RateLimitHeaders.of("orders", this.hundredPerMinute, new Decision(false, 0, 30_000, 30_000)))
+		assertThat(this.headers.of(List.of(this.perMinute), this.perMinute, new Decision(false, 0, 30_000, 30_000),
+				true))
 			.containsEntry("Retry-After", "30");
-		assertThat(RateLimitHeaders.of("orders", this.hundredPerMinute, new Decision(false, 0, 30_001, 30_001)))
+		assertThat(this.headers.of(List.of(this.perMinute), this.perMinute, new Decision(false, 0, 30_001, 30_001),
+				true))
 			.containsEntry("Retry-After", "31");
 	}
 
 	@Test
-	void subSecondWindowsAndOddRouteIdsStayValidFieldValues() {
-		WindowPolicy fast = new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(500));
-		assertThat(RateLimitHeaders.of("a\"b\\c\u00e9", fast, new Decision(true, 4, 500, 0)))
+	void aShadowedDenialGetsNoRetryAfter() {
+		assertThat(this.headers.of(List.of(this.perMinute), this.perMinute, new Decision(false, 0, 5_000, 5_000),
+				false))
+			.doesNotContainKey("Retry-After")
+			.containsEntry("X-RateLimit-Remaining", "0");
+	}
+
+	@Test
+	void everyPolicyIsListedAndTheReportedOneDescribed() {
+		assertThat(this.headers.of(List.of(this.perMinute, this.perHour), this.perHour,
+				new Decision(true, 3, 600_000, 0), false))
+			.containsEntry("RateLimit-Policy", "\"orders\";q=100;w=60, \"orders-hourly\";q=1000;w=3600")
+			.containsEntry("RateLimit", "\"orders-hourly\";r=3;t=600")
+			.containsEntry("X-RateLimit-Limit", "1000");
+	}
+
+	@Test
+	void eachSetCanBeSwitchedOffOrRenamed() {
+		RateLimitHeaders renamed = new RateLimitHeaders(
+				new RateLimitHeaders.Names(true, "Quota-Limit", "Quota-Left", "Quota-Reset", false, "x", "y"));
+		assertThat(renamed.of(List.of(this.perMinute), this.perMinute, new Decision(true, 5, 1_000, 0), false))
+			.containsOnlyKeys("Quota-Limit", "Quota-Left", "Quota-Reset");
+		RateLimitHeaders ietfOnly = new RateLimitHeaders(new RateLimitHeaders.Names(false, "a", "b", "c", true,
+				RateLimitHeaders.POLICY, RateLimitHeaders.RATE_LIMIT));
+		assertThat(ietfOnly.of(List.of(this.perMinute), this.perMinute, new Decision(true, 5, 1_000, 0), false))
+			.containsOnlyKeys("RateLimit-Policy", "RateLimit");
+	}
+
+	@Test
+	void subSecondWindowsAndOddNamesStayValidFieldValues() {
+		RouteLimit fast = new RouteLimit("a\"b\\c\u00e9", new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(500)));
+		assertThat(this.headers.of(List.of(fast), fast, new Decision(true, 4, 500, 0), false))
 			.containsEntry("RateLimit-Policy", "\"a\\\"b\\\\c_\";q=5;w=1");
 	}
 

@@ -33,13 +33,13 @@ class WindowRateLimiterConfigUnitTests {
 
 	@Test
 	void readsEachAlgorithmLimitAndWindow() {
-		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "100", "1m")).window())
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "100", "1m")).first().policy())
 			.isEqualTo(new WindowPolicy(Algorithm.SLIDING_LOG, 100, Duration.ofMinutes(1)));
-		assertThat(WindowRateLimiter.policyFor("orders", args("fixed-window", " 5 ", "500ms")).window())
+		assertThat(WindowRateLimiter.policyFor("orders", args("fixed-window", " 5 ", "500ms")).first().policy())
 			.isEqualTo(new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(500)));
-		assertThat(WindowRateLimiter.policyFor("orders", args(null, "1", "1d")).window())
+		assertThat(WindowRateLimiter.policyFor("orders", args(null, "1", "1d")).first().policy())
 			.isEqualTo(new WindowPolicy(Algorithm.SLIDING_WINDOW_COUNTER, 1, Duration.ofDays(1)));
-		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-window-counter", "7", "PT1H")).window().window())
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-window-counter", "7", "PT1H")).first().policy().window())
 			.isEqualTo(Duration.ofHours(1));
 	}
 
@@ -72,11 +72,11 @@ class WindowRateLimiterConfigUnitTests {
 
 	@Test
 	void theSlidingLogIsARingUnlessTheSortedSetIsAskedFor() {
-		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "10", "1m")).window().algorithm())
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "10", "1m")).first().policy().algorithm())
 			.isEqualTo(Algorithm.SLIDING_LOG);
 		Map<String, Object> args = args("sliding-log", "10", "1m");
 		args.put("window-rate-limiter.log-storage", "sorted-set");
-		assertThat(WindowRateLimiter.policyFor("orders", args).window().algorithm())
+		assertThat(WindowRateLimiter.policyFor("orders", args).first().policy().algorithm())
 			.isEqualTo(Algorithm.SLIDING_LOG_SORTED_SET);
 	}
 
@@ -95,11 +95,11 @@ class WindowRateLimiterConfigUnitTests {
 
 	@Test
 	void theTokenBucketTakesABurstThatDefaultsToTheLimit() {
-		assertThat(WindowRateLimiter.policyFor("orders", args("token-bucket", "100", "1s")).window().burst())
+		assertThat(WindowRateLimiter.policyFor("orders", args("token-bucket", "100", "1s")).first().policy().burst())
 			.isEqualTo(100);
 		Map<String, Object> args = args("token-bucket", "100", "1s");
 		args.put("window-rate-limiter.burst", "500");
-		assertThat(WindowRateLimiter.policyFor("orders", args).window())
+		assertThat(WindowRateLimiter.policyFor("orders", args).first().policy())
 			.isEqualTo(new WindowPolicy(Algorithm.TOKEN_BUCKET, 100, Duration.ofSeconds(1), 500));
 	}
 
@@ -117,6 +117,41 @@ class WindowRateLimiterConfigUnitTests {
 	}
 
 	@Test
+	void severalLimitsInheritTheRouteAlgorithmAndGetNames() {
+		Map<String, Object> args = new HashMap<>(Map.of("window-rate-limiter.algorithm", "fixed-window",
+				"window-rate-limiter.limits[0].limit", "10", "window-rate-limiter.limits[0].window", "1s",
+				"window-rate-limiter.limits.1.limit", "1000", "window-rate-limiter.limits.1.window", "1h",
+				"window-rate-limiter.limits.1.algorithm", "sliding-log", "window-rate-limiter.limits.1.name", "hourly",
+				"window-rate-limiter.cost", "2", "window-rate-limiter.shadow", "true"));
+		RoutePolicy policy = WindowRateLimiter.policyFor("orders", args);
+		assertThat(policy.limits()).containsExactly(
+				new RouteLimit("orders-0", new WindowPolicy(Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(1))),
+				new RouteLimit("hourly", new WindowPolicy(Algorithm.SLIDING_LOG, 1000, Duration.ofHours(1))));
+		assertThat(policy.cost()).isEqualTo(2);
+		assertThat(policy.shadow()).isTrue();
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			window-rate-limiter.limits[0].limit=5;window-rate-limiter.limits[0].window=1s;window-rate-limiter.limit=5 | window-rate-limiter.limit is set beside limits[...]
+			window-rate-limiter.limits[0].limit=5;window-rate-limiter.limits[0].window=1s;window-rate-limiter.limits[2].limit=5;window-rate-limiter.limits[2].window=1m | window-rate-limiter.limits[2] skips an index
+			window-rate-limiter.limits[0].limit=5;window-rate-limiter.limits[0].window=1s;window-rate-limiter.limits[0].name=a;window-rate-limiter.limits[1].limit=9;window-rate-limiter.limits[1].window=1m;window-rate-limiter.limits[1].name=a | repeats 'a'
+			window-rate-limiter.limits[0].limit=5;window-rate-limiter.limits[0].window=1s;window-rate-limiter.limits[1].window=1m | window-rate-limiter.limits[1].limit is missing
+			window-rate-limiter.limit=5;window-rate-limiter.window=1s;window-rate-limiter.cost=6 | window-rate-limiter.cost is '6', more than limit 'orders' allows at once
+			window-rate-limiter.limit=5;window-rate-limiter.window=1s;window-rate-limiter.cost=0 | window-rate-limiter.cost is '0'
+			window-rate-limiter.limit=5;window-rate-limiter.window=1s;window-rate-limiter.shadow=yes | window-rate-limiter.shadow is 'yes'; allowed: true or false
+			""")
+	void badSetsOfLimitsAreRefused(String pairs, String message) {
+		Map<String, Object> args = new HashMap<>();
+		for (String pair : pairs.split(";")) {
+			String[] keyValue = pair.split("=", 2);
+			args.put(keyValue[0], keyValue[1]);
+		}
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args)).hasMessageContaining("route 'orders'")
+			.hasMessageContaining(message);
+	}
+
+	@Test
 	void failModeAndInstancesDefaultToOpenAndOne() {
 		RoutePolicy policy = WindowRateLimiter.policyFor("orders", args("fixed-window", "10", "1m"));
 		assertThat(policy.failMode()).isEqualTo(FailMode.OPEN);
@@ -124,13 +159,13 @@ class WindowRateLimiterConfigUnitTests {
 	}
 
 	@Test
-	void localFailModeSharesTheLimitAmongInstances() {
+	void localFailModeKnowsHowManyInstancesShareTheLimit() {
 		Map<String, Object> args = args("fixed-window", "10", "1m");
 		args.put("window-rate-limiter.fail-mode", "local");
 		args.put("window-rate-limiter.instances", "3");
 		RoutePolicy policy = WindowRateLimiter.policyFor("orders", args);
 		assertThat(policy.failMode()).isEqualTo(FailMode.LOCAL);
-		assertThat(policy.localShare().limit()).isEqualTo(3);
+		assertThat(policy.instances()).isEqualTo(3);
 	}
 
 	@ParameterizedTest

@@ -8,12 +8,17 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 public final class FixedWindow extends WindowAlgorithm {
 
 	public FixedWindow(ReactiveStringRedisTemplate redis) {
-		super(redis, "fixed_window.lua");
+		super(redis);
 	}
 
 	@Override
 	public Algorithm algorithm() {
 		return Algorithm.FIXED_WINDOW;
+	}
+
+	@Override
+	public String moduleFile() {
+		return "fixed_window.lua";
 	}
 
 	@Override

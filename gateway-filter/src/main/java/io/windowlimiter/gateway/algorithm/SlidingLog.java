@@ -9,12 +9,17 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 public final class SlidingLog extends WindowAlgorithm {
 
 	public SlidingLog(ReactiveStringRedisTemplate redis) {
-		super(redis, "sliding_log.lua");
+		super(redis);
 	}
 
 	@Override
 	public Algorithm algorithm() {
 		return Algorithm.SLIDING_LOG;
+	}
+
+	@Override
+	public String moduleFile() {
+		return "sliding_log.lua";
 	}
 
 	@Override

@@ -9,12 +9,17 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 public final class SlidingLogSortedSet extends WindowAlgorithm {
 
 	public SlidingLogSortedSet(ReactiveStringRedisTemplate redis) {
-		super(redis, "sliding_log_sorted_set.lua");
+		super(redis);
 	}
 
 	@Override
 	public Algorithm algorithm() {
 		return Algorithm.SLIDING_LOG_SORTED_SET;
+	}
+
+	@Override
+	public String moduleFile() {
+		return "sliding_log_sorted_set.lua";
 	}
 
 	@Override

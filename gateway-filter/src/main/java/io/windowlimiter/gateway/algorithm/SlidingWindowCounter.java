@@ -8,12 +8,17 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 public final class SlidingWindowCounter extends WindowAlgorithm {
 
 	public SlidingWindowCounter(ReactiveStringRedisTemplate redis) {
-		super(redis, "sliding_window_counter.lua");
+		super(redis);
 	}
 
 	@Override
 	public Algorithm algorithm() {
 		return Algorithm.SLIDING_WINDOW_COUNTER;
+	}
+
+	@Override
+	public String moduleFile() {
+		return "sliding_window_counter.lua";
 	}
 
 	@Override

@@ -1,7 +1,5 @@
 package io.windowlimiter.gateway.algorithm;
 
-import java.util.List;
-
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
@@ -11,7 +9,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 public final class TokenBucket extends WindowAlgorithm {
 
 	public TokenBucket(ReactiveStringRedisTemplate redis) {
-		super(redis, "token_bucket.lua");
+		super(redis);
 	}
 
 	@Override
@@ -20,14 +18,18 @@ public final class TokenBucket extends WindowAlgorithm {
 	}
 
 	@Override
+	public String moduleFile() {
+		return "token_bucket.lua";
+	}
+
+	@Override
 	public String keySuffix() {
 		return "tb";
 	}
 
 	@Override
-	protected List<String> args(WindowPolicy policy, String now) {
-		return List.of(Long.toString(policy.limit()), Long.toString(policy.windowMillis()), now,
-				Long.toString(policy.burst()));
+	public String extra(WindowPolicy policy) {
+		return Long.toString(policy.burst());
 	}
 
 }

@@ -4,18 +4,12 @@ import java.util.List;
 
 import reactor.core.publisher.Mono;
 
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * A window algorithm: one Lua script, run atomically in one round trip by SHA (Spring Data Redis
- * falls back to EVAL when Redis answers NOSCRIPT).
- *
- * <p>Every script takes {@code KEYS[1]} = the client's key and {@code ARGV} = limit, window in ms,
- * now in ms (empty: Redis's own clock), then any arguments of its own, and replies {allowed,
- * remaining, reset ms, retry-after ms}.
- * Time comes from Redis so that gateway instances whose clocks differ still decide alike.
+ * A window algorithm: one Lua module beside its class, which checks one limit without writing and
+ * hands back how to record the request. {@link LimitScript} runs the modules of a route's limits in
+ * one atomic script. Time comes from Redis so that gateway instances whose clocks differ decide alike.
  */
 public abstract class WindowAlgorithm {
 
@@ -23,43 +17,46 @@ public abstract class WindowAlgorithm {
 
 	private final ReactiveStringRedisTemplate redis;
 
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private final RedisScript<List<Long>> script;
+	private volatile LimitScript alone;
 
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	protected WindowAlgorithm(ReactiveStringRedisTemplate redis, String scriptFile) {
+	protected WindowAlgorithm(ReactiveStringRedisTemplate redis) {
 		this.redis = redis;
-		this.script = (RedisScript) RedisScript.of(new ClassPathResource(scriptFile, getClass()), List.class);
 	}
 
-	/** Which algorithm this is. */
+	/** Which algorithm this is; its name is the module's name in the script. */
 	public abstract Algorithm algorithm();
+
+	/** The Lua module, beside this class, that defines {@code algorithms['<algorithm name>']}. */
+	public abstract String moduleFile();
 
 	/** The last part of this algorithm's Redis key, so that two algorithms never read each other's data. */
 	public abstract String keySuffix();
 
-	/** Decides one request for {@code key} on the Redis server's clock. */
+	/** The module's extra argument, "" when it takes none. */
+	public String extra(WindowPolicy policy) {
+		return "";
+	}
+
+	/** Decides one request of cost 1 for {@code key} against this one limit, on the Redis server's clock. */
 	public Mono<Decision> decide(String key, WindowPolicy policy) {
-		return run(key, policy, REDIS_CLOCK);
+		return alone().decide(List.of(new LimitScript.Limit(this, key, policy)), 1, REDIS_CLOCK)
+			.map(verdict -> verdict.decisions().get(0));
 	}
 
-	/** Decides one request for {@code key} at an explicit time, in ms since the epoch (for tests and replays). */
+	/** As {@link #decide}, at an explicit time in ms since the epoch (for tests and replays). */
 	public Mono<Decision> decideAt(String key, WindowPolicy policy, long nowMillis) {
-		return run(key, policy, Long.toString(nowMillis));
+		return alone().decide(List.of(new LimitScript.Limit(this, key, policy)), 1, Long.toString(nowMillis))
+			.map(verdict -> verdict.decisions().get(0));
 	}
 
-	private Mono<Decision> run(String key, WindowPolicy policy, String now) {
-		return this.redis.execute(this.script, List.of(key), args(policy, now)).next().map(Decision::fromReply);
-	}
-
-	/** The script's ARGV: limit, window in ms and now; an algorithm that needs more adds it. */
-	protected List<String> args(WindowPolicy policy, String now) {
-		return List.of(Long.toString(policy.limit()), Long.toString(policy.windowMillis()), now);
-	}
-
-	/** The script, e.g. for tests that run it by hand. */
-	public RedisScript<List<Long>> script() {
-		return this.script;
+	/** The script of this algorithm alone, built on first use. */
+	public LimitScript alone() {
+		LimitScript script = this.alone;
+		if (script == null) {
+			script = new LimitScript(this.redis, List.of(this));
+			this.alone = script;
+		}
+		return script;
 	}
 
 }

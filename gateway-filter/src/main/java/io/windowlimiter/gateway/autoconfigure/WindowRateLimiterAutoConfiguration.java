@@ -6,10 +6,15 @@ import java.util.List;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DenyCache;
+import io.windowlimiter.gateway.ProblemDetailsFilter;
+import io.windowlimiter.gateway.RateLimitHeaders;
+import io.windowlimiter.gateway.RateLimitMetrics;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.SlidingLog;
 import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
 import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
@@ -33,6 +38,7 @@ import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.ratelimit.PrincipalNameKeyResolver;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
@@ -101,12 +107,47 @@ public class WindowRateLimiterAutoConfiguration {
 		return new DenyCache(properties.getDenyCacheMaxClients(), System::nanoTime);
 	}
 
+	@Bean
+	@ConditionalOnMissingBean
+	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis, List<WindowAlgorithm> algorithms) {
+		return new LimitScript(redis, algorithms);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public RateLimitHeaders windowRateLimiterHeaders(WindowRateLimiterProperties properties) {
+		WindowRateLimiterProperties.Headers headers = properties.getHeaders();
+		return new RateLimitHeaders(new RateLimitHeaders.Names(headers.isXEnabled(), headers.getLimit(),
+				headers.getRemaining(), headers.getReset(), headers.isIetfEnabled(), headers.getPolicy(),
+				headers.getRateLimit()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public RateLimitMetrics windowRateLimiterMetrics(ObjectProvider<MeterRegistry> registry) {
+		return new RateLimitMetrics(registry.getIfAvailable());
+	}
+
 	@Bean(WindowRateLimiter.BEAN_NAME)
 	@Primary
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
-	public WindowRateLimiter windowRateLimiter(List<WindowAlgorithm> algorithms, RedisGuard guard,
-			DenyCache denyCache, LocalWindowLimiter localLimiter) {
-		return new WindowRateLimiter(algorithms, guard, denyCache, localLimiter, Clock.systemUTC());
+	public WindowRateLimiter windowRateLimiter(LimitScript script, List<WindowAlgorithm> algorithms,
+			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers,
+			RateLimitMetrics metrics, WindowRateLimiterProperties properties) {
+		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics,
+				properties.getProblemDetails().isEnabled(), Clock.systemUTC());
+	}
+
+	@Bean
+	@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".problem-details.enabled", havingValue = "true")
+	public ProblemDetailsFilter windowRateLimiterProblemDetailsFilter() {
+		return new ProblemDetailsFilter();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public RedisTopologyCustomizer windowRateLimiterRedisTopologyCustomizer(Environment environment) {
+		return new RedisTopologyCustomizer(environment);
 	}
 
 	@Bean

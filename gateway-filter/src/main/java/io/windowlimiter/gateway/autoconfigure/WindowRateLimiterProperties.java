@@ -2,6 +2,7 @@ package io.windowlimiter.gateway.autoconfigure;
 
 import java.time.Duration;
 
+import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -33,6 +34,12 @@ public class WindowRateLimiterProperties {
 	 */
 	private Duration redisTimeout = Duration.ofMillis(100);
 
+	/** Which rate-limit headers responses carry, under which names. */
+	private final Headers headers = new Headers();
+
+	/** RFC 9457 problem details on refused requests. */
+	private final ProblemDetails problemDetails = new ProblemDetails();
+
 	/** The circuit breaker in front of Redis, so a dead Redis does not cost a timeout per request. */
 	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
@@ -54,6 +61,14 @@ public class WindowRateLimiterProperties {
 
 	public void setRedisTimeout(Duration redisTimeout) {
 		this.redisTimeout = redisTimeout;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
+	}
+
+	public ProblemDetails getProblemDetails() {
+		return this.problemDetails;
 	}
 
 	public CircuitBreaker getCircuitBreaker() {
@@ -164,6 +179,107 @@ public class WindowRateLimiterProperties {
 
 		public void setHalfOpenCalls(int halfOpenCalls) {
 			this.halfOpenCalls = halfOpenCalls;
+		}
+
+	}
+
+	/** Which rate-limit headers responses carry, under which names. */
+	public static class Headers {
+
+		/** Whether to send X-RateLimit-Limit, -Remaining and -Reset. */
+		private boolean xEnabled = true;
+
+		/** Name of the header with the limit. */
+		private String limit = RateLimitHeaders.LIMIT;
+
+		/** Name of the header with the remaining quota. */
+		private String remaining = RateLimitHeaders.REMAINING;
+
+		/** Name of the header with the seconds until quota frees. */
+		private String reset = RateLimitHeaders.RESET;
+
+		/** Whether to send the IETF draft's RateLimit-Policy and RateLimit. */
+		private boolean ietfEnabled = true;
+
+		/** Name of the header listing the policies. */
+		private String policy = RateLimitHeaders.POLICY;
+
+		/** Name of the header with the state of the policy closest to running out. */
+		private String rateLimit = RateLimitHeaders.RATE_LIMIT;
+
+		public boolean isXEnabled() {
+			return this.xEnabled;
+		}
+
+		public void setXEnabled(boolean xEnabled) {
+			this.xEnabled = xEnabled;
+		}
+
+		public String getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(String limit) {
+			this.limit = limit;
+		}
+
+		public String getRemaining() {
+			return this.remaining;
+		}
+
+		public void setRemaining(String remaining) {
+			this.remaining = remaining;
+		}
+
+		public String getReset() {
+			return this.reset;
+		}
+
+		public void setReset(String reset) {
+			this.reset = reset;
+		}
+
+		public boolean isIetfEnabled() {
+			return this.ietfEnabled;
+		}
+
+		public void setIetfEnabled(boolean ietfEnabled) {
+			this.ietfEnabled = ietfEnabled;
+		}
+
+		public String getPolicy() {
+			return this.policy;
+		}
+
+		public void setPolicy(String policy) {
+			this.policy = policy;
+		}
+
+		public String getRateLimit() {
+			return this.rateLimit;
+		}
+
+		public void setRateLimit(String rateLimit) {
+			this.rateLimit = rateLimit;
+		}
+
+	}
+
+	/** RFC 9457 problem details on refused requests. */
+	public static class ProblemDetails {
+
+		/**
+		 * Whether a refused request gets an application/problem+json body of the IETF rate-limit draft's
+		 * quota-exceeded type, naming the violated policies.
+		 */
+		private boolean enabled = false;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
 		}
 
 	}

@@ -25,12 +25,13 @@ public class LocalWindowLimiter {
 	 * Decides one request the way {@code sliding_window_counter.lua} does, on the local clock.
 	 * @param key route and client
 	 * @param limit requests per window for this instance
+	 * @param cost what the request consumes, at most the limit
 	 */
-	public Decision decide(String key, long limit, Duration window, long nowMillis) {
+	public Decision decide(String key, long limit, Duration window, long cost, long nowMillis) {
 		long windowMillis = window.toMillis();
 		Counts entry = this.counts.get(key, k -> new Counts(windowMillis));
 		synchronized (entry) {
-			return entry.decide(limit, windowMillis, nowMillis);
+			return entry.decide(limit, windowMillis, Math.min(cost, limit), nowMillis);
 		}
 	}
 
@@ -54,7 +55,7 @@ public class LocalWindowLimiter {
 			this.windowMillis = windowMillis;
 		}
 
-		Decision decide(long limit, long window, long now) {
+		Decision decide(long limit, long window, long cost, long now) {
 			long nowIndex = Math.floorDiv(now, window);
 			long elapsed = now - nowIndex * window;
 			if (nowIndex == this.index + 1) {
@@ -68,15 +69,15 @@ public class LocalWindowLimiter {
 			this.index = nowIndex;
 			// estimate * window, in whole numbers, as in the script
 			long used = this.previous * (window - elapsed) + this.current * window;
-			if (used + window <= limit * window) {
-				this.current++;
-				used += window;
+			if (used + cost * window <= limit * window) {
+				this.current += cost;
+				used += cost * window;
 				return new Decision(true, (limit * window - used) / window, window - elapsed, 0);
 			}
-			long wait = (this.current < limit)
-					? window - (limit - this.current - 1) * window / this.previous - elapsed
-					: window - elapsed + window - (limit - 1) * window / this.current;
-			return new Decision(false, 0, wait, wait);
+			long wait = (this.current + cost <= limit)
+					? window - (limit - this.current - cost) * window / this.previous - elapsed
+					: window - elapsed + window - (limit - cost) * window / this.current;
+			return new Decision(false, Math.max(0, (limit * window - used) / window), wait, wait);
 		}
 
 	}

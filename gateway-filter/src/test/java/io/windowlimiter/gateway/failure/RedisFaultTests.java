@@ -13,8 +13,10 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.SlidingLog;
 import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
+import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -65,9 +67,10 @@ class RedisFaultTests {
 			.permittedNumberOfCallsInHalfOpenState(2)
 			.build();
 		this.guard = new RedisGuard(TIMEOUT, CircuitBreaker.of("test", breaker), Duration.ofSeconds(10));
-		this.limiter = new WindowRateLimiter(
-				List.of(new FixedWindow(template), new SlidingLog(template), new SlidingWindowCounter(template)),
-				this.guard, new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000), Clock.systemUTC());
+		List<WindowAlgorithm> algorithms = List.of(new FixedWindow(template), new SlidingLog(template),
+				new SlidingWindowCounter(template));
+		this.limiter = WindowRateLimiter.of(algorithms, new LimitScript(template, algorithms), this.guard,
+				new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000), Clock.systemUTC());
 		route("open", "open", "1");
 		route("closed", "closed", "1");
 		route("local", "local", "2");

@@ -1,0 +1,137 @@
+package io.windowlimiter.gateway;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Gives a request refused by the window limiter an RFC 9457 {@code application/problem+json} body of
+ * the IETF rate-limit draft's {@code quota-exceeded} type, naming the violated policies. The gateway's
+ * {@code RequestRateLimiter} filter answers a denial with an empty body, and the limiter cannot reach
+ * the response; so the limiter marks a denial with {@link #VIOLATED} and this filter, wrapping the
+ * response, turns the mark into the body when the response completes empty. The mark never leaves.
+ */
+public class ProblemDetailsFilter implements GlobalFilter, Ordered {
+
+	/** The limiter's mark on a refused request: the violated policies' names, as sf-strings. */
+	public static final String VIOLATED = "X-Window-Rate-Limiter-Violated";
+
+	/** The draft's problem type for a request over its quota. */
+	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		return chain.filter(exchange.mutate().response(new ProblemResponse(exchange.getResponse())).build());
+	}
+
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
+
+	private static final class ProblemResponse extends ServerHttpResponseDecorator {
+
+		ProblemResponse(ServerHttpResponse delegate) {
+			super(delegate);
+		}
+
+		@Override
+		public Mono<Void> setComplete() {
+			String violated = getHeaders().getFirst(VIOLATED);
+			if (violated == null) {
+				return super.setComplete();
+			}
+			getHeaders().remove(VIOLATED);
+			int status = (getStatusCode() != null) ? getStatusCode().value() : 429;
+			byte[] body = problem(status, violated).getBytes(StandardCharsets.UTF_8);
+			getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+			getHeaders().setContentLength(body.length);
+			DataBuffer buffer = bufferFactory().wrap(body);
+			return super.writeWith(Mono.just(buffer));
+		}
+
+		@Override
+		public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+			getHeaders().remove(VIOLATED);
+			return super.writeWith(body);
+		}
+
+		@Override
+		public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+			getHeaders().remove(VIOLATED);
+			return super.writeAndFlushWith(body);
+		}
+
+	}
+
+	static String problem(int status, String violated) {
+		StringBuilder json = new StringBuilder("{\"type\":\"").append(QUOTA_EXCEEDED)
+			.append("\",\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":")
+			.append(status)
+			.append(",\"violated-policies\":[");
+		List<String> names = names(violated);
+		for (int i = 0; i < names.size(); i++) {
+			json.append((i > 0) ? "," : "").append(jsonString(names.get(i)));
+		}
+		return json.append("]}").toString();
+	}
+
+	/** The names in a list of sf-strings, as {@link #mark} writes it. */
+	static List<String> names(String mark) {
+		List<String> names = new ArrayList<>();
+		StringBuilder name = null;
+		for (int i = 0; i < mark.length(); i++) {
+			char c = mark.charAt(i);
+			if (name == null) {
+				if (c == '"') {
+					name = new StringBuilder();
+				}
+			}
+			else if (c == '\\' && i + 1 < mark.length()) {
+				name.append(mark.charAt(++i));
+			}
+			else if (c == '"') {
+				names.add(name.toString());
+				name = null;
+			}
+			else {
+				name.append(c);
+			}
+		}
+		return names;
+	}
+
+	private static String jsonString(String value) {
+		StringBuilder out = new StringBuilder("\"");
+		for (char c : value.toCharArray()) {
+			switch (c) {
+				case '"' -> out.append("\\\"");
+				case '\\' -> out.append("\\\\");
+				default -> out.append((c < 0x20) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+			}
+		}
+		return out.append('"').toString();
+	}
+
+	/** The value of {@link #VIOLATED} for these policy names. */
+	static String mark(List<String> names) {
+		StringBuilder mark = new StringBuilder();
+		for (String name : names) {
+			mark.append(mark.isEmpty() ? "" : ", ").append(RateLimitHeaders.quoted(name));
+		}
+		return mark.toString();
+	}
+
+}

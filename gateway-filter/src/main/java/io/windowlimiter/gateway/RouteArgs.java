@@ -1,0 +1,231 @@
+package io.windowlimiter.gateway;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import io.windowlimiter.gateway.failure.FailMode;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.convert.DurationStyle;
+
+/**
+ * Reads one route's {@code window-rate-limiter.*} arguments into a {@link RoutePolicy}. Every check is
+ * made here, once all arguments are known, and every mistake gets the same kind of message: route,
+ * property, what it was and what is allowed.
+ *
+ * <p>One limit: {@code algorithm}, {@code limit}, {@code window} (and {@code log-storage} or
+ * {@code burst}). Several: {@code limits[i].limit}, {@code limits[i].window}, optionally
+ * {@code limits[i].algorithm} (the route's {@code algorithm} is the default), {@code .log-storage},
+ * {@code .burst} and {@code .name}. For the route: {@code cost}, {@code shadow}, {@code fail-mode},
+ * {@code instances}, and {@code name} (the policy name of a single limit).
+ */
+final class RouteArgs {
+
+	static final String PREFIX = WindowRateLimiter.CONFIGURATION_PROPERTY_NAME + ".";
+
+	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
+			"burst", "name");
+
+	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances");
+
+	/** {@code limits[0].limit} as written, or {@code limits.0.limit} as Boot binds it from YAML into a map. */
+	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
+
+	private static final String WHOLE_NUMBER = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
+
+	private final String routeId;
+
+	private final Map<String, String> route = new TreeMap<>();
+
+	private final Map<Integer, Map<String, String>> indexed = new TreeMap<>();
+
+	private RouteArgs(String routeId, Map<String, ?> args) {
+		this.routeId = routeId;
+		args.forEach((key, value) -> {
+			if (key.startsWith(PREFIX)) {
+				String text = (value != null) ? value.toString().trim() : "";
+				put(key.substring(PREFIX.length()), text);
+			}
+		});
+	}
+
+	/** Whether a filter's arguments configure this limiter at all. */
+	static boolean appliesTo(Map<String, ?> args) {
+		return args.keySet().stream().anyMatch(key -> key.startsWith(PREFIX));
+	}
+
+	/** The policy the arguments make, or an {@link InvalidRouteConfigurationException}. */
+	static RoutePolicy parse(String routeId, Map<String, ?> args) {
+		return new RouteArgs(routeId, args).policy();
+	}
+
+	private void put(String property, String value) {
+		Matcher matcher = INDEXED.matcher(property);
+		if (matcher.matches() && LIMIT_PROPERTIES.contains(matcher.group(3))) {
+			String index = (matcher.group(1) != null) ? matcher.group(1) : matcher.group(2);
+			this.indexed.computeIfAbsent(Integer.parseInt(index), i -> new TreeMap<>()).put(matcher.group(3), value);
+		}
+		else if (LIMIT_PROPERTIES.contains(property) || ROUTE_PROPERTIES.contains(property)) {
+			this.route.put(property, value);
+		}
+		else {
+			throw invalid(PREFIX + property, "is not a known property",
+					"algorithm, limit, window, log-storage, burst, name, limits[i].<one of those>, cost, shadow, "
+							+ "fail-mode, instances (each prefixed " + PREFIX + ")");
+		}
+	}
+
+	private RoutePolicy policy() {
+		List<RouteLimit> limits = new ArrayList<>();
+		if (this.indexed.isEmpty()) {
+			limits.add(limit("", this.route, this.route.getOrDefault("name", this.routeId)));
+		}
+		else {
+			for (String single : List.of("limit", "window", "log-storage", "burst", "name")) {
+				if (this.route.containsKey(single)) {
+					throw invalid(PREFIX + single, "is set beside limits[...]",
+							"either one limit (" + PREFIX + "limit, window...) or limits[i].*, not both");
+				}
+			}
+			int expected = 0;
+			for (Map.Entry<Integer, Map<String, String>> entry : this.indexed.entrySet()) {
+				if (entry.getKey() != expected++) {
+					throw invalid(PREFIX + "limits[" + entry.getKey() + "]", "skips an index",
+							"limits numbered from 0 without gaps");
+				}
+				Map<String, String> values = new TreeMap<>(entry.getValue());
+				values.putIfAbsent("algorithm", this.route.getOrDefault("algorithm", null));
+				values.values().removeIf(value -> value == null);
+				String prefix = "limits[" + entry.getKey() + "].";
+				limits.add(limit(prefix, values, values.getOrDefault("name", this.routeId + "-" + entry.getKey())));
+			}
+		}
+		Set<String> names = new HashSet<>();
+		for (RouteLimit limit : limits) {
+			if (!names.add(limit.name())) {
+				throw invalid(PREFIX + "limits[...].name", "repeats '" + limit.name() + "'",
+						"a name of its own for each limit");
+			}
+		}
+		long cost = number("cost", this.route.getOrDefault("cost", "1"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		for (RouteLimit limit : limits) {
+			if (cost > limit.policy().limit() || cost > limit.policy().burst()) {
+				throw invalid(PREFIX + "cost", "is '" + cost + "', more than limit '" + limit.name() + "' allows at once",
+						"at most the smallest limit (and burst), else no request could ever pass");
+			}
+		}
+		return new RoutePolicy(limits, cost, shadow(), failMode(), (int) number("instances",
+				this.route.getOrDefault("instances", "1"), RoutePolicy.MAX_INSTANCES,
+				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES));
+	}
+
+	private RouteLimit limit(String prefix, Map<String, String> values, String name) {
+		Algorithm algorithm = algorithm(prefix, values.getOrDefault("algorithm",
+				Algorithm.SLIDING_WINDOW_COUNTER.id()), values.get("log-storage"));
+		String limitText = values.get("limit");
+		if (limitText == null || limitText.isEmpty()) {
+			throw invalid(PREFIX + prefix + "limit", "is missing", WHOLE_NUMBER);
+		}
+		long limit = number(prefix + "limit", limitText, WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		Duration window = window(prefix + "window", values.get("window"));
+		if (limit > WindowPolicy.MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis()) {
+			throw invalid(PREFIX + prefix + "limit", "is '" + limit + "' with a window of '" + values.get("window") + "'",
+					"limit * window in milliseconds below 2^53 (about 9e15)");
+		}
+		long burst = limit;
+		if (values.containsKey("burst")) {
+			if (algorithm != Algorithm.TOKEN_BUCKET) {
+				throw invalid(PREFIX + prefix + "burst", "is '" + values.get("burst") + "'",
+						"only with " + Algorithm.TOKEN_BUCKET.id() + ", not " + algorithm.id());
+			}
+			burst = number(prefix + "burst", values.get("burst"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		}
+		if (name.isEmpty()) {
+			throw invalid(PREFIX + prefix + "name", "is empty", "a name for the policy, shown to clients");
+		}
+		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst));
+	}
+
+	private Algorithm algorithm(String prefix, String id, @Nullable String storage) {
+		boolean known = false;
+		for (Algorithm candidate : Algorithm.values()) {
+			if (candidate.id().equals(id)) {
+				known = true;
+				// the first storage listed is the default
+				if (storage == null || storage.equals(candidate.storage())) {
+					return candidate;
+				}
+			}
+		}
+		if (!known) {
+			throw invalid(PREFIX + prefix + "algorithm", "is '" + id + "'", "one of " + Algorithm.ids());
+		}
+		boolean hasStorages = Algorithm.SLIDING_LOG.id().equals(id);
+		throw invalid(PREFIX + prefix + "log-storage", "is '" + storage + "'",
+				hasStorages ? "one of " + Algorithm.storages() : "only with " + Algorithm.SLIDING_LOG.id() + ", not " + id);
+	}
+
+	private Duration window(String property, @Nullable String text) {
+		String allowed = "a duration of whole milliseconds from 1ms to 366d, such as 500ms, 10s, 1m, 1h or 1d";
+		if (text == null || text.isEmpty()) {
+			throw invalid(PREFIX + property, "is missing", allowed);
+		}
+		try {
+			Duration value = DurationStyle.detectAndParse(text);
+			if (value.compareTo(Duration.ofMillis(1)) >= 0 && value.compareTo(WindowPolicy.MAX_WINDOW) <= 0
+					&& value.toNanos() % 1_000_000 == 0) {
+				return value;
+			}
+		}
+		catch (IllegalArgumentException | DateTimeParseException | ArithmeticException ex) {
+			// reported below
+		}
+		throw invalid(PREFIX + property, "is '" + text + "'", allowed);
+	}
+
+	private long number(String property, String text, long max, String allowed) {
+		try {
+			long value = Long.parseLong(text);
+			if (value >= 1 && value <= max) {
+				return value;
+			}
+		}
+		catch (NumberFormatException ex) {
+			// reported below
+		}
+		throw invalid(PREFIX + property, "is '" + text + "'", allowed);
+	}
+
+	private boolean shadow() {
+		String text = this.route.getOrDefault("shadow", "false");
+		if (!text.equals("true") && !text.equals("false")) {
+			throw invalid(PREFIX + "shadow", "is '" + text + "'", "true or false");
+		}
+		return Boolean.parseBoolean(text);
+	}
+
+	private FailMode failMode() {
+		String text = this.route.getOrDefault("fail-mode", FailMode.OPEN.id());
+		for (FailMode candidate : FailMode.values()) {
+			if (candidate.id().equals(text)) {
+				return candidate;
+			}
+		}
+		throw invalid(PREFIX + "fail-mode", "is '" + text + "'", "one of " + FailMode.ids());
+	}
+
+	private InvalidRouteConfigurationException invalid(String property, String what, String allowed) {
+		return new InvalidRouteConfigurationException(this.routeId, property, what, allowed);
+	}
+
+}

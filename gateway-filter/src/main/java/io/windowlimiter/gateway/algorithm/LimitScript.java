@@ -1,0 +1,82 @@
+package io.windowlimiter.gateway.algorithm;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The one Lua script that decides a request: {@code decide.lua} preceded by the module of each given
+ * algorithm, assembled once and run by SHA (Spring Data Redis falls back to EVAL when Redis answers
+ * NOSCRIPT). One round trip decides every limit of a route atomically, all or nothing.
+ */
+public final class LimitScript {
+
+	private final ReactiveStringRedisTemplate redis;
+
+	private final RedisScript<List<Long>> script;
+
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	public LimitScript(ReactiveStringRedisTemplate redis, Collection<? extends WindowAlgorithm> algorithms) {
+		this.redis = redis;
+		StringBuilder source = new StringBuilder("local algorithms = {}\n");
+		for (WindowAlgorithm algorithm : algorithms) {
+			source.append(read(algorithm.moduleFile())).append('\n');
+		}
+		source.append(read("decide.lua"));
+		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
+	}
+
+	/** One limit of a decision: the algorithm, the client's key for it and the limit itself. */
+	public record Limit(WindowAlgorithm algorithm, String key, WindowPolicy policy) {
+	}
+
+	/**
+	 * Decides one request.
+	 * @param limits every limit of the route; their keys must share one hash tag
+	 * @param cost what the request consumes of every limit
+	 * @param now time in ms since the epoch, or empty for the Redis server's clock
+	 */
+	public Mono<Verdict> decide(List<Limit> limits, long cost, String now) {
+		List<String> keys = new ArrayList<>(limits.size());
+		List<String> args = new ArrayList<>(2 + 4 * limits.size());
+		args.add(now);
+		args.add(Long.toString(cost));
+		for (Limit limit : limits) {
+			keys.add(limit.key());
+			args.add(limit.algorithm().algorithm().name());
+			args.add(Long.toString(limit.policy().limit()));
+			args.add(Long.toString(limit.policy().windowMillis()));
+			args.add(limit.algorithm().extra(limit.policy()));
+		}
+		return this.redis.execute(this.script, keys, args)
+			.next()
+			.map(reply -> Verdict.fromReply(reply, limits.size()));
+	}
+
+	/** The assembled script, e.g. for tests that run it by hand. */
+	public RedisScript<List<Long>> script() {
+		return this.script;
+	}
+
+	private static String read(String file) {
+		try (InputStream in = LimitScript.class.getResourceAsStream(file)) {
+			if (in == null) {
+				throw new IllegalStateException("Script " + file + " is missing beside " + LimitScript.class);
+			}
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+}

@@ -1,0 +1,33 @@
+package io.windowlimiter.gateway.algorithm;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The answer for one request against all of its route's limits: allowed only if every limit allowed,
+ * and then counted by every limit.
+ *
+ * @param allowed whether the request may pass
+ * @param decisions one per limit, in the route's order
+ */
+public record Verdict(boolean allowed, List<Decision> decisions) {
+
+	/** Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}. */
+	static Verdict fromReply(List<Long> reply, int limits) {
+		if (reply.size() != 1 + 4 * limits) {
+			throw new IllegalStateException("Expected " + (1 + 4 * limits) + " numbers from the script, got " + reply);
+		}
+		List<Decision> decisions = new ArrayList<>(limits);
+		for (int i = 0; i < limits; i++) {
+			int at = 1 + 4 * i;
+			decisions.add(new Decision(reply.get(at) == 1L, reply.get(at + 1), reply.get(at + 2), reply.get(at + 3)));
+		}
+		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions));
+	}
+
+	/** How long a denied client must wait: the longest wait of the limits that denied it. */
+	public long retryAfterMillis() {
+		return this.decisions.stream().mapToLong(Decision::retryAfterMillis).max().orElse(0);
+	}
+
+}

@@ -1,0 +1,126 @@
+package io.windowlimiter.gateway.algorithm;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Several limits in one atomic script, all or nothing, and requests that cost more than one. */
+class LimitScriptTests {
+
+	private static final long T0 = ScriptTestSupport.T0;
+
+	private final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
+
+	private final List<WindowAlgorithm> all = List.of(new FixedWindow(this.redis), new SlidingLog(this.redis),
+			new SlidingLogSortedSet(this.redis), new SlidingWindowCounter(this.redis), new TokenBucket(this.redis));
+
+	private final LimitScript script = new LimitScript(this.redis, this.all);
+
+	private final String tag = "{" + UUID.randomUUID() + "}";
+
+	private WindowAlgorithm algorithm(Algorithm algorithm) {
+		return this.all.stream().filter(candidate -> candidate.algorithm() == algorithm).findFirst().orElseThrow();
+	}
+
+	private LimitScript.Limit limit(Algorithm algorithm, long limit, Duration window, String name) {
+		return new LimitScript.Limit(algorithm(algorithm), "test:" + this.tag + ":" + name,
+				new WindowPolicy(algorithm, limit, window));
+	}
+
+	private Verdict decide(List<LimitScript.Limit> limits, long cost, long now) {
+		return this.script.decide(limits, cost, Long.toString(now)).block(Duration.ofSeconds(5));
+	}
+
+	@Test
+	void aRequestDeniedByOneLimitIsCountedByNone() {
+		LimitScript.Limit perSecond = limit(Algorithm.SLIDING_LOG, 2, Duration.ofSeconds(1), "second");
+		LimitScript.Limit perHour = limit(Algorithm.FIXED_WINDOW, 5, Duration.ofHours(1), "hour");
+		List<LimitScript.Limit> both = List.of(perSecond, perHour);
+		assertThat(decide(both, 1, T0).allowed()).isTrue();
+		assertThat(decide(both, 1, T0).allowed()).isTrue();
+		Verdict denied = decide(both, 1, T0 + 1);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.decisions().get(0).allowed()).isFalse();
+		assertThat(denied.decisions().get(1)).isEqualTo(new Decision(true, 2, 3_600_000 - 1, 0));
+		// the hourly count holds only the two allowed requests
+		assertThat(this.redis.opsForValue().get(perHour.key()).block()).endsWith(":2");
+		assertThat(denied.retryAfterMillis()).isEqualTo(999);
+	}
+
+	@Test
+	void theLongestWaitOfTheDenyingLimitsIsTheRetryAfter() {
+		LimitScript.Limit perSecond = limit(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1), "second");
+		LimitScript.Limit perMinute = limit(Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1), "minute");
+		List<LimitScript.Limit> both = List.of(perSecond, perMinute);
+		assertThat(decide(both, 1, T0 + 100).allowed()).isTrue();
+		Verdict denied = decide(both, 1, T0 + 200);
+		assertThat(denied.decisions()).extracting(Decision::retryAfterMillis).containsExactly(800L, 59_800L);
+		assertThat(denied.retryAfterMillis()).isEqualTo(59_800);
+		assertThat(decide(both, 1, T0 + 200 + 59_799).allowed()).isFalse();
+		assertThat(decide(both, 1, T0 + 200 + 59_800).allowed()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aRequestConsumesItsCost(Algorithm algorithm) {
+		List<LimitScript.Limit> limit = List.of(limit(algorithm, 10, Duration.ofMinutes(1), "cost"));
+		assertThat(decide(limit, 4, T0).decisions().get(0)).extracting(Decision::allowed, Decision::remaining)
+			.containsExactly(true, 6L);
+		assertThat(decide(limit, 4, T0).decisions().get(0).remaining()).isEqualTo(2);
+		Decision denied = decide(limit, 4, T0).decisions().get(0);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.remaining()).as("the quota left is reported even when it is too little").isEqualTo(2);
+		assertThat(decide(limit, 2, T0).allowed()).as("a cheaper request still fits").isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void retryAfterStaysTruthfulAndTightWithCosts(Algorithm algorithm) {
+		List<LimitScript.Limit> limit = List.of(limit(algorithm, 9, Duration.ofMinutes(1), "truth"));
+		Random random = new Random(7);
+		long now = T0;
+		int denials = 0;
+		for (int i = 0; i < 250; i++) {
+			now += random.nextInt(6_000);
+			long cost = 1 + random.nextInt(4);
+			Verdict verdict = decide(limit, cost, now);
+			if (!verdict.allowed()) {
+				denials++;
+				long retry = verdict.retryAfterMillis();
+				assertThat(decide(limit, cost, now + retry - 1).allowed()).as("%s cost %d at retry - 1", algorithm, cost)
+					.isFalse();
+				now += retry;
+				assertThat(decide(limit, cost, now).allowed()).as("%s cost %d after retry", algorithm, cost).isTrue();
+			}
+		}
+		assertThat(denials).isGreaterThan(20);
+	}
+
+	@Test
+	void ringAndSortedSetLogsAgreeWithCosts() {
+		Random random = new Random(11);
+		for (int trace = 0; trace < 20; trace++) {
+			int max = 1 + random.nextInt(20);
+			List<LimitScript.Limit> ring = List.of(limit(Algorithm.SLIDING_LOG, max, Duration.ofMinutes(1), "r" + trace));
+			List<LimitScript.Limit> set = List.of(
+					limit(Algorithm.SLIDING_LOG_SORTED_SET, max, Duration.ofMinutes(1), "s" + trace));
+			long now = T0;
+			for (int i = 0; i < 100; i++) {
+				now += random.nextInt(3) == 0 ? 0 : random.nextInt(20_000);
+				long cost = 1 + random.nextInt(max);
+				assertThat(decide(ring, cost, now)).as("trace %d request %d", trace, i).isEqualTo(decide(set, cost, now));
+			}
+		}
+	}
+
+}

@@ -1,0 +1,45 @@
+-- Decides one request against one or more limits, atomically and all or nothing: the request is
+-- counted by every limit or, when any limit denies it, by none. Assembled at start-up with one
+-- module per algorithm before it (see LimitScript), each defining in the table `algorithms`:
+--
+--   algorithms[name] = function(key, limit, window, now, cost, extra)
+--     -> allowed (boolean), remaining, reset ms, retry-after ms, record (function writing the request)
+--
+-- A check writes nothing that counts (it may drop entries that have left the window); `record` is
+-- called for every limit once all have allowed.
+--
+-- KEYS[i]  the client's key for limit i (all share one hash tag)
+-- ARGV[1]  now in ms since the epoch, or "" to use the Redis server's clock (TIME)
+-- ARGV[2]  cost: what this request consumes of every limit, >= 1
+-- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
+-- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms}
+local now = tonumber(ARGV[1])
+if not now then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local cost = tonumber(ARGV[2])
+
+local reply = {1}
+local records = {}
+for i = 1, #KEYS do
+  local base = 3 + 4 * (i - 1)
+  local check = algorithms[ARGV[base]]
+  local allowed, remaining, reset, retry, record =
+    check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, cost, ARGV[base + 3])
+  if not allowed then
+    reply[1] = 0
+  end
+  records[i] = record
+  reply[#reply + 1] = allowed and 1 or 0
+  reply[#reply + 1] = remaining
+  reply[#reply + 1] = reset
+  reply[#reply + 1] = retry
+end
+
+if reply[1] == 1 then
+  for i = 1, #records do
+    records[i]()
+  end
+end
+return reply
