@@ -2,10 +2,12 @@ package io.windowlimiter.app;
 
 import java.time.Duration;
 
+import io.windowlimiter.gateway.DenyCache;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.micrometer.metrics.test.autoconfigure.AutoConfigureMetrics;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
@@ -22,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
 @AutoConfigureWebTestClient
+@AutoConfigureMetrics
 class GatewayAppTests {
 
 	@Autowired
@@ -33,10 +36,15 @@ class GatewayAppTests {
 	@Autowired
 	private ConfigurableEnvironment environment;
 
+	@Autowired
+	private DenyCache denyCache;
+
 	@BeforeEach
 	void forgetEarlierRequests() {
-		// Every request here comes from 127.0.0.1, so all tests share one client key.
+		// Every request here comes from 127.0.0.1, so all tests share one client key: forget its counts in
+		// Redis and the denial this instance remembers.
 		this.redis.execute((connection) -> connection.serverCommands().flushAll()).blockLast(Duration.ofSeconds(5));
+		this.denyCache.clear();
 	}
 
 	@Test
@@ -106,6 +114,25 @@ class GatewayAppTests {
 			.expectBody()
 			.jsonPath("$.status")
 			.isEqualTo("UP");
+	}
+
+	@Test
+	void prometheusShowsTheDecisionsAndTheRedisRoundTrips() {
+		for (int i = 0; i < 7; i++) {
+			this.client.get().uri("/demo/hello").exchange();
+		}
+		String scrape = this.client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		assertThat(scrape).contains(
+				"gateway_ratelimit_decisions_total{algorithm=\"sliding-window-counter\",outcome=\"allowed\",route=\"demo\"}")
+			.contains("gateway_ratelimit_decisions_total{algorithm=\"sliding-window-counter\",outcome=\"denied\",route=\"demo\"}")
+			.contains("gateway_ratelimit_redis_seconds_count{result=\"success\",route=\"demo\"}");
 	}
 
 }
