@@ -65,6 +65,8 @@ public class RateLimitMetrics {
 		if (sample != null && this.registry != null) {
 			sample.stop(Timer.builder("gateway.ratelimit.redis")
 				.description("Round trip of the rate-limit script to Redis")
+				// buckets, so dashboards can show p99 across instances
+				.publishPercentileHistogram()
 				.tags("route", route, "result", success ? "success" : "failure")
 				.register(this.registry));
 		}

@@ -1,27 +1,52 @@
 package io.windowlimiter.gateway;
 
+import java.util.List;
+
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.cloud.gateway.route.Route;
 import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The example configuration in config/ starts a gateway with all its routes. */
+/** The example configurations in config/ start a gateway with all their routes. */
 class ExampleConfigTests {
+
+	private static ConfigurableApplicationContext start(String file) {
+		RedisTestServer redis = RedisTestServer.get();
+		return new SpringApplicationBuilder(GatewayTestApplication.class)
+			.properties("spring.config.additional-location=file:../config/" + file, "server.port=0",
+					"spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port())
+			.run();
+	}
+
+	private static List<String> routeIds(ConfigurableApplicationContext context) {
+		return context.getBean(RouteLocator.class).getRoutes().map(Route::getId).collectList().block();
+	}
 
 	@Test
 	void theExampleGatewayConfigStarts() {
-		RedisTestServer redis = RedisTestServer.get();
-		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(GatewayTestApplication.class)
-			.properties("spring.config.additional-location=file:../config/gateway-example.yml", "server.port=0",
-					"spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port())
-			.run()) {
-			assertThat(context.getBean(RouteLocator.class).getRoutes().collectList().block())
-				.extracting(route -> route.getId())
-				.containsExactlyInAnyOrder("orders", "login", "reports");
+		try (ConfigurableApplicationContext context = start("gateway-example.yml")) {
+			assertThat(routeIds(context)).containsExactlyInAnyOrder("orders", "login", "reports");
+		}
+	}
+
+	@Test
+	void theOperationsExampleStartsWithItsLimitsCostAndShadowMode() {
+		try (ConfigurableApplicationContext context = start("gateway-operations.yml")) {
+			assertThat(routeIds(context)).containsExactlyInAnyOrder("search", "exports", "catalog");
+			WindowRateLimiter limiter = context.getBean(WindowRateLimiter.class);
+			assertThat(WindowRateLimiter.policyFor("search", limiter.getConfig().get("search").getArgs()).limits())
+				.extracting(RouteLimit::name)
+				.containsExactly("per-second", "per-hour");
+			assertThat(WindowRateLimiter.policyFor("exports", limiter.getConfig().get("exports").getArgs()).cost())
+				.isEqualTo(5);
+			assertThat(WindowRateLimiter.policyFor("catalog", limiter.getConfig().get("catalog").getArgs()).shadow())
+				.isTrue();
+			assertThat(context.getBeansOfType(ProblemDetailsFilter.class)).hasSize(1);
 		}
 	}
 

@@ -11,6 +11,7 @@ import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.RateLimitMetrics;
+import io.windowlimiter.gateway.ScriptWarmUp;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
@@ -111,6 +112,11 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean
 	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis, List<WindowAlgorithm> algorithms) {
 		return new LimitScript(redis, algorithms);
+	}
+
+	@Bean
+	public ScriptWarmUp windowRateLimiterScriptWarmUp(LimitScript script) {
+		return new ScriptWarmUp(script);
 	}
 
 	@Bean

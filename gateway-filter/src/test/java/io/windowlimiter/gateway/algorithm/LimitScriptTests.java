@@ -123,4 +123,14 @@ class LimitScriptTests {
 		}
 	}
 
+	@Test
+	void loadingAheadPutsTheScriptInRedisUnderItsSha() {
+		RedisTestServer.get().flushScripts();
+		String sha = this.script.load().block(Duration.ofSeconds(5));
+		assertThat(sha).isEqualTo(this.script.script().getSha1());
+		Boolean exists = this.redis.execute(connection -> connection.scriptingCommands().scriptExists(sha))
+			.blockFirst(Duration.ofSeconds(5));
+		assertThat(exists).isTrue();
+	}
+
 }
