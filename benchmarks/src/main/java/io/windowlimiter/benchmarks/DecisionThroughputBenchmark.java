@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
-import io.windowlimiter.gateway.key.RedisKeys;
 import reactor.core.publisher.Flux;
 
 /**
@@ -80,8 +79,7 @@ final class DecisionThroughputBenchmark {
 				timed(limiter, routeId, this.warmUp);
 				Timed measured = timed(limiter, routeId, this.measure);
 
-				String sha = this.redis.scriptLoad(algorithm.script().getScriptAsString(), algorithm.script().getSha1());
-				List<String> command = redisBenchmarkCommand(probe, routeId, algorithm, sha);
+				List<String> command = redisBenchmarkCommand(probe, routeId, algorithm);
 				double pipelined = redisBenchmark(redisBenchmark, command, 16);
 				checkAllowed(command);
 				double unpipelined = redisBenchmark(redisBenchmark, command, 1);
@@ -89,8 +87,8 @@ final class DecisionThroughputBenchmark {
 				Result result = new Result(algorithm.algorithm(), measured.perSecond(), pipelined, unpipelined,
 						measured.undecided());
 				System.out.printf("decision %-24s library %,10.0f/s  redis-benchmark -P16 %,10.0f/s  -P1 %,10.0f/s  "
-						+ "ratio %.2f%n", name, result.libraryPerSecond(), pipelined, unpipelined,
-						result.ratioToPipelined());
+						+ "ratio %.2f  (not decided %,d)%n", name, result.libraryPerSecond(), pipelined, unpipelined,
+						result.ratioToPipelined(), result.undecided());
 				results.add(result);
 			}
 		}
@@ -138,29 +136,37 @@ final class DecisionThroughputBenchmark {
 	}
 
 	/**
-	 * EVALSHA with exactly the key and arguments the library sends for one decision (recorded from a
-	 * real one), the client part of the key replaced by redis-benchmark's {@code __rand_int__}: a
-	 * 12-digit number, the same shape as {@link #clientKey}.
+	 * EVALSHA of the script the library runs, with exactly the keys and arguments it sends for one
+	 * decision (recorded from a real one, so this follows whatever the library sends), the client part
+	 * of each key replaced by redis-benchmark's {@code __rand_int__}: a 12-digit number, the same shape
+	 * as {@link #clientKey}.
 	 */
-	private List<String> redisBenchmarkCommand(Library probe, String routeId, WindowAlgorithm algorithm, String sha) {
+	private List<String> redisBenchmarkCommand(Library probe, String routeId, WindowAlgorithm algorithm) {
 		probe.configureRoute(routeId, algorithm.algorithm(), this.limit, this.window);
 		String client = clientKey(0);
 		probe.limiter().isAllowed(routeId, client).block(Duration.ofSeconds(10));
-		RecordingRedisTemplate.ScriptCall call = probe.lastCall(sha);
-		String key = call.keys().get(0);
-		if (call.keys().size() != 1 || !key.equals(RedisKeys.of(routeId, client, algorithm.keySuffix()))) {
-			throw new IllegalStateException("Expected one key of the client's, the library sent " + call.keys());
+		RecordingRedisTemplate.ScriptCall call = probe.lastCall();
+		String sha = this.redis.scriptLoad(call.script().getScriptAsString(), call.script().getSha1());
+		List<String> command = new ArrayList<>(List.of("EVALSHA", sha, Integer.toString(call.keys().size())));
+		for (String key : call.keys()) {
+			if (!key.contains(client) || !key.endsWith(algorithm.keySuffix())) {
+				throw new IllegalStateException("Expected keys of the client's, the library sent " + call.keys());
+			}
+			command.add(key.replace(client, "__rand_int__"));
 		}
-		List<String> command = new ArrayList<>(List.of("EVALSHA", sha, "1", key.replace(client, "__rand_int__")));
 		command.addAll(call.args());
 		return command;
 	}
 
 	/** After redis-benchmark: its command still gives an allowed decision, neither an error nor a denial. */
 	private void checkAllowed(List<String> command) {
-		String key = command.get(3).replace("__rand_int__", clientKey(0));
-		List<Object> reply = this.redis.evalsha(command.get(1), key,
-				command.subList(4, command.size()).toArray(String[]::new));
+		int keys = Integer.parseInt(command.get(2));
+		String[] keyNames = command.subList(3, 3 + keys)
+			.stream()
+			.map(key -> key.replace("__rand_int__", clientKey(0)))
+			.toArray(String[]::new);
+		List<Object> reply = this.redis.evalsha(command.get(1), keyNames,
+				command.subList(3 + keys, command.size()).toArray(String[]::new));
 		if (!Long.valueOf(1L).equals(reply.get(0))) {
 			throw new IllegalStateException("The script did not allow the benchmark's request: " + reply
 					+ "; raise bench.limit");
@@ -171,13 +177,16 @@ final class DecisionThroughputBenchmark {
 	private double redisBenchmark(RedisBenchmarkTool tool, List<String> command, int pipeline)
 			throws IOException, InterruptedException {
 		this.redis.flushAll();
+		long errors = this.redis.errorReplies();
 		double estimate = tool.run(command, pipeline, 20_000, this.keys);
-		// A run that only got errors (NOSCRIPT, wrong arguments) writes no key
-		if (this.redis.admin().dbsize() < this.keys / 2) {
-			throw new IllegalStateException("redis-benchmark wrote almost no keys: its command failed " + command);
-		}
 		long requests = Math.max(20_000, (long) (estimate * this.redisBenchmarkSeconds));
-		return tool.run(command, pipeline, requests, this.keys);
+		double rate = tool.run(command, pipeline, requests, this.keys);
+		// redis-benchmark counts error replies (NOSCRIPT, wrong arguments) as answers
+		if (this.redis.errorReplies() > errors) {
+			throw new IllegalStateException("redis-benchmark's command got " + (this.redis.errorReplies() - errors)
+					+ " error replies: " + command);
+		}
+		return rate;
 	}
 
 	static String clientKey(int i) {

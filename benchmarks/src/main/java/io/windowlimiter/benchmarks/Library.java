@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.core.env.MapPropertySource;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -45,6 +46,10 @@ final class Library implements AutoCloseable {
 		ReactiveStringRedisTemplate template = (this.recorder != null) ? this.recorder
 				: new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.context = new AnnotationConfigApplicationContext();
+		this.context.getEnvironment()
+			.getPropertySources()
+			.addFirst(new MapPropertySource("benchmarks",
+					Map.of("window-rate-limiter.redis-timeout", Settings.redisTimeout())));
 		this.context.registerBean(ReactiveStringRedisTemplate.class, () -> template);
 		this.context.register(WindowRateLimiterAutoConfiguration.class);
 		this.context.refresh();
@@ -67,11 +72,11 @@ final class Library implements AutoCloseable {
 		this.context.publishEvent(new FilterArgsEvent(this, routeId, args));
 	}
 
-	/** What the library last sent to the script with this SHA; only for a recording library. */
-	RecordingRedisTemplate.ScriptCall lastCall(String sha) {
-		RecordingRedisTemplate.ScriptCall call = (this.recorder != null) ? this.recorder.lastCall(sha) : null;
+	/** The script the library last ran, as sent; only for a recording library. */
+	RecordingRedisTemplate.ScriptCall lastCall() {
+		RecordingRedisTemplate.ScriptCall call = (this.recorder != null) ? this.recorder.lastCall() : null;
 		if (call == null) {
-			throw new IllegalStateException("No call to script " + sha + " recorded");
+			throw new IllegalStateException("No script run recorded");
 		}
 		return call;
 	}

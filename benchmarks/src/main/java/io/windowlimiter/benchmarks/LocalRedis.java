@@ -13,6 +13,10 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 
 /**
  * The one Redis server of a benchmark run: a {@code redis-server} started on a free loopback port
@@ -51,7 +55,7 @@ final class LocalRedis implements AutoCloseable {
 		File log = workDir.resolve("redis-server.log").toFile();
 		// Defaults otherwise (encodings, listpack thresholds): the memory figures must be those of a stock server.
 		Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", HOST,
-				"--save", "", "--appendonly", "no", "--dir", workDir.toString())
+				"--save", "", "--appendonly", "no", "--dir", workDir.toString(), "--enable-debug-command", "local")
 			.redirectErrorStream(true)
 			.redirectOutput(log)
 			.start();
@@ -90,8 +94,29 @@ final class LocalRedis implements AutoCloseable {
 		return Long.parseLong(infoField("memory", "used_memory"));
 	}
 
+	/** Error replies Redis has sent since it started ({@code total_error_replies}). */
+	long errorReplies() {
+		return Long.parseLong(infoField("stats", "total_error_replies"));
+	}
+
 	String version() {
 		return infoField("server", "redis_version");
+	}
+
+	/**
+	 * Turns Redis's background expiry off or on. The memory benchmark replays time, so a key's TTL
+	 * (relative, in real time) can end while it still holds the replayed client's state; off, such a key
+	 * stays until something reads it. Returns whether Redis allowed it (DEBUG may be disabled).
+	 */
+	boolean activeExpire(boolean on) {
+		try {
+			admin().dispatch(CommandType.DEBUG, new StatusOutput<>(StringCodec.UTF8),
+					new CommandArgs<>(StringCodec.UTF8).add("SET-ACTIVE-EXPIRE").add(on ? 1 : 0));
+			return true;
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
 	}
 
 	/** Loads a script and checks Redis gives it the SHA the library computed, so both run the same script. */
@@ -104,8 +129,8 @@ final class LocalRedis implements AutoCloseable {
 	}
 
 	/** Runs a script once by SHA, to check the arguments a benchmark will send are accepted. */
-	List<Object> evalsha(String sha, String key, String... args) {
-		return admin().evalsha(sha, ScriptOutputType.MULTI, new String[] { key }, args);
+	List<Object> evalsha(String sha, String[] keys, String... args) {
+		return admin().evalsha(sha, ScriptOutputType.MULTI, keys, args);
 	}
 
 	private String infoField(String section, String field) {
