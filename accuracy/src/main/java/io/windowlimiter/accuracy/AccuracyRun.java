@@ -30,7 +30,7 @@ public final class AccuracyRun {
 
 	private static final int WINDOWS = 12;
 
-	private static final double[] LEVELS = { 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3 };
+	private static final double[] LEVELS = { 0.25, 0.5, 0.75, 1, 1.5, 2, 3 };
 
 	private static final double[] DUTIES = { 0.5, 0.25, 0.1, 0.05 };
 
@@ -105,8 +105,13 @@ public final class AccuracyRun {
 
 			long seconds = Math.round((System.nanoTime() - start) / 1e9);
 			List<Trace> ordered = new ArrayList<>(traces.values());
-			write(out.resolve("results.md"), Report.markdown(RunInfo.of(redis), COMMAND, ordered, results, costs,
-					speedTrace, SPEED_ROUNDS, memoryTrace, seconds));
+			RunInfo info = RunInfo.of(redis);
+			String summary = Summary.table(results, windowEdge, edgeThenSteady, List.of(steady, bursts, periodic),
+					List.of(steady.get(indexOf(LEVELS, 0.5)), steady.get(atLimit), bursts.get(atLimit), periodic.get(atLimit),
+							manyClients),
+					costs, info);
+			write(out.resolve("results.md"), Report.markdown(info, COMMAND, ordered, results, costs, speedTrace,
+					SPEED_ROUNDS, memoryTrace, seconds, summary));
 			write(out.resolve("results.csv"), Report.csv(ordered, results));
 			write(out.resolve("window-edge.svg"), Charts.timeline(windowEdge,
 					"100 requests at second 59, 100 at second 61, limit 100 per minute", 50, 130, results));

@@ -49,6 +49,8 @@ public final class LocalRedis implements AutoCloseable {
 				.redirectErrorStream(true)
 				.redirectOutput(dir.resolve("redis.log").toFile())
 				.start();
+			// Also when the run is interrupted (Ctrl-C): never leave a server behind.
+			Runtime.getRuntime().addShutdownHook(new Thread(process::destroy));
 			awaitPort(port);
 			return new LocalRedis(process, port);
 		}

@@ -15,19 +15,31 @@ import java.time.ZoneOffset;
  * @param os operating system and version
  * @param java the Java runtime's version
  * @param redis the Redis server's version
+ * @param load the machine's load average over the last 1, 5 and 15 minutes when the run ended: speed
+ * figures from a busy machine are worth less
  */
-public record RunInfo(LocalDate date, int cpus, String cpuModel, String os, String java, String redis) {
+public record RunInfo(LocalDate date, int cpus, String cpuModel, String os, String java, String redis, String load) {
 
 	public static RunInfo of(LocalRedis redis) {
 		return new RunInfo(LocalDate.now(ZoneOffset.UTC), Runtime.getRuntime().availableProcessors(), readCpuModel(),
 				System.getProperty("os.name") + " " + System.getProperty("os.version"), System.getProperty("java.version"),
-				redis.info("server").getProperty("redis_version"));
+				redis.info("server").getProperty("redis_version"), loadAverage());
 	}
 
-	/** One line for reports, e.g. "2 CPUs (Intel Xeon), Linux 6.1, Java 17.0.15, Redis 7.0.15, 2026-03-02". */
+	/** One line for reports: "2 CPUs (Intel Xeon), Linux 6.1, Java 17.0.15, Redis 7.0.15, load 0.5 0.4 0.3, 2026-03-02". */
 	public String line() {
 		return this.cpus + " CPUs (" + this.cpuModel + "), " + this.os + ", Java " + this.java + ", Redis " + this.redis
-				+ ", " + this.date;
+				+ ", load average " + this.load + ", " + this.date;
+	}
+
+	private static String loadAverage() {
+		try {
+			String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+			return fields[0] + " " + fields[1] + " " + fields[2];
+		}
+		catch (IOException | RuntimeException ex) {
+			return "unknown";
+		}
 	}
 
 	private static String readCpuModel() {

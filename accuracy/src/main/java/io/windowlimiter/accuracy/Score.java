@@ -15,13 +15,14 @@ import io.windowlimiter.gateway.algorithm.Algorithm;
  * @param overshoot the most requests one client had allowed in any window-long span, divided by the limit
  * @param clients clients in the trace
  * @param clientsOverLimit clients that had more than the limit allowed in some window-long span
+ * @param clientsLimited clients the exact log denied at least once: those that reached their limit
  * @param countErrorOfLimit mean, over all requests, of |estimate - true count| / limit
  * @param countErrorOfTrue mean, over requests whose true count is not 0, of |estimate - true count| / true count
  * @param modelMismatches answers of the script that differ from the rule re-run in Java (must be 0)
  */
 public record Score(String trace, Algorithm algorithm, long requests, long allowed, long exactAllowed,
-		long wronglyAllowed, long wronglyDenied, double overshoot, long clients, long clientsOverLimit, double countErrorOfLimit,
-		double countErrorOfTrue, long modelMismatches) {
+		long wronglyAllowed, long wronglyDenied, double overshoot, long clients, long clientsOverLimit,
+		long clientsLimited, double countErrorOfLimit, double countErrorOfTrue, long modelMismatches) {
 
 	/** Requests decided otherwise than the exact log decided them, as a share of all requests. */
 	public double decidedDifferently() {

@@ -26,6 +26,7 @@ public final class Scoring {
 		long wronglyDenied = 0;
 		long mostInWindow = 0;
 		long clientsOverLimit = 0;
+		long clientsLimited = 0;
 		double errorOfLimit = 0;
 		double errorOfTrue = 0;
 		long withTrueCount = 0;
@@ -49,13 +50,19 @@ public final class Scoring {
 					withTrueCount++;
 				}
 			}
+			boolean limited = false;
+			for (boolean allowedExactly : exact) {
+				limited |= !allowedExactly;
+			}
+			clientsLimited += limited ? 1 : 0;
 			long most = mostAllowedInAnyWindow(times, decided, window);
 			mostInWindow = Math.max(mostInWindow, most);
 			clientsOverLimit += (most > limit) ? 1 : 0;
 		}
 		return new Score(trace.name(), algorithm, requests, allowed, exactAllowed, wronglyAllowed, wronglyDenied,
-				(double) mostInWindow / limit, trace.clients().size(), clientsOverLimit, (requests == 0) ? 0 : errorOfLimit / requests,
-				(withTrueCount == 0) ? 0 : errorOfTrue / withTrueCount, mismatches);
+				(double) mostInWindow / limit, trace.clients().size(), clientsOverLimit, clientsLimited,
+				(requests == 0) ? 0 : errorOfLimit / requests, (withTrueCount == 0) ? 0 : errorOfTrue / withTrueCount,
+				mismatches);
 	}
 
 	/**

@@ -63,7 +63,8 @@ public final class Svg {
 	/** Text turned to read upwards, centred on (x, y): for y-axis titles. */
 	public Svg verticalText(double x, double y, String text, double size, String fill) {
 		this.body.append(String.format(Locale.ROOT,
-				"<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" transform=\"rotate(-90 %.1f %.1f)\">%s</text>%n",
+				"<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
+						+ "transform=\"rotate(-90 %.1f %.1f)\">%s</text>%n",
 				x, y, size, fill, x, y, escape(text)));
 		return this;
 	}

@@ -51,7 +51,8 @@ public final class Traces {
 		for (int i = 0; i < 600; i++) {
 			times[100 + i] = T0 + 60_000 + i * 100L;
 		}
-		return new Trace("edge-then-steady", "one client: 100 requests at second 59.9, then one every 100 ms from second 60 to 119.9",
+		return new Trace("edge-then-steady",
+				"one client: 100 requests at second 59.9, then one every 100 ms from second 60 to 119.9",
 				7.0, LIMIT, WINDOW, List.of(new ClientTrace("client", times)));
 	}
 

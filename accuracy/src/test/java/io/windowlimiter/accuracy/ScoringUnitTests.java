@@ -57,6 +57,8 @@ class ScoringUnitTests {
 		assertThat(score.wronglyAllowed()).isEqualTo(1);
 		assertThat(score.wronglyDenied()).isEqualTo(2);
 		assertThat(score.overshoot()).isEqualTo(1.5);
+		assertThat(score.clientsOverLimit()).isEqualTo(1);
+		assertThat(score.clientsLimited()).isEqualTo(1);
 		assertThat(score.allowedVsExact()).isEqualTo(-0.25);
 		// Not what the sliding log rule answers, and the Java re-run of the rule notices all three places:
 		// request 0 (remaining 1, not 0), request 2 (over the limit) and request 4 (1 has left the window).
