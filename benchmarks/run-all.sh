@@ -50,7 +50,7 @@ fi
 
 if [[ "${BENCH_SKIP_BUILD:-}" != 1 ]]; then
 	echo "Building gateway-filter, gateway-app and benchmarks in $src (tests skipped)..." >&2
-	build=(-q -B -ntp package -Dmaven.test.skip=true -pl gateway-filter,gateway-app,benchmarks -am)
+	build=(-q -B -ntp -Dstyle.color=never package -Dmaven.test.skip=true -pl gateway-filter,gateway-app,benchmarks -am)
 	(cd "$src" && { mvn -o "${build[@]}" || mvn "${build[@]}"; })
 fi
 
