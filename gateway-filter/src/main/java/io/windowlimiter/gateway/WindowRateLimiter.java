@@ -123,24 +123,14 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	}
 
 	private Response answer(String routeId, Route route, String cacheKey, Verdict verdict) {
-		int reported = reported(verdict);
+		int reported = verdict.reported();
 		if (!verdict.allowed() && !route.policy.shadow()) {
 			this.denyCache.remember(cacheKey, reported, verdict.retryAfterMillis());
 		}
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : route.policy.shadow() ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, route.algorithms, outcome);
-		Decision decision = verdict.decisions().get(reported);
-		List<String> violated = new ArrayList<>();
-		if (!verdict.allowed()) {
-			// the longest wait of the limits that denied: after it every one of them allows
-			decision = new Decision(false, decision.remaining(), decision.resetMillis(), verdict.retryAfterMillis());
-			for (int i = 0; i < verdict.decisions().size(); i++) {
-				if (!verdict.decisions().get(i).allowed()) {
-					violated.add(route.policy.limits().get(i).name());
-				}
-			}
-		}
-		return answer(route, route.policy.limits(), reported, decision, verdict.allowed(), violated);
+		List<String> violated = verdict.denying().stream().map(i -> route.policy.limits().get(i).name()).toList();
+		return answer(route, route.policy.limits(), reported, verdict.reportedDecision(), verdict.allowed(), violated);
 	}
 
 	/**
@@ -160,20 +150,6 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	private Response answer(Route route, List<RouteLimit> limits, int reported, Decision decision) {
 		List<String> violated = decision.allowed() ? List.of() : List.of(limits.get(reported).name());
 		return answer(route, limits, reported, decision, decision.allowed(), violated);
-	}
-
-	/** The limit to report: when denied, the one that makes the client wait longest; else the one closest to running out. */
-	private static int reported(Verdict verdict) {
-		List<Decision> decisions = verdict.decisions();
-		int best = 0;
-		for (int i = 1; i < decisions.size(); i++) {
-			Decision candidate = decisions.get(i);
-			Decision current = decisions.get(best);
-			boolean better = verdict.allowed() ? candidate.remaining() < current.remaining()
-					: candidate.retryAfterMillis() > current.retryAfterMillis();
-			best = better ? i : best;
-		}
-		return best;
 	}
 
 	private Response whenRedisFails(String routeId, Route route, List<LimitScript.Limit> limits) {

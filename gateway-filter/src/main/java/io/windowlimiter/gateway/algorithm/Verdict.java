@@ -30,4 +30,38 @@ public record Verdict(boolean allowed, List<Decision> decisions) {
 		return this.decisions.stream().mapToLong(Decision::retryAfterMillis).max().orElse(0);
 	}
 
+	/**
+	 * The limit to report to the client: when denied, the one that makes it wait longest; else the one
+	 * closest to running out.
+	 */
+	public int reported() {
+		int best = 0;
+		for (int i = 1; i < this.decisions.size(); i++) {
+			Decision candidate = this.decisions.get(i);
+			Decision current = this.decisions.get(best);
+			boolean better = this.allowed ? candidate.remaining() < current.remaining()
+					: candidate.retryAfterMillis() > current.retryAfterMillis();
+			best = better ? i : best;
+		}
+		return best;
+	}
+
+	/** The reported limit's decision; when denied, with the longest wait, after which every limit allows. */
+	public Decision reportedDecision() {
+		Decision decision = this.decisions.get(reported());
+		return this.allowed ? decision
+				: new Decision(false, decision.remaining(), decision.resetMillis(), retryAfterMillis());
+	}
+
+	/** The positions of the limits that denied the request. */
+	public List<Integer> denying() {
+		List<Integer> denying = new ArrayList<>();
+		for (int i = 0; i < this.decisions.size(); i++) {
+			if (!this.decisions.get(i).allowed()) {
+				denying.add(i);
+			}
+		}
+		return denying;
+	}
+
 }
