@@ -59,8 +59,9 @@ class FailoverMeasurement {
 				+ " ms, 8 callers deciding for 200 clients without pause, a caller gives up after "
 				+ FailoverProbe.GIVE_UP.toMillis() + " ms, extra properties " + EXTRA + ", Redis " + RedisNode.binary());
 		System.out.println("| scenario | run | decisions | failed | failed or > 100 ms | first to last trouble (ms) | "
-				+ "trouble under way (ms) | slowest (ms) | acknowledged | lost | counted though failed | clients still failing |");
-		System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
+				+ "trouble under way (ms) | slowest (ms) | acknowledged | lost | lost, as seconds of decisions | "
+				+ "counted though failed | clients still failing |");
+		System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 		this.table.forEach(System.out::println);
 	}
 
@@ -71,9 +72,9 @@ class FailoverMeasurement {
 		for (int i = 1; i <= RUNS; i++) {
 			FailoverProbe.Report report = run.apply(i);
 			System.out.println(scenario + " #" + i + ": " + report);
-			this.table.add(String.format("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |", scenario, i,
+			this.table.add(String.format("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %d | %d |", scenario, i,
 					report.decisions(), report.failed(), report.troubled(), report.disrupted().toMillis(),
-					report.troubledTime().toMillis(), report.slowest().toMillis(), report.acknowledged(), report.lost(), report.extra(), report.unread()));
+					report.troubledTime().toMillis(), report.slowest().toMillis(), report.acknowledged(), report.lost(), report.lostSeconds(), report.extra(), report.unread()));
 		}
 	}
 

@@ -138,7 +138,9 @@ final class FailoverProbe {
 			lost += Math.max(0, counted - kept);
 			extra += Math.max(0, kept - counted);
 		}
-		return new Report(outcomes.size(), failed, troubled.size(), Duration.ofNanos(troubled.isEmpty() ? 0 : lastTrouble - firstTrouble),
+		long first = outcomes.stream().mapToLong(Outcome::start).min().orElse(triggered);
+		long last = outcomes.stream().mapToLong(Outcome::end).max().orElse(triggered);
+		return new Report(outcomes.size(), Duration.ofNanos(last - first), failed, troubled.size(), Duration.ofNanos(troubled.isEmpty() ? 0 : lastTrouble - firstTrouble),
 				troubledTime(troubled), Duration.ofNanos(slowest), resumed && unread == 0, acked, lost, extra, unread);
 	}
 
@@ -180,6 +182,7 @@ final class FailoverProbe {
 	/**
 	 * What a failover did to decisions.
 	 * @param decisions decisions made in the whole run
+	 * @param ran how long the run took, from the first decision to the last
 	 * @param failed decisions that ended in an error
 	 * @param troubled decisions that failed or took longer than {@link #SLOW}
 	 * @param disrupted from the start of the first troubled decision to the end of the last
@@ -191,14 +194,20 @@ final class FailoverProbe {
 	 * @param extra requests Redis counted although the caller saw an error
 	 * @param unread clients whose count could not be read back after the run (decisions still failing)
 	 */
-	record Report(long decisions, long failed, long troubled, Duration disrupted, Duration troubledTime, Duration slowest, boolean resumed,
+	record Report(long decisions, Duration ran, long failed, long troubled, Duration disrupted, Duration troubledTime, Duration slowest, boolean resumed,
 			long acknowledged, long lost, long extra, long unread) {
+
+		/** Lost counts as seconds of this run's decisions: how long the limiter was, in effect, not counting. */
+		double lostSeconds() {
+			return this.lost / (this.decisions / (this.ran.toNanos() / 1e9));
+		}
 
 		@Override
 		public String toString() {
-			return String.format("%d decisions, %d failed, %d failed or slower than %d ms, disrupted for %d ms "
+			return String.format("%d decisions in %.1f s, %d failed, %d failed or slower than %d ms, disrupted for %d ms "
 					+ "(troubled decisions under way %d ms), slowest %d ms, resumed: %s; %d acknowledged, %d lost, "
-					+ "%d counted though failed, %d clients still failing after the run", this.decisions, this.failed, this.troubled, SLOW.toMillis(),
+					+ "%d counted though failed, %d clients still failing after the run", this.decisions,
+					this.ran.toNanos() / 1e9, this.failed, this.troubled, SLOW.toMillis(),
 					this.disrupted.toMillis(), this.troubledTime.toMillis(), this.slowest.toMillis(),
 					this.resumed, this.acknowledged, this.lost, this.extra, this.unread);
 		}
