@@ -67,18 +67,14 @@ class RedisTopologyCustomizerTests {
 	}
 
 	@Test
-	void throughSentinelsItReadsFromThePrimarySoLettuceFollowsTheirAnnouncements() {
+	void aSentinelConnectionIsLeftAlone() {
 		this.runner
 			.withPropertyValues("spring.data.redis.sentinel.master=mymaster",
 					"spring.data.redis.sentinel.nodes=127.0.0.1:26379")
 			.run(context -> {
-				assertThat(readFrom(context)).contains(ReadFrom.UPSTREAM);
 				assertThat(clientOptions(context)).isNotInstanceOf(ClusterClientOptions.class);
+				assertThat(readFrom(context)).isEmpty();
 			});
-		this.runner
-			.withPropertyValues("spring.data.redis.sentinel.master=mymaster",
-					"spring.data.redis.sentinel.nodes=127.0.0.1:26379", "spring.data.redis.lettuce.read-from=replica-preferred")
-			.run(context -> assertThat(readFrom(context)).contains(ReadFrom.REPLICA_PREFERRED));
 	}
 
 	@Test

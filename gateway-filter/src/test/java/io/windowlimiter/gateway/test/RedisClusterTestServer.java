@@ -110,7 +110,7 @@ public final class RedisClusterTestServer implements AutoCloseable {
 	 */
 	public LettuceConnectionFactory connectionFactory(LettuceClientConfiguration.LettuceClientConfigurationBuilder client) {
 		ClusterClientOptions.Builder options = ClusterClientOptions.builder();
-		new RedisTopologyCustomizer(false, false, false, false).customize(options);
+		new RedisTopologyCustomizer(false, false).customize(options);
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisClusterConfiguration(nodeAddresses()),
 				client.clientOptions(options.build()).build());
 		factory.afterPropertiesSet();
