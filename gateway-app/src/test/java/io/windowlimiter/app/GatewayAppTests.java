@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * is started and the demo route is limited through it for real.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
-@AutoConfigureWebTestClient
+@AutoConfigureWebTestClient(timeout = "PT30S")
 @AutoConfigureMetrics
 class GatewayAppTests {
 

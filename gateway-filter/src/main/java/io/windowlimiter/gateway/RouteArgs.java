@@ -41,6 +41,9 @@ final class RouteArgs {
 	/** {@code limits[0].limit} as written, or {@code limits.0.limit} as Boot binds it from YAML into a map. */
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
 
+	/** The log keeps one entry per request in the window: past this, one client would cost megabytes. */
+	static final long MAX_LOG_LIMIT = 1_000_000;
+
 	private static final String WHOLE_NUMBER = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
 
 	private final String routeId;
@@ -141,6 +144,11 @@ final class RouteArgs {
 		if (limit > WindowPolicy.MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis()) {
 			throw invalid(PREFIX + prefix + "limit", "is '" + limit + "' with a window of '" + values.get("window") + "'",
 					"limit * window in milliseconds below 2^53 (about 9e15)");
+		}
+		if (limit > MAX_LOG_LIMIT && (algorithm == Algorithm.SLIDING_LOG || algorithm == Algorithm.SLIDING_LOG_SORTED_SET)) {
+			throw invalid(PREFIX + prefix + "limit", "is '" + limit + "' for " + algorithm.id(),
+					"at most " + MAX_LOG_LIMIT + " for the sliding log, which keeps every request of a window "
+							+ "(8 bytes each in the ring); use sliding-window-counter or token-bucket above that");
 		}
 		long burst = limit;
 		if (values.containsKey("burst")) {

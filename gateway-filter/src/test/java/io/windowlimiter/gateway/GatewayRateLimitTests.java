@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * window edge falls inside a test.
  */
 @SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@AutoConfigureWebTestClient
+@AutoConfigureWebTestClient(timeout = "PT30S")
 class GatewayRateLimitTests {
 
 	static final Downstream downstream = Downstream.start();

@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** A route with a bad limit added at run time is refused; the routes already running stay. */
 @SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@AutoConfigureWebTestClient
+@AutoConfigureWebTestClient(timeout = "PT30S")
 class RouteRefreshTests {
 
 	static final Downstream downstream = Downstream.start();

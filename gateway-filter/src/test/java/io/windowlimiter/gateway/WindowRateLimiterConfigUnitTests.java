@@ -59,6 +59,7 @@ class WindowRateLimiterConfigUnitTests {
 			fixed-window           | 10   | soon  | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
 			fixed-window           | 10   |       | window-rate-limiter.window    | a duration of whole milliseconds from 1ms to 366d
 			sliding-window-counter | 1000000000 | 366d | window-rate-limiter.limit | limit * window in milliseconds below 2^53
+			sliding-log            | 1000001 | 1h    | window-rate-limiter.limit     | at most 1000000 for the sliding log
 			""")
 	void aBadValueIsRefusedNamingRoutePropertyAndWhatIsAllowed(String algorithm, String limit, String window,
 			String property, String allowed) {
