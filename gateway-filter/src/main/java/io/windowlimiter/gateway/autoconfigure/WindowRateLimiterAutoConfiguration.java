@@ -152,6 +152,7 @@ public class WindowRateLimiterAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".cluster-topology-refresh", matchIfMissing = true)
 	public RedisTopologyCustomizer windowRateLimiterRedisTopologyCustomizer(Environment environment) {
 		return new RedisTopologyCustomizer(environment);
 	}

@@ -52,6 +52,12 @@ public class WindowRateLimiterProperties {
 	 */
 	private long denyCacheMaxClients = 100_000;
 
+	/**
+	 * Whether to turn on Lettuce's Redis Cluster topology refresh (adaptive, and every 30 s), which
+	 * Boot leaves off: without it a crashed master's clients are not decided again until a restart.
+	 */
+	private boolean clusterTopologyRefresh = true;
+
 	/** The shortest time between two log lines about failed decisions. */
 	private Duration failureLogInterval = Duration.ofSeconds(10);
 
@@ -89,6 +95,14 @@ public class WindowRateLimiterProperties {
 
 	public void setDenyCacheMaxClients(long denyCacheMaxClients) {
 		this.denyCacheMaxClients = denyCacheMaxClients;
+	}
+
+	public boolean isClusterTopologyRefresh() {
+		return this.clusterTopologyRefresh;
+	}
+
+	public void setClusterTopologyRefresh(boolean clusterTopologyRefresh) {
+		this.clusterTopologyRefresh = clusterTopologyRefresh;
 	}
 
 	public Duration getFailureLogInterval() {

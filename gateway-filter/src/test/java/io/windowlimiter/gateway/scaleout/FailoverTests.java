@@ -103,15 +103,15 @@ class FailoverTests {
 	}
 
 	/**
-	 * The customizer the library's auto-configuration registers, for as long as it does not yet;
-	 * {@code test.topology-customizer=false} leaves Boot's defaults, for comparison.
+	 * The customizer the library's auto-configuration registers, for contexts without it;
+	 * {@code window-rate-limiter.cluster-topology-refresh=false} leaves Boot's defaults, for comparison.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	static class TopologyRefresh {
 
 		@Bean
 		@ConditionalOnMissingBean
-		@ConditionalOnProperty(name = "test.topology-customizer", matchIfMissing = true)
+		@ConditionalOnProperty(name = "window-rate-limiter.cluster-topology-refresh", matchIfMissing = true)
 		RedisTopologyCustomizer redisTopologyCustomizer(Environment environment) {
 			return new RedisTopologyCustomizer(environment);
 		}
