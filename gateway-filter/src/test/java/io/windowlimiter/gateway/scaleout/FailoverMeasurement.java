@@ -8,6 +8,7 @@ import java.util.function.Function;
 
 import io.windowlimiter.gateway.test.RedisClusterTestServer;
 import io.windowlimiter.gateway.test.RedisNode;
+import io.windowlimiter.gateway.test.RedisProcess;
 import io.windowlimiter.gateway.test.RedisSentinelTestServer;
 import org.junit.jupiter.api.Test;
 
@@ -57,7 +58,7 @@ class FailoverMeasurement {
 		System.out.println();
 		System.out.println("Failover measurements: " + RUNS + " runs each, detection timeout " + DETECTION.toMillis()
 				+ " ms, 8 callers deciding for 200 clients without pause, a caller gives up after "
-				+ FailoverProbe.GIVE_UP.toMillis() + " ms, extra properties " + EXTRA + ", Redis " + RedisNode.binary());
+				+ FailoverProbe.GIVE_UP.toMillis() + " ms, extra properties " + EXTRA + ", Redis " + RedisProcess.binary());
 		System.out.println("| scenario | run | decisions | failed | failed or > 100 ms | first to last trouble (ms) | "
 				+ "trouble under way (ms) | slowest (ms) | acknowledged | lost | lost, as seconds of decisions | "
 				+ "counted though failed | clients still failing |");

@@ -63,7 +63,7 @@ public final class RedisClusterTestServer implements AutoCloseable {
 	public static synchronized RedisClusterTestServer get() {
 		if (shared == null) {
 			shared = start(Duration.ofSeconds(5));
-			System.out.println("Tests use a Redis Cluster at " + shared.nodeAddresses() + " (" + RedisNode.binary() + ")");
+			System.out.println("Tests use a Redis Cluster at " + shared.nodeAddresses() + " (" + RedisProcess.binary() + ")");
 		}
 		return shared;
 	}

@@ -1,6 +1,5 @@
 package io.windowlimiter.gateway.test;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.file.Files;
@@ -8,8 +7,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-
-import redis.embedded.core.ExecutableProvider;
 
 /**
  * One {@code redis-server} process of a cluster or Sentinel set-up started by the tests, on a free
@@ -35,7 +32,7 @@ public final class RedisNode implements AutoCloseable {
 	public static RedisNode server(String name, String... args) {
 		int port = RedisTestServer.freePort();
 		Path dir = tempDir(name, port);
-		List<String> command = new ArrayList<>(List.of(binary(), "--port", Integer.toString(port),
+		List<String> command = new ArrayList<>(List.of(RedisProcess.binary(), "--port", Integer.toString(port),
 				"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
 		command.addAll(List.of(args));
 		return start(port, dir, command);
@@ -54,26 +51,7 @@ public final class RedisNode implements AutoCloseable {
 		catch (IOException ex) {
 			throw new IllegalStateException(ex);
 		}
-		return start(port, dir, List.of(binary(), config.toString(), "--sentinel"));
-	}
-
-	/** The redis-server binary: from PATH, else the one embedded-redis bundles for this platform. */
-	public static String binary() {
-		String path = System.getenv("PATH");
-		if (path != null) {
-			for (String dir : path.split(File.pathSeparator)) {
-				Path candidate = Path.of(dir, "redis-server");
-				if (Files.isExecutable(candidate)) {
-					return candidate.toString();
-				}
-			}
-		}
-		try {
-			return ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("No redis-server on PATH and none bundled for this platform", ex);
-		}
+		return start(port, dir, List.of(RedisProcess.binary(), config.toString(), "--sentinel"));
 	}
 
 	public int port() {
