@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  */
 public class DenyCache {
 
-	private final Cache<String, Denial> denials;
+	private final Cache<String, Entry> denials;
 
 	private final LongSupplier nanoTime;
 
@@ -30,7 +30,7 @@ public class DenyCache {
 		this.nanoTime = nanoTime;
 		this.denials = Caffeine.newBuilder()
 			.maximumSize(maxClients)
-			.expireAfter(new UntilDenialEnds(nanoTime))
+			.expireAfter(new UntilDenialEnds())
 			.ticker(nanoTime::getAsLong)
 			.build();
 	}
@@ -40,21 +40,20 @@ public class DenyCache {
 	 * @return which of the route's limits denied, and the decision to answer with now
 	 */
 	public @Nullable Denial denial(String key) {
-		Denial denial = this.denials.getIfPresent(key);
-		if (denial == null) {
+		Entry entry = this.denials.getIfPresent(key);
+		if (entry == null) {
 			return null;
 		}
-		long leftMillis = TimeUnit.NANOSECONDS.toMillis(denial.untilNanos() - this.nanoTime.getAsLong() + 999_999);
-		return (leftMillis > 0) ? new Denial(denial.limitIndex(), denial.untilNanos(),
-				new Decision(false, 0, leftMillis, leftMillis)) : null;
+		long leftMillis = TimeUnit.NANOSECONDS.toMillis(entry.untilNanos() - this.nanoTime.getAsLong() + 999_999);
+		return (leftMillis > 0) ? new Denial(entry.limitIndex(), new Decision(false, 0, leftMillis, leftMillis))
+				: null;
 	}
 
 	/** Remembers that Redis denied {@code key} by limit {@code limitIndex} for {@code retryAfterMillis}. */
 	public void remember(String key, int limitIndex, long retryAfterMillis) {
 		if (retryAfterMillis > 0) {
 			long until = this.nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis);
-			this.denials.put(key, new Denial(limitIndex, until, new Decision(false, 0, retryAfterMillis,
-					retryAfterMillis)));
+			this.denials.put(key, new Entry(limitIndex, until));
 		}
 	}
 
@@ -66,26 +65,29 @@ public class DenyCache {
 	/**
 	 * A denial in force.
 	 * @param limitIndex which of the route's limits denied
-	 * @param untilNanos when it ends, on this cache's clock
-	 * @param decision what to answer with
+	 * @param decision what to answer with now
 	 */
-	public record Denial(int limitIndex, long untilNanos, Decision decision) {
+	public record Denial(int limitIndex, Decision decision) {
 	}
 
-	private record UntilDenialEnds(LongSupplier nanoTime) implements Expiry<String, Denial> {
+	/** What is remembered: which limit denied, and until when on this cache's clock. */
+	private record Entry(int limitIndex, long untilNanos) {
+	}
+
+	private static final class UntilDenialEnds implements Expiry<String, Entry> {
 
 		@Override
-		public long expireAfterCreate(String key, Denial denial, long currentTime) {
-			return Math.max(0, denial.untilNanos() - currentTime);
+		public long expireAfterCreate(String key, Entry entry, long currentTime) {
+			return Math.max(0, entry.untilNanos() - currentTime);
 		}
 
 		@Override
-		public long expireAfterUpdate(String key, Denial denial, long currentTime, long currentDuration) {
-			return Math.max(0, denial.untilNanos() - currentTime);
+		public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
+			return Math.max(0, entry.untilNanos() - currentTime);
 		}
 
 		@Override
-		public long expireAfterRead(String key, Denial denial, long currentTime, long currentDuration) {
+		public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
 			return currentDuration;
 		}
 

@@ -141,7 +141,7 @@ final class RouteArgs {
 		}
 		long limit = number(prefix + "limit", limitText, WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
 		Duration window = window(prefix + "window", values.get("window"));
-		if (limit > WindowPolicy.MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis()) {
+		if (!WindowPolicy.fitsExactArithmetic(limit, window)) {
 			throw invalid(PREFIX + prefix + "limit", "is '" + limit + "' with a window of '" + values.get("window") + "'",
 					"limit * window in milliseconds below 2^53 (about 9e15)");
 		}
@@ -190,8 +190,7 @@ final class RouteArgs {
 		}
 		try {
 			Duration value = DurationStyle.detectAndParse(text);
-			if (value.compareTo(Duration.ofMillis(1)) >= 0 && value.compareTo(WindowPolicy.MAX_WINDOW) <= 0
-					&& value.toNanos() % 1_000_000 == 0) {
+			if (WindowPolicy.isValidWindow(value)) {
 				return value;
 			}
 		}

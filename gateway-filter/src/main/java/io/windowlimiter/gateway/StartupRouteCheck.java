@@ -56,7 +56,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 	private static boolean noSpel(Map<String, String> args) {
 		return args.entrySet()
 			.stream()
-			.filter(arg -> arg.getKey().startsWith(WindowRateLimiter.CONFIGURATION_PROPERTY_NAME + "."))
+			.filter(arg -> arg.getKey().startsWith(RouteArgs.PREFIX))
 			.noneMatch(arg -> arg.getValue() != null && arg.getValue().contains("#{"));
 	}
 

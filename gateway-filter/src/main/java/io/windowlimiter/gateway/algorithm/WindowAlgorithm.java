@@ -39,13 +39,16 @@ public abstract class WindowAlgorithm {
 
 	/** Decides one request of cost 1 for {@code key} against this one limit, on the Redis server's clock. */
 	public Mono<Decision> decide(String key, WindowPolicy policy) {
-		return alone().decide(List.of(new LimitScript.Limit(this, key, policy)), 1, REDIS_CLOCK)
-			.map(verdict -> verdict.decisions().get(0));
+		return decide(key, policy, REDIS_CLOCK);
 	}
 
 	/** As {@link #decide}, at an explicit time in ms since the epoch (for tests and replays). */
 	public Mono<Decision> decideAt(String key, WindowPolicy policy, long nowMillis) {
-		return alone().decide(List.of(new LimitScript.Limit(this, key, policy)), 1, Long.toString(nowMillis))
+		return decide(key, policy, Long.toString(nowMillis));
+	}
+
+	private Mono<Decision> decide(String key, WindowPolicy policy, String now) {
+		return alone().decide(List.of(new LimitScript.Limit(this, key, policy)), 1, now)
 			.map(verdict -> verdict.decisions().get(0));
 	}
 

@@ -25,11 +25,10 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 		if (limit < 1 || limit > MAX_LIMIT) {
 			throw new IllegalArgumentException("limit must be from 1 to " + MAX_LIMIT + ", was " + limit);
 		}
-		if (window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(MAX_WINDOW) > 0
-				|| window.toNanos() % 1_000_000 != 0) {
+		if (!isValidWindow(window)) {
 			throw new IllegalArgumentException("window must be whole milliseconds from 1ms to 366d, was " + window);
 		}
-		if (limit > MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis()) {
+		if (!fitsExactArithmetic(limit, window)) {
 			throw new IllegalArgumentException("limit * window (in ms) must stay below 2^53");
 		}
 		if (burst < 1 || burst > MAX_LIMIT) {
@@ -40,6 +39,17 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 	/** A policy whose burst is its limit (the only choice for the window algorithms). */
 	public WindowPolicy(Algorithm algorithm, long limit, Duration window) {
 		this(algorithm, limit, window, limit);
+	}
+
+	/** Whether {@code window} is whole milliseconds from 1 ms to {@link #MAX_WINDOW}. */
+	public static boolean isValidWindow(Duration window) {
+		return window.compareTo(Duration.ofMillis(1)) >= 0 && window.compareTo(MAX_WINDOW) <= 0
+				&& window.toNanos() % 1_000_000 == 0;
+	}
+
+	/** Whether limit * window in ms stays below 2^53, so the scripts compare them exactly. */
+	public static boolean fitsExactArithmetic(long limit, Duration window) {
+		return limit <= MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis();
 	}
 
 	public long windowMillis() {
