@@ -3,7 +3,7 @@ package io.windowlimiter.gateway;
 import java.util.UUID;
 
 import io.windowlimiter.gateway.test.Downstream;
-import io.windowlimiter.gateway.test.RedisTestServer;
+import io.windowlimiter.gateway.test.TestRoutes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,34 +31,20 @@ class GatewayRateLimitTests {
 
 	static final Downstream downstream = Downstream.start();
 
-	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
-
 	@Autowired
 	private WebTestClient client;
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
-		RedisTestServer redis = RedisTestServer.get();
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
+		TestRoutes.redis(registry);
 		String[][] routes = { { "fixed", "fixed-window", "#{@headerKeyResolver}" },
 				{ "log", "sliding-log", "#{@headerKeyResolver}" },
 				{ "counter", "sliding-window-counter", "#{@headerKeyResolver}" },
 				{ "ip", "fixed-window", "#{@clientIpKeyResolver}" } };
 		for (int i = 0; i < routes.length; i++) {
-			String route = ROUTES + "[" + i + "]";
-			String id = routes[i][0];
-			registry.add(route + ".id", () -> id);
-			registry.add(route + ".uri", downstream::uri);
-			registry.add(route + ".predicates[0]", () -> "Path=/" + id + "/**");
-			registry.add(route + ".filters[0].name", () -> "RequestRateLimiter");
-			registry.add(route + ".filters[0].args.rate-limiter", () -> "#{@windowRateLimiter}");
-			String resolver = routes[i][2];
-			registry.add(route + ".filters[0].args.key-resolver", () -> resolver);
-			String algorithm = routes[i][1];
-			registry.add(route + ".filters[0].args.window-rate-limiter.algorithm", () -> algorithm);
-			registry.add(route + ".filters[0].args.window-rate-limiter.limit", () -> "3");
-			registry.add(route + ".filters[0].args.window-rate-limiter.window", () -> "366d");
+			TestRoutes.route(registry, i, routes[i][0], downstream, "rate-limiter=#{@windowRateLimiter}",
+					"key-resolver=" + routes[i][2], "window-rate-limiter.algorithm=" + routes[i][1],
+					"window-rate-limiter.limit=3", "window-rate-limiter.window=366d");
 		}
 	}
 

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
+import io.windowlimiter.gateway.test.TestRoutes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -35,8 +36,6 @@ class OperationsTests {
 
 	static final Downstream downstream = Downstream.start();
 
-	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
-
 	@Autowired
 	private WebTestClient client;
 
@@ -55,9 +54,7 @@ class OperationsTests {
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
-		RedisTestServer redis = RedisTestServer.get();
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
+		TestRoutes.redis(registry);
 		route(registry, 0, "shadow", "window-rate-limiter.limit=2", "window-rate-limiter.window=366d",
 				"window-rate-limiter.shadow=true");
 		route(registry, 1, "multi", "window-rate-limiter.algorithm=fixed-window",
@@ -70,16 +67,7 @@ class OperationsTests {
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
-		String route = ROUTES + "[" + index + "]";
-		registry.add(route + ".id", () -> id);
-		registry.add(route + ".uri", downstream::uri);
-		registry.add(route + ".predicates[0]", () -> "Path=/" + id + "/**");
-		registry.add(route + ".filters[0].name", () -> "RequestRateLimiter");
-		registry.add(route + ".filters[0].args.key-resolver", () -> "#{@headerKeyResolver}");
-		for (String arg : args) {
-			String[] pair = arg.split("=", 2);
-			registry.add(route + ".filters[0].args." + pair[0], () -> pair[1]);
-		}
+		TestRoutes.route(registry, index, id, downstream, args);
 	}
 
 	@AfterAll

@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.windowlimiter.gateway.test.Downstream;
-import io.windowlimiter.gateway.test.RedisTestServer;
+import io.windowlimiter.gateway.test.TestRoutes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -39,8 +39,6 @@ class RouteRefreshTests {
 
 	static final Downstream downstream = Downstream.start();
 
-	private static final String ROUTE = "spring.cloud.gateway.server.webflux.routes[0].";
-
 	@Autowired
 	private WebTestClient client;
 
@@ -55,16 +53,9 @@ class RouteRefreshTests {
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
-		RedisTestServer redis = RedisTestServer.get();
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-		registry.add(ROUTE + "id", () -> "running");
-		registry.add(ROUTE + "uri", downstream::uri);
-		registry.add(ROUTE + "predicates[0]", () -> "Path=/running/**");
-		registry.add(ROUTE + "filters[0].name", () -> "RequestRateLimiter");
-		registry.add(ROUTE + "filters[0].args.key-resolver", () -> "#{@headerKeyResolver}");
-		registry.add(ROUTE + "filters[0].args.window-rate-limiter.limit", () -> "100");
-		registry.add(ROUTE + "filters[0].args.window-rate-limiter.window", () -> "1m");
+		TestRoutes.redis(registry);
+		TestRoutes.route(registry, 0, "running", downstream, "window-rate-limiter.limit=100",
+				"window-rate-limiter.window=1m");
 	}
 
 	@AfterAll
