@@ -61,6 +61,14 @@ public final class RateLimitHeaders {
 	 * @param blocked whether the request is refused (then Retry-After is sent)
 	 */
 	public Map<String, String> of(List<RouteLimit> limits, RouteLimit reported, Decision decision, boolean blocked) {
+		return of(policy(limits), reported, decision, blocked);
+	}
+
+	/**
+	 * As {@link #of(List, RouteLimit, Decision, boolean)}, with the policy header's value built ahead
+	 * by {@link #policy}: it is the same for every answer of a route.
+	 */
+	public Map<String, String> of(String policy, RouteLimit reported, Decision decision, boolean blocked) {
 		long resetSeconds = ceilSeconds(decision.resetMillis());
 		Map<String, String> headers = new LinkedHashMap<>();
 		if (this.names.xHeaders()) {
@@ -69,16 +77,7 @@ public final class RateLimitHeaders {
 			headers.put(this.names.reset(), Long.toString(resetSeconds));
 		}
 		if (this.names.ietfHeaders()) {
-			StringBuilder policies = new StringBuilder();
-			for (RouteLimit limit : limits) {
-				policies.append(policies.isEmpty() ? "" : ", ")
-					.append(quoted(limit.name()))
-					.append(";q=")
-					.append(limit.policy().limit())
-					.append(";w=")
-					.append(Math.max(1, ceilSeconds(limit.policy().windowMillis())));
-			}
-			headers.put(this.names.policy(), policies.toString());
+			headers.put(this.names.policy(), policy);
 			headers.put(this.names.rateLimit(),
 					quoted(reported.name()) + ";r=" + decision.remaining() + ";t=" + resetSeconds);
 		}
@@ -86,6 +85,20 @@ public final class RateLimitHeaders {
 			headers.put(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(decision.retryAfterMillis()))));
 		}
 		return headers;
+	}
+
+	/** The policy header's value: every limit, {@code "<name>";q=<limit>;w=<window seconds>}, comma separated. */
+	public static String policy(List<RouteLimit> limits) {
+		StringBuilder policies = new StringBuilder();
+		for (RouteLimit limit : limits) {
+			policies.append(policies.isEmpty() ? "" : ", ")
+				.append(quoted(limit.name()))
+				.append(";q=")
+				.append(limit.policy().limit())
+				.append(";w=")
+				.append(Math.max(1, ceilSeconds(limit.policy().windowMillis())));
+		}
+		return policies.toString();
 	}
 
 	static long ceilSeconds(long millis) {

@@ -107,19 +107,19 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' uses " + BEAN_NAME + " without "
 					+ CONFIGURATION_PROPERTY_NAME + ".limit and " + CONFIGURATION_PROPERTY_NAME + ".window"));
 		}
-		List<LimitScript.Limit> limits = route.limitsFor(routeId, id);
-		String cacheKey = limits.get(0).key();
+		List<String> keys = route.keysFor(routeId, id);
+		String cacheKey = keys.get(0);
 		DenyCache.Denial denial = route.policy.shadow() ? null : this.denyCache.denial(cacheKey);
 		if (denial != null) {
 			this.metrics.decision(routeId, route.algorithms, Outcome.DENIED);
-			return Mono.just(answer(route, route.policy.limits(), denial.limitIndex(), denial.decision()));
+			return Mono.just(answer(route, route.limits, denial.limitIndex(), denial.decision()));
 		}
 		Timer.Sample sample = this.metrics.startRedis();
-		return this.guard.protect(this.script.decide(limits, route.policy.cost(), REDIS_CLOCK))
+		return this.guard.protect(this.script.decide(keys, route.arguments))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> this.metrics.stopRedis(sample, routeId, false))
 			.map(verdict -> answer(routeId, route, cacheKey, verdict))
-			.onErrorResume(error -> Mono.just(whenRedisFails(routeId, route, limits)));
+			.onErrorResume(error -> Mono.just(whenRedisFails(routeId, route, keys)));
 	}
 
 	private Response answer(String routeId, Route route, String cacheKey, Verdict verdict) {
@@ -130,29 +130,30 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : route.policy.shadow() ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, route.algorithms, outcome);
 		List<String> violated = verdict.denying().stream().map(i -> route.policy.limits().get(i).name()).toList();
-		return answer(route, route.policy.limits(), reported, verdict.reportedDecision(), verdict.allowed(), violated);
+		return answer(route, route.limits, reported, verdict.reportedDecision(), verdict.allowed(), violated);
 	}
 
 	/**
 	 * @param violated the names of the limits that refused the request, for a problem-details body; empty
 	 * when the refusal is not about quota (fail-mode closed)
 	 */
-	private Response answer(Route route, List<RouteLimit> limits, int reported, Decision decision, boolean allowed,
+	private Response answer(Route route, Limits limits, int reported, Decision decision, boolean allowed,
 			List<String> violated) {
 		boolean blocked = !allowed && !route.policy.shadow();
-		Map<String, String> headers = this.headers.of(limits, limits.get(reported), decision, blocked);
+		Map<String, String> headers = this.headers.of(limits.policyHeader(), limits.list().get(reported), decision,
+				blocked);
 		if (blocked && this.problemDetails && !violated.isEmpty()) {
 			headers.put(ProblemDetailsFilter.VIOLATED, ProblemDetailsFilter.mark(violated));
 		}
 		return new Response(!blocked, headers);
 	}
 
-	private Response answer(Route route, List<RouteLimit> limits, int reported, Decision decision) {
-		List<String> violated = decision.allowed() ? List.of() : List.of(limits.get(reported).name());
+	private Response answer(Route route, Limits limits, int reported, Decision decision) {
+		List<String> violated = decision.allowed() ? List.of() : List.of(limits.list().get(reported).name());
 		return answer(route, limits, reported, decision, decision.allowed(), violated);
 	}
 
-	private Response whenRedisFails(String routeId, Route route, List<LimitScript.Limit> limits) {
+	private Response whenRedisFails(String routeId, Route route, List<String> keys) {
 		return switch (route.policy.failMode()) {
 			case OPEN -> {
 				this.metrics.decision(routeId, route.algorithms, Outcome.ERROR);
@@ -160,41 +161,33 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			}
 			case CLOSED -> {
 				this.metrics.decision(routeId, route.algorithms, Outcome.FALLBACK);
-				yield answer(route, route.policy.limits(), 0, CLOSED_DENIAL, false, List.of());
+				yield answer(route, route.limits, 0, CLOSED_DENIAL, false, List.of());
 			}
 			case LOCAL -> {
 				this.metrics.decision(routeId, route.algorithms, Outcome.FALLBACK);
-				yield local(route, limits);
+				yield local(route, keys);
 			}
 		};
 	}
 
-	/**
-	 * Each limit's share for this instance (limit / instances, at least 1), in memory, reported as such;
-	 * stops at the first limit that denies.
-	 */
-	private Response local(Route route, List<LimitScript.Limit> limits) {
-		List<RouteLimit> shares = new ArrayList<>(limits.size());
-		for (RouteLimit limit : route.policy.limits()) {
-			WindowPolicy policy = limit.policy();
-			long share = Math.max(1, policy.limit() / route.policy.instances());
-			shares.add(new RouteLimit(limit.name(), new WindowPolicy(policy.algorithm(), share, policy.window())));
-		}
+	/** Each limit's share for this instance, in memory, reported as such; stops at the first that denies. */
+	private Response local(Route route, List<String> keys) {
+		List<RouteLimit> shares = route.shares.list();
 		Decision closest = null;
 		int reported = 0;
-		for (int i = 0; i < limits.size(); i++) {
+		for (int i = 0; i < keys.size(); i++) {
 			WindowPolicy share = shares.get(i).policy();
-			Decision decision = this.localLimiter.decide(limits.get(i).key(), share.limit(), share.window(),
+			Decision decision = this.localLimiter.decide(keys.get(i), share.limit(), share.window(),
 					route.policy.cost(), this.clock.millis());
 			if (!decision.allowed()) {
-				return answer(route, shares, i, decision);
+				return answer(route, route.shares, i, decision);
 			}
 			if (closest == null || decision.remaining() < closest.remaining()) {
 				closest = decision;
 				reported = i;
 			}
 		}
-		return answer(route, shares, reported, closest);
+		return answer(route, route.shares, reported, closest);
 	}
 
 	/** The route's own policy, else one set on the gateway's default filters. */
@@ -233,6 +226,15 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		return RouteArgs.parse(routeId, args);
 	}
 
+	/** Limits as reported to clients, with their policy header, which is the same for every answer. */
+	private record Limits(List<RouteLimit> list, String policyHeader) {
+
+		Limits(List<RouteLimit> list) {
+			this(list, RateLimitHeaders.policy(list));
+		}
+
+	}
+
 	/** A route's policy with what each request needs of it worked out once. */
 	private static final class Route {
 
@@ -240,12 +242,30 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 		final List<WindowAlgorithm> implementations;
 
+		/** The script's ARGV, the same for every request of the route. */
+		final List<String> arguments;
+
+		final Limits limits;
+
+		/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
+		final Limits shares;
+
 		/** The metrics tag: the route's algorithms, e.g. {@code fixed-window+sliding-log}. */
 		final String algorithms;
 
 		Route(RoutePolicy policy, List<WindowAlgorithm> implementations) {
 			this.policy = policy;
 			this.implementations = implementations;
+			List<WindowPolicy> policies = policy.limits().stream().map(RouteLimit::policy).toList();
+			this.arguments = LimitScript.arguments(implementations, policies, policy.cost(), REDIS_CLOCK);
+			this.limits = new Limits(policy.limits());
+			List<RouteLimit> shares = new ArrayList<>(policies.size());
+			for (RouteLimit limit : policy.limits()) {
+				WindowPolicy own = limit.policy();
+				long share = Math.max(1, own.limit() / policy.instances());
+				shares.add(new RouteLimit(limit.name(), new WindowPolicy(own.algorithm(), share, own.window())));
+			}
+			this.shares = new Limits(List.copyOf(shares));
 			this.algorithms = policy.limits()
 				.stream()
 				.map(limit -> limit.policy().algorithm().id())
@@ -253,16 +273,14 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 				.collect(Collectors.joining("+"));
 		}
 
-		List<LimitScript.Limit> limitsFor(String routeId, String clientKey) {
-			List<LimitScript.Limit> limits = new ArrayList<>(this.implementations.size());
+		List<String> keysFor(String routeId, String clientKey) {
+			List<String> keys = new ArrayList<>(this.implementations.size());
 			for (int i = 0; i < this.implementations.size(); i++) {
-				WindowAlgorithm algorithm = this.implementations.get(i);
+				String suffix = this.implementations.get(i).keySuffix();
 				// the first limit's key has no index, so a route's keys stay put when it gains a limit
-				String suffix = (i == 0) ? algorithm.keySuffix() : algorithm.keySuffix() + i;
-				limits.add(new LimitScript.Limit(algorithm, RedisKeys.of(routeId, clientKey, suffix),
-						this.policy.limits().get(i).policy()));
+				keys.add(RedisKeys.of(routeId, clientKey, (i == 0) ? suffix : suffix + i));
 			}
-			return limits;
+			return keys;
 		}
 
 	}

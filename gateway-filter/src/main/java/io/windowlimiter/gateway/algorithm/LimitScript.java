@@ -48,19 +48,42 @@ public final class LimitScript {
 	 */
 	public Mono<Verdict> decide(List<Limit> limits, long cost, String now) {
 		List<String> keys = new ArrayList<>(limits.size());
-		List<String> args = new ArrayList<>(2 + 4 * limits.size());
-		args.add(now);
-		args.add(Long.toString(cost));
+		List<WindowAlgorithm> algorithms = new ArrayList<>(limits.size());
+		List<WindowPolicy> policies = new ArrayList<>(limits.size());
 		for (Limit limit : limits) {
 			keys.add(limit.key());
-			args.add(limit.algorithm().algorithm().name());
-			args.add(Long.toString(limit.policy().limit()));
-			args.add(Long.toString(limit.policy().windowMillis()));
-			args.add(limit.algorithm().extra(limit.policy()));
+			algorithms.add(limit.algorithm());
+			policies.add(limit.policy());
 		}
-		return this.redis.execute(this.script, keys, args)
+		return decide(keys, arguments(algorithms, policies, cost, now));
+	}
+
+	/**
+	 * Decides one request with arguments built ahead by {@link #arguments}: a route's are the same for
+	 * every request, only the keys differ.
+	 * @param keys one per limit, sharing one hash tag
+	 */
+	public Mono<Verdict> decide(List<String> keys, List<String> arguments) {
+		return this.redis.execute(this.script, keys, arguments)
 			.next()
-			.map(reply -> Verdict.fromReply(reply, limits.size()));
+			.map(reply -> Verdict.fromReply(reply, keys.size()));
+	}
+
+	/** The script's ARGV for these limits (in order), this cost and this time ("" for the Redis clock). */
+	public static List<String> arguments(List<? extends WindowAlgorithm> algorithms, List<WindowPolicy> policies,
+			long cost, String now) {
+		List<String> args = new ArrayList<>(2 + 4 * policies.size());
+		args.add(now);
+		args.add(Long.toString(cost));
+		for (int i = 0; i < policies.size(); i++) {
+			WindowAlgorithm algorithm = algorithms.get(i);
+			WindowPolicy policy = policies.get(i);
+			args.add(algorithm.algorithm().name());
+			args.add(Long.toString(policy.limit()));
+			args.add(Long.toString(policy.windowMillis()));
+			args.add(algorithm.extra(policy));
+		}
+		return List.copyOf(args);
 	}
 
 	/**
