@@ -50,8 +50,10 @@ final class GatewayProcess implements AutoCloseable {
 				"--spring.data.redis.host=" + LocalRedis.HOST, "--spring.data.redis.port=" + redisPort,
 				"--spring.config.additional-location=file:" + routes, "--bench.downstream=" + downstream,
 				// so that failed decisions (which fail open: fast, and 200) show in the log case by case
-				"--window-rate-limiter.failure-log-interval=500ms",
-				"--window-rate-limiter.redis-timeout=" + Settings.redisTimeout()));
+				"--window-rate-limiter.failure-log-interval=500ms"));
+		if (!Settings.redisTimeout().isEmpty()) {
+			command.add("--window-rate-limiter.redis-timeout=" + Settings.redisTimeout());
+		}
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		GatewayProcess gateway = new GatewayProcess(process, port, log);
 		gateway.awaitReady();

@@ -46,10 +46,12 @@ final class Library implements AutoCloseable {
 		ReactiveStringRedisTemplate template = (this.recorder != null) ? this.recorder
 				: new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.context = new AnnotationConfigApplicationContext();
-		this.context.getEnvironment()
-			.getPropertySources()
-			.addFirst(new MapPropertySource("benchmarks",
-					Map.of("window-rate-limiter.redis-timeout", Settings.redisTimeout())));
+		if (!Settings.redisTimeout().isEmpty()) {
+			this.context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("benchmarks",
+						Map.of("window-rate-limiter.redis-timeout", Settings.redisTimeout())));
+		}
 		this.context.registerBean(ReactiveStringRedisTemplate.class, () -> template);
 		this.context.register(WindowRateLimiterAutoConfiguration.class);
 		this.context.refresh();

@@ -76,8 +76,10 @@ final class Report {
 			.append(this.machine.wrk()).append('\n');
 		md.append("- code: ").append(this.machine.commit()).append('\n');
 		md.append("- command: `").append(this.command).append("`\n");
-		md.append("- limiter settings: defaults, but `window-rate-limiter.redis-timeout=").append(Settings.redisTimeout())
-			.append("` (a timed-out decision fails open and would be measured in place of a decision)\n");
+		md.append("- limiter settings: ")
+			.append(Settings.redisTimeout().isEmpty() ? "defaults"
+					: "defaults, but `window-rate-limiter.redis-timeout=" + Settings.redisTimeout() + "`")
+			.append('\n');
 		md.append("- load average (1, 5, 15 min): ").append(this.machine.loadAtStart()).append(" at the start, ")
 			.append(Machine.loadAverage()).append(" at the end (cores are shared with other work on the machine)\n");
 		md.append("- Redis, the load generators and the code measured share the machine's cores; compare ratios, "

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.LimitScript;
@@ -52,7 +51,7 @@ class DenyCacheTests {
 		ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
 		List<WindowAlgorithm> algorithms = List.of(new FixedWindow(redis));
 		WindowRateLimiter limiter = WindowRateLimiter.of(algorithms, new LimitScript(redis, algorithms),
-				new RedisGuard(Duration.ofSeconds(2), CircuitBreaker.ofDefaults("test"), Duration.ofSeconds(10)),
+				new RedisGuard(Duration.ofMillis(500), Duration.ofMillis(200), Duration.ofSeconds(10)),
 				this.cache, new LocalWindowLimiter(10), Clock.systemUTC());
 		limiter.onApplicationEvent(new FilterArgsEvent(this, "deny-cache", Map.of("window-rate-limiter.algorithm",
 				"fixed-window", "window-rate-limiter.limit", "1", "window-rate-limiter.window", "366d")));

@@ -1,17 +1,15 @@
 package io.windowlimiter.gateway.autoconfigure;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
-
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.RateLimitMetrics;
-import io.windowlimiter.gateway.ScriptWarmUp;
+import io.windowlimiter.gateway.DecisionWarmUp;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.FixedWindow;
@@ -83,16 +81,7 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	public RedisGuard windowRateLimiterRedisGuard(WindowRateLimiterProperties properties) {
-		WindowRateLimiterProperties.CircuitBreaker breaker = properties.getCircuitBreaker();
-		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
-			.failureRateThreshold(breaker.getFailureRateThreshold())
-			.slidingWindowSize(breaker.getSlidingWindowSize())
-			.minimumNumberOfCalls(breaker.getMinimumCalls())
-			.waitDurationInOpenState(breaker.getOpenDuration())
-			.permittedNumberOfCallsInHalfOpenState(breaker.getHalfOpenCalls())
-			.automaticTransitionFromOpenToHalfOpenEnabled(false)
-			.build();
-		return new RedisGuard(properties.getRedisTimeout(), CircuitBreaker.of("window-rate-limiter-redis", config),
+		return new RedisGuard(properties.getRedisTimeout(), properties.getRedisStallTimeout(),
 				properties.getFailureLogInterval());
 	}
 
@@ -115,8 +104,9 @@ public class WindowRateLimiterAutoConfiguration {
 	}
 
 	@Bean
-	public ScriptWarmUp windowRateLimiterScriptWarmUp(LimitScript script) {
-		return new ScriptWarmUp(script);
+	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, List<WindowAlgorithm> algorithms,
+			RedisGuard guard) {
+		return new DecisionWarmUp(script, algorithms, guard, Duration.ofSeconds(10));
 	}
 
 	@Bean

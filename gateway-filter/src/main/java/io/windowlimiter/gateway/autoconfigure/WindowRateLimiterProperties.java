@@ -29,19 +29,23 @@ public class WindowRateLimiterProperties {
 	private int trustedProxyHops = 0;
 
 	/**
-	 * The longest a decision waits for Redis; past it the route's fail-mode answers. Bounds how long any
-	 * request can wait on a slow, hanging or unreachable Redis.
+	 * The longest a decision waits for Redis even while Redis answers other decisions (say one Redis
+	 * Cluster node hangs); past it the route's fail-mode answers.
 	 */
-	private Duration redisTimeout = Duration.ofMillis(100);
+	private Duration redisTimeout = Duration.ofMillis(500);
+
+	/**
+	 * How long Redis may answer nothing at all while decisions wait on it before they are given up and
+	 * the route's fail-mode answers; until Redis answers again, decisions then fail at once but for one
+	 * trial at a time. A busy Redis keeps answering, so this never fires on a healthy one.
+	 */
+	private Duration redisStallTimeout = Duration.ofMillis(200);
 
 	/** Which rate-limit headers responses carry, under which names. */
 	private final Headers headers = new Headers();
 
 	/** RFC 9457 problem details on refused requests. */
 	private final ProblemDetails problemDetails = new ProblemDetails();
-
-	/** The circuit breaker in front of Redis, so a dead Redis does not cost a timeout per request. */
-	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
 	/** Fail-mode local: how many route-and-client counters this instance holds at most. */
 	private long localMaxClients = 100_000;
@@ -69,16 +73,20 @@ public class WindowRateLimiterProperties {
 		this.redisTimeout = redisTimeout;
 	}
 
+	public Duration getRedisStallTimeout() {
+		return this.redisStallTimeout;
+	}
+
+	public void setRedisStallTimeout(Duration redisStallTimeout) {
+		this.redisStallTimeout = redisStallTimeout;
+	}
+
 	public Headers getHeaders() {
 		return this.headers;
 	}
 
 	public ProblemDetails getProblemDetails() {
 		return this.problemDetails;
-	}
-
-	public CircuitBreaker getCircuitBreaker() {
-		return this.circuitBreaker;
 	}
 
 	public long getLocalMaxClients() {
@@ -135,66 +143,6 @@ public class WindowRateLimiterProperties {
 
 	public void setTrustedProxyHops(int trustedProxyHops) {
 		this.trustedProxyHops = trustedProxyHops;
-	}
-
-	/** Settings of the circuit breaker in front of Redis (Resilience4j). */
-	public static class CircuitBreaker {
-
-		/** Failed share of recent calls, in percent, that opens the breaker. */
-		private float failureRateThreshold = 50;
-
-		/** How many recent calls the failure rate is computed over. */
-		private int slidingWindowSize = 20;
-
-		/** Calls needed before the failure rate counts. */
-		private int minimumCalls = 10;
-
-		/** How long the breaker stays open before letting trial calls through. */
-		private Duration openDuration = Duration.ofSeconds(2);
-
-		/** Trial calls while half open; all must succeed to close. */
-		private int halfOpenCalls = 3;
-
-		public float getFailureRateThreshold() {
-			return this.failureRateThreshold;
-		}
-
-		public void setFailureRateThreshold(float failureRateThreshold) {
-			this.failureRateThreshold = failureRateThreshold;
-		}
-
-		public int getSlidingWindowSize() {
-			return this.slidingWindowSize;
-		}
-
-		public void setSlidingWindowSize(int slidingWindowSize) {
-			this.slidingWindowSize = slidingWindowSize;
-		}
-
-		public int getMinimumCalls() {
-			return this.minimumCalls;
-		}
-
-		public void setMinimumCalls(int minimumCalls) {
-			this.minimumCalls = minimumCalls;
-		}
-
-		public Duration getOpenDuration() {
-			return this.openDuration;
-		}
-
-		public void setOpenDuration(Duration openDuration) {
-			this.openDuration = openDuration;
-		}
-
-		public int getHalfOpenCalls() {
-			return this.halfOpenCalls;
-		}
-
-		public void setHalfOpenCalls(int halfOpenCalls) {
-			this.halfOpenCalls = halfOpenCalls;
-		}
-
 	}
 
 	/** Which rate-limit headers responses carry, under which names. */

@@ -64,9 +64,6 @@ abstract class MultiInstanceContract {
 	private List<String> properties() {
 		List<String> properties = new ArrayList<>(redisProperties());
 		properties.add("server.port=0");
-		// A decision that times out fails open and lets one request too many through: that is the
-		// fail-mode's business, tested elsewhere. A cold JVM on a busy 2-core machine can miss 100 ms.
-		properties.add("window-rate-limiter.redis-timeout=5s");
 		String[][] routes = { { "fixed", "fixed-window" }, { "log", "sliding-log" },
 				{ "counter", "sliding-window-counter" } };
 		for (int i = 0; i < routes.length; i++) {
