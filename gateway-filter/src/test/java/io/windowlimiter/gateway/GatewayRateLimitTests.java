@@ -139,7 +139,7 @@ class GatewayRateLimitTests {
 	@Test
 	void theClientIpResolverLimitsByPeerAddress() {
 		// every request of this test comes from 127.0.0.1; a spoofed X-Forwarded-For changes nothing
-		// (no trusted proxy hops are configured)
+		// (no trusted proxies are configured)
 		int allowed = 0;
 		for (int i = 0; i < 6; i++) {
 			int status = this.client.get()

@@ -156,7 +156,18 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "clientIpKeyResolver")
 	public ClientIpKeyResolver clientIpKeyResolver(WindowRateLimiterProperties properties) {
-		return new ClientIpKeyResolver(properties.getTrustedProxyHops());
+		Integer hops = properties.getTrustedProxyHops();
+		if (hops != null && hops > 0 && properties.getTrustedProxies().isEmpty()) {
+			// Before trusted-proxies existed, hops alone meant "believe X-Forwarded-For from any peer". Now
+			// it would silently key every client by its load balancer's address: refuse instead.
+			throw new IllegalStateException(WindowRateLimiterProperties.PREFIX + ".trusted-proxy-hops is " + hops
+					+ " but " + WindowRateLimiterProperties.PREFIX + ".trusted-proxies is empty. X-Forwarded-For"
+					+ " is read only when the TCP peer is a trusted proxy: list your proxies' addresses or CIDR"
+					+ " ranges in " + WindowRateLimiterProperties.PREFIX + ".trusted-proxies (trusted-proxy-hops"
+					+ " then only caps how many entries are read, and may be dropped).");
+		}
+		return new ClientIpKeyResolver(properties.getTrustedProxies(), (hops != null) ? hops : Integer.MAX_VALUE,
+				properties.getIpv6PrefixLength());
 	}
 
 	/** The gateway's default resolver, which it drops once other resolvers exist; kept as the default. */

@@ -1,17 +1,24 @@
 package io.windowlimiter.gateway.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
+import io.windowlimiter.gateway.key.IpRange;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.annotation.Validated;
 
 /**
  * Global settings of the window rate limiter. Limits themselves are per route, in the
  * {@code RequestRateLimiter} filter's {@code window-rate-limiter.*} arguments.
  */
 @ConfigurationProperties(WindowRateLimiterProperties.PREFIX)
+@Validated
 public class WindowRateLimiterProperties {
 
 	public static final String PREFIX = "window-rate-limiter";
@@ -23,10 +30,26 @@ public class WindowRateLimiterProperties {
 	private String keyHeader = HeaderKeyResolver.DEFAULT_HEADER;
 
 	/**
-	 * How many proxies in front of the gateway append to X-Forwarded-For; the
-	 * {@code clientIpKeyResolver} bean trusts only their entries. 0 uses the TCP peer's address.
+	 * The proxies in front of the gateway whose X-Forwarded-For entries the {@code clientIpKeyResolver}
+	 * bean believes: IP addresses or CIDR ranges, such as 10.0.0.5, 10.0.0.0/8 or 2001:db8::/32. Empty
+	 * (the default) trusts none, and the TCP peer is the client.
 	 */
-	private int trustedProxyHops = 0;
+	private List<IpRange> trustedProxies = new ArrayList<>();
+
+	/**
+	 * The most X-Forwarded-For entries the {@code clientIpKeyResolver} bean reads from the right, however
+	 * many of them are trusted proxies; unset reads until the first untrusted one. Needs trusted-proxies.
+	 */
+	@Min(0)
+	private Integer trustedProxyHops;
+
+	/**
+	 * How many leading bits of an IPv6 client's address the {@code clientIpKeyResolver} bean keys by,
+	 * 0 .. 128. One host is usually handed a whole /64; 128 keys each address.
+	 */
+	@Min(0)
+	@Max(128)
+	private int ipv6PrefixLength = 64;
 
 	/**
 	 * The longest a decision waits for Redis even while Redis answers other decisions (say one Redis
@@ -137,12 +160,28 @@ public class WindowRateLimiterProperties {
 		this.keyHeader = keyHeader;
 	}
 
-	public int getTrustedProxyHops() {
+	public List<IpRange> getTrustedProxies() {
+		return this.trustedProxies;
+	}
+
+	public void setTrustedProxies(List<IpRange> trustedProxies) {
+		this.trustedProxies = trustedProxies;
+	}
+
+	public Integer getTrustedProxyHops() {
 		return this.trustedProxyHops;
 	}
 
-	public void setTrustedProxyHops(int trustedProxyHops) {
+	public void setTrustedProxyHops(Integer trustedProxyHops) {
 		this.trustedProxyHops = trustedProxyHops;
+	}
+
+	public int getIpv6PrefixLength() {
+		return this.ipv6PrefixLength;
+	}
+
+	public void setIpv6PrefixLength(int ipv6PrefixLength) {
+		this.ipv6PrefixLength = ipv6PrefixLength;
 	}
 
 	/** Which rate-limit headers responses carry, under which names. */

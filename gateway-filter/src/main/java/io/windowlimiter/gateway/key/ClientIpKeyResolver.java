@@ -13,34 +13,82 @@ import org.springframework.web.server.ServerWebExchange;
 /**
  * Keys a request by the client's IP address.
  *
- * <p>With {@code trustedHops} = 0 that is the address of the TCP peer. Behind N trusted proxies
- * (load balancers) that each append the address they saw to {@code X-Forwarded-For}, it is the
- * N-th entry from the right: entries further left were written by the client and could be spoofed
- * to pick another client's quota. A request carrying fewer entries than trusted hops did not come
- * through the proxies, so its TCP peer is used. Addresses are used as text, never looked up.
+ * <p>The client is the TCP peer unless the peer is a trusted proxy. Only then is X-Forwarded-For read,
+ * from the right: each proxy appends the address it saw, so the last entry was written by the peer,
+ * and an entry further left is believed only while the entry to its right is a trusted proxy too. The
+ * client is the first untrusted address met, or the leftmost read if all are trusted. Entries left of
+ * it were written by the client and are never read, so a client cannot choose its own key. An entry
+ * that is not an IP literal stops the walk and the last trusted address read is used: garbage never
+ * becomes a key, and nothing is ever looked up in DNS.
+ *
+ * <p>An IPv6 client is keyed by its network prefix ({@code /64} usually), since one host is handed a
+ * whole {@code /64} and could otherwise take a fresh quota per address. Keys are canonical text:
+ * {@code 203.0.113.7}, {@code 2001:db8:1:2::/64}; IPv4-mapped IPv6 is keyed as the IPv4 address.
  */
 public class ClientIpKeyResolver implements KeyResolver {
 
 	static final String X_FORWARDED_FOR = "X-Forwarded-For";
 
-	private final int trustedHops;
+	private final List<IpRange> trustedProxies;
 
-	public ClientIpKeyResolver(int trustedHops) {
-		if (trustedHops < 0) {
-			throw new IllegalArgumentException("trusted hops must be 0 or more, was " + trustedHops);
+	private final int maxHops;
+
+	private final int ipv6PrefixLength;
+
+	/**
+	 * @param trustedProxies the proxies whose X-Forwarded-For entries are believed; empty trusts none
+	 * @param maxHops the most X-Forwarded-For entries read, however many are trusted
+	 * @param ipv6PrefixLength how many leading bits of an IPv6 address make the key, 0 .. 128
+	 */
+	public ClientIpKeyResolver(List<IpRange> trustedProxies, int maxHops, int ipv6PrefixLength) {
+		if (maxHops < 0) {
+			throw new IllegalArgumentException("trusted proxy hops must be 0 or more, was " + maxHops);
 		}
-		this.trustedHops = trustedHops;
+		if (ipv6PrefixLength < 0 || ipv6PrefixLength > 128) {
+			throw new IllegalArgumentException("IPv6 prefix length must be 0 .. 128, was " + ipv6PrefixLength);
+		}
+		this.trustedProxies = List.copyOf(trustedProxies);
+		this.maxHops = maxHops;
+		this.ipv6PrefixLength = ipv6PrefixLength;
 	}
 
 	@Override
 	public Mono<String> resolve(ServerWebExchange exchange) {
-		if (this.trustedHops > 0) {
+		byte[] client = peerAddress(exchange);
+		if (client == null) {
+			return Mono.empty();
+		}
+		if (isTrusted(client)) {
 			List<String> forwarded = forwardedFor(exchange);
-			if (forwarded.size() >= this.trustedHops) {
-				return Mono.just(forwarded.get(forwarded.size() - this.trustedHops));
+			int last = forwarded.size() - 1;
+			for (int i = last; i >= 0 && last - i < this.maxHops; i--) {
+				byte[] entry = IpAddresses.parseEntry(forwarded.get(i));
+				if (entry == null) {
+					break;
+				}
+				client = entry;
+				if (!isTrusted(entry)) {
+					break;
+				}
 			}
 		}
-		return Mono.justOrEmpty(peerAddress(exchange));
+		return Mono.just(key(client));
+	}
+
+	private boolean isTrusted(byte[] address) {
+		for (IpRange range : this.trustedProxies) {
+			if (range.contains(address)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private String key(byte[] address) {
+		if (address.length == 4 || this.ipv6PrefixLength == 128) {
+			return IpAddresses.format(address);
+		}
+		return IpAddresses.format(IpRange.mask(address, this.ipv6PrefixLength)) + "/" + this.ipv6PrefixLength;
 	}
 
 	private static List<String> forwardedFor(ServerWebExchange exchange) {
@@ -54,12 +102,15 @@ public class ClientIpKeyResolver implements KeyResolver {
 		return entries;
 	}
 
-	private static String peerAddress(ServerWebExchange exchange) {
+	private static byte[] peerAddress(ServerWebExchange exchange) {
 		InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
 		if (remote == null) {
 			return null;
 		}
-		return (remote.getAddress() != null) ? remote.getAddress().getHostAddress() : remote.getHostString();
+		if (remote.getAddress() != null) {
+			return IpAddresses.normalise(remote.getAddress().getAddress());
+		}
+		return IpAddresses.parseLiteral(remote.getHostString());
 	}
 
 }

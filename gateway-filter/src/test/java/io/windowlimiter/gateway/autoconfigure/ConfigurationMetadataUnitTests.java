@@ -24,7 +24,8 @@ class ConfigurationMetadataUnitTests {
 		List<Map<String, Object>> properties = JsonPath.read(metadata, "$.properties[*]");
 		assertThat(properties).extracting(property -> (String) property.get("name"))
 			.contains("window-rate-limiter.redis-timeout", "window-rate-limiter.key-header",
-					"window-rate-limiter.trusted-proxy-hops", "window-rate-limiter.deny-cache-max-clients",
+					"window-rate-limiter.trusted-proxy-hops", "window-rate-limiter.trusted-proxies",
+					"window-rate-limiter.ipv6-prefix-length", "window-rate-limiter.deny-cache-max-clients",
 					"window-rate-limiter.problem-details.enabled", "window-rate-limiter.headers.x-enabled",
 					"window-rate-limiter.redis-stall-timeout", "window-rate-limiter.local-max-clients");
 		assertThat(properties).allSatisfy(property -> assertThat((String) property.get("description"))
