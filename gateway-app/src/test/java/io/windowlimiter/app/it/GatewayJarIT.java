@@ -10,7 +10,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
@@ -68,14 +67,14 @@ class GatewayJarIT {
 
 	private RedisProcess redis;
 
-	private Downstream downstream;
+	private JdkDownstream downstream;
 
 	private GatewayJar gateway;
 
 	@BeforeAll
 	void start() {
 		this.redis = RedisProcess.launch();
-		this.downstream = Downstream.start();
+		this.downstream = JdkDownstream.start();
 		RouteFile routes = new RouteFile(this.downstream.uri());
 		RACE.forEach(route -> routes.route(route.id(), route.args()));
 		KEEP_ALIVE.forEach(route -> routes.route(route.id(), route.args()));

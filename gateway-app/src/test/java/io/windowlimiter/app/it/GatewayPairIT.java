@@ -3,7 +3,6 @@ package io.windowlimiter.app.it;
 import java.time.Duration;
 import java.util.List;
 
-import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
@@ -28,14 +27,14 @@ class GatewayPairIT {
 
 	private RedisProcess redis;
 
-	private Downstream downstream;
+	private JdkDownstream downstream;
 
 	private List<GatewayJar> gateways = List.of();
 
 	@BeforeAll
 	void start() {
 		this.redis = RedisProcess.launch();
-		this.downstream = Downstream.start();
+		this.downstream = JdkDownstream.start();
 		RouteFile routes = new RouteFile(this.downstream.uri());
 		ROUTES.forEach(route -> routes.route(route.id(), route.args()));
 		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(), "pair-a", "pair-b");
