@@ -112,14 +112,15 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		DenyCache.Denial denial = route.policy.shadow() ? null : this.denyCache.denial(cacheKey);
 		if (denial != null) {
 			this.metrics.decision(routeId, route.algorithms, Outcome.DENIED);
-			return Mono.just(answer(route, route.limits, denial.limitIndex(), denial.decision()));
+			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
+			return ReadyAnswer.of(answer(route, route.limits, denial.limitIndex(), denial.decision()));
 		}
 		Timer.Sample sample = this.metrics.startRedis();
 		return this.guard.protect(this.script.decide(keys, route.arguments))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> this.metrics.stopRedis(sample, routeId, false))
 			.map(verdict -> answer(routeId, route, cacheKey, verdict))
-			.onErrorResume(error -> Mono.just(whenRedisFails(routeId, route, keys)));
+			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, route, keys)));
 	}
 
 	private Response answer(String routeId, Route route, String cacheKey, Verdict verdict) {

@@ -1,0 +1,70 @@
+package io.windowlimiter.app.it;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.windowlimiter.gateway.test.RedisProcess;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Two gateway-app jars started together on one real {@code redis-server}, with their defaults: right
+ * after both are up, one client's requests race across both, and the limit holds across them exactly.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class GatewayPairIT {
+
+	private static final int LIMIT = 10;
+
+	private static final int REQUESTS = 60;
+
+	private static final List<Limits.Route> ROUTES = Limits.everyAlgorithm("pair", LIMIT, "1m");
+
+	private final String run = Long.toString(System.currentTimeMillis(), 36);
+
+	private RedisProcess redis;
+
+	private JdkDownstream downstream;
+
+	private List<GatewayJar> gateways = List.of();
+
+	@BeforeAll
+	void start() {
+		this.redis = RedisProcess.launch();
+		this.downstream = JdkDownstream.start();
+		RouteFile routes = new RouteFile(this.downstream.uri());
+		ROUTES.forEach(route -> routes.route(route.id(), route.args()));
+		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(), "pair-a", "pair-b");
+	}
+
+	@AfterAll
+	void stop() {
+		this.gateways.forEach(GatewayJar::close);
+		if (this.downstream != null) {
+			this.downstream.close();
+		}
+		if (this.redis != null) {
+			this.redis.close();
+		}
+	}
+
+	/** {@value #REQUESTS} requests of one client, 32 at a time, half to each instance: exactly the limit passes. */
+	@Test
+	void exactLimitsAcrossTwoFreshInstances() {
+		SoftAssertions softly = new SoftAssertions();
+		for (Limits.Route route : ROUTES) {
+			Limits.awaitRoomInWindow(Duration.ofMinutes(1), Duration.ofSeconds(5));
+			Tally tally = Race.fire(this.gateways, route.path("x"), "racer-" + this.run, REQUESTS, 32,
+					GatewayJarIT.UNANSWERED_AFTER);
+			System.out.println("[race, two fresh instances] " + route.id() + ": " + tally);
+			softly.assertThat(tally.answers()).as(route.id() + " answered, " + tally).isEqualTo(REQUESTS);
+			softly.assertThat(tally.status(200)).as(route.id() + " allowed, " + tally).isEqualTo(LIMIT);
+			softly.assertThat(tally.status(429)).as(route.id() + " denied, " + tally).isEqualTo(REQUESTS - LIMIT);
+		}
+		softly.assertAll();
+	}
+
+}

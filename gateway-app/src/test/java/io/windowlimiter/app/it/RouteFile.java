@@ -1,0 +1,67 @@
+package io.windowlimiter.app.it;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The routes a test gives the gateway, as a YAML file for {@code --spring.config.additional-location}.
+ * Each route sends {@code /<id>/**} to the test's downstream, limited per {@code X-API-Key} by the
+ * window rate limiter with the given {@code window-rate-limiter.*} args (the route's limits only; no
+ * global tuning).
+ */
+final class RouteFile {
+
+	private final String downstream;
+
+	private final StringBuilder yaml = new StringBuilder("spring.cloud.gateway.server.webflux.routes:\n");
+
+	RouteFile(String downstream) {
+		this.downstream = downstream;
+	}
+
+	/** A route {@code id} on path {@code /<id>/**}; {@code args} without the {@code window-rate-limiter.} prefix. */
+	RouteFile route(String id, Map<String, Object> args) {
+		this.yaml.append("  - id: ").append(id).append('\n')
+			.append("    uri: ").append(this.downstream).append('\n')
+			.append("    predicates: [ \"Path=/").append(id).append("/**\" ]\n")
+			.append("    filters:\n")
+			.append("      - name: RequestRateLimiter\n")
+			.append("        args:\n")
+			.append("          rate-limiter: \"#{@windowRateLimiter}\"\n")
+			.append("          key-resolver: \"#{@headerKeyResolver}\"\n");
+		args.forEach((name, value) -> this.yaml.append("          window-rate-limiter.").append(name).append(": ")
+			.append(value).append('\n'));
+		return this;
+	}
+
+	/** Route args for one limit. */
+	static Map<String, Object> limit(String algorithm, int limit, String window) {
+		Map<String, Object> args = new LinkedHashMap<>();
+		args.put("algorithm", algorithm);
+		args.put("limit", limit);
+		args.put("window", window);
+		return args;
+	}
+
+	static Map<String, Object> with(Map<String, Object> args, String name, Object value) {
+		Map<String, Object> copy = new LinkedHashMap<>(args);
+		copy.put(name, value);
+		return copy;
+	}
+
+	Path write() {
+		try {
+			Path file = Files.createTempFile("gateway-it-routes", ".yml");
+			Files.writeString(file, this.yaml);
+			file.toFile().deleteOnExit();
+			return file;
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}

@@ -1,0 +1,140 @@
+package io.windowlimiter.app.it;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
+
+/**
+ * Keep-alive clients, each on its own connection with its own key, sending back to back until stopped:
+ * as many requests in flight as clients. Every answer's latency is kept; a request without an answer
+ * within the bound is counted and its client goes on on a new connection.
+ */
+final class SteadyLoad implements AutoCloseable {
+
+	private final Tally tally = new Tally();
+
+	private final List<long[]> latencies = new ArrayList<>();
+
+	/** How long each unanswered request had waited when given up on: it counts in the latencies too. */
+	private final List<Long> givenUp = new ArrayList<>();
+
+	private final ExecutorService pool;
+
+	private final List<Future<?>> clients = new ArrayList<>();
+
+	private volatile boolean running = true;
+
+	private SteadyLoad(int clients) {
+		this.pool = Executors.newFixedThreadPool(clients);
+	}
+
+	static SteadyLoad start(GatewayJar gateway, String pathPrefix, int clients, Duration bound) {
+		SteadyLoad load = new SteadyLoad(clients);
+		String run = Long.toString(System.nanoTime(), 36);
+		for (int i = 0; i < clients; i++) {
+			String key = "steady-" + run + "-" + i;
+			load.clients.add(load.pool.submit(() -> load.client(gateway, pathPrefix + key, key, bound)));
+		}
+		return load;
+	}
+
+	private Void client(GatewayJar gateway, String path, String key, Duration bound) {
+		long[] mine = new long[1024];
+		int count = 0;
+		while (this.running) {
+			try (KeepAliveConnection connection = KeepAliveConnection.open(gateway.port(), bound)) {
+				while (this.running) {
+					KeepAliveConnection.Answer answer = connection.get(path, key);
+					this.tally.answered(answer.status());
+					if (count == mine.length) {
+						mine = Arrays.copyOf(mine, count * 2);
+					}
+					mine[count++] = answer.nanos();
+				}
+			}
+			catch (KeepAliveConnection.Unanswered ex) {
+				this.tally.unanswered(key + ": " + ex.getMessage());
+				synchronized (this.givenUp) {
+					this.givenUp.add(ex.waitedNanos);
+				}
+			}
+			catch (KeepAliveConnection.NotKeptAlive ex) {
+				this.tally.notKeptAlive(key + ": " + ex.getMessage());
+			}
+			catch (IOException ex) {
+				this.tally.problem(key + ": " + ex);
+			}
+		}
+		synchronized (this.latencies) {
+			this.latencies.add(Arrays.copyOf(mine, count));
+		}
+		return null;
+	}
+
+	/** Stops the clients (each after its current request) and returns what they got. */
+	Result stop() {
+		this.running = false;
+		try {
+			for (Future<?> client : this.clients) {
+				client.get(30, TimeUnit.SECONDS);
+			}
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+		long[] all;
+		synchronized (this.latencies) {
+			synchronized (this.givenUp) {
+				all = LongStream
+					.concat(this.latencies.stream().flatMapToLong(Arrays::stream),
+							this.givenUp.stream().mapToLong(Long::longValue))
+					.sorted()
+					.toArray();
+			}
+		}
+		return new Result(this.tally, all);
+	}
+
+	@Override
+	public void close() {
+		this.running = false;
+		this.pool.shutdownNow();
+	}
+
+	/** Answers and their latencies, sorted. */
+	record Result(Tally tally, long[] sortedNanos) {
+
+		long over(Duration limit) {
+			return Arrays.stream(this.sortedNanos).filter(nanos -> nanos > limit.toNanos()).count();
+		}
+
+		Duration percentile(double p) {
+			if (this.sortedNanos.length == 0) {
+				return Duration.ZERO;
+			}
+			int index = (int) Math.min(this.sortedNanos.length - 1, Math.ceil(p / 100 * this.sortedNanos.length) - 1);
+			return Duration.ofNanos(this.sortedNanos[Math.max(0, index)]);
+		}
+
+		Duration max() {
+			return (this.sortedNanos.length == 0) ? Duration.ZERO
+					: Duration.ofNanos(this.sortedNanos[this.sortedNanos.length - 1]);
+		}
+
+		String summary() {
+			return this.sortedNanos.length + " answers: p50 " + percentile(50).toMillis() + " ms, p99 "
+					+ percentile(99).toMillis() + " ms, p99.9 " + percentile(99.9).toMillis() + " ms, max "
+					+ max().toMillis() + " ms; over 100 ms: " + over(Duration.ofMillis(100)) + ", over 1 s: "
+					+ over(Duration.ofSeconds(1)) + "; " + this.tally;
+		}
+
+	}
+
+}
