@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -25,7 +26,11 @@ public final class Downstream implements AutoCloseable {
 			this.total.incrementAndGet();
 			String client = request.requestHeaders().get("X-API-Key", "-");
 			this.hits.computeIfAbsent(request.uri() + " " + client, k -> new AtomicInteger()).incrementAndGet();
-			return response.status(200).header("Content-Type", "text/plain").sendString(Mono.just("downstream"));
+			// answered off the event loop: a synchronous answer can stall a keep-alive connection on
+			// Reactor Netty 1.3.6 (reactor/reactor-netty#4361, see the library's ReadyAnswer)
+			return response.status(200)
+				.header("Content-Type", "text/plain")
+				.sendString(Mono.just("downstream").publishOn(Schedulers.parallel()));
 		}).bindNow();
 	}
 
