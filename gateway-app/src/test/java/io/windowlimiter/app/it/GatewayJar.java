@@ -1,6 +1,7 @@
 package io.windowlimiter.app.it;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -92,6 +93,19 @@ final class GatewayJar implements AutoCloseable {
 
 	Path log() {
 		return this.log;
+	}
+
+	/**
+	 * Whether the limiter has logged a failed decision, i.e. given a fail-mode answer. It logs the first
+	 * failure at once (later ones at most every 10 s), so one is enough to show.
+	 */
+	boolean gaveFailModeAnswers() {
+		try {
+			return Files.readString(this.log).contains("rate-limit decision(s) failed");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
 	}
 
 	@Override

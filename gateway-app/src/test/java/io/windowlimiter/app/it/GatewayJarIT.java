@@ -113,6 +113,8 @@ class GatewayJarIT {
 			softly.assertThat(tally.status(200)).as(route.id() + " allowed, " + tally).isEqualTo(RACE_LIMIT);
 			softly.assertThat(tally.status(429)).as(route.id() + " denied, " + tally).isEqualTo(RACE_REQUESTS - RACE_LIMIT);
 		}
+		softly.assertThat(this.gateway.gaveFailModeAnswers()).as("a healthy Redis gave fail-mode answers, see " + this.gateway)
+			.isFalse();
 		softly.assertAll();
 	}
 
@@ -175,6 +177,9 @@ class GatewayJarIT {
 			System.out.println("[keep-alive] " + unansweredInAll + " unanswered of "
 					+ KEEP_ALIVE.size() * KEEP_ALIVE_CLIENTS * KEEP_ALIVE_REQUESTS + " requests, in "
 					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
+			softly.assertThat(this.gateway.gaveFailModeAnswers())
+				.as("a healthy Redis gave fail-mode answers, see " + this.gateway)
+				.isFalse();
 			softly.assertAll();
 		}
 		finally {

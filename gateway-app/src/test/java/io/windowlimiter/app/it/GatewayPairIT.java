@@ -64,6 +64,10 @@ class GatewayPairIT {
 			softly.assertThat(tally.status(200)).as(route.id() + " allowed, " + tally).isEqualTo(LIMIT);
 			softly.assertThat(tally.status(429)).as(route.id() + " denied, " + tally).isEqualTo(REQUESTS - LIMIT);
 		}
+		for (GatewayJar gateway : this.gateways) {
+			softly.assertThat(gateway.gaveFailModeAnswers()).as("a healthy Redis gave fail-mode answers, see " + gateway)
+				.isFalse();
+		}
 		softly.assertAll();
 	}
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -11,8 +12,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -34,6 +38,9 @@ import reactor.core.publisher.MonoSink;
  * <p>One watchdog thread checks the decisions in flight every quarter of the shorter bound. A tick
  * that comes late means this JVM was paused (GC) or starved of CPU, not that Redis was slow: replies
  * may sit unread in the socket, so the time before such a tick is not counted against Redis.
+ *
+ * <p>Every outcome is handed back to the Netty event loop that asked, so that Lettuce's thread does
+ * nothing but read replies, and a busy gateway cannot look like a silent Redis.
  *
  * <p>Failures are counted and logged at most once per {@code logInterval}; entering and leaving a
  * stall is always logged.
@@ -104,25 +111,25 @@ public final class RedisGuard implements AutoCloseable {
 				fail(sink, new RedisStalledException());
 				return;
 			}
-			Pending<T> waiting = new Pending<>(sink, System.nanoTime(), isTrial);
+			Pending<T> waiting = new Pending<>(sink, System.nanoTime(), isTrial, ThreadExecutorMap.currentExecutor());
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
 			waiting.upstream = call.subscribe(value -> {
 				replied();
 				if (waiting.finish()) {
-					sink.success(value);
+					waiting.deliver(() -> sink.success(value));
 				}
 			}, error -> {
 				if (isReply(error)) {
 					replied();
 				}
 				if (waiting.finish()) {
-					fail(sink, error);
+					waiting.deliver(() -> fail(sink, error));
 				}
 			}, () -> {
 				replied();
 				if (waiting.finish()) {
-					sink.success();
+					waiting.deliver(sink::success);
 				}
 			});
 			if (waiting.get()) {
@@ -196,9 +203,10 @@ public final class RedisGuard implements AutoCloseable {
 							+ "with one decision at a time until it answers");
 				}
 				if (waiting.finish()) {
-					fail(waiting.sink, new TimeoutException(hanging
+					TimeoutException error = new TimeoutException(hanging
 							? "Redis answered nothing for " + Duration.ofNanos(this.stallNanos).toMillis() + " ms"
-							: "Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms"));
+							: "Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
+					waiting.deliver(() -> fail(waiting.sink, error));
 				}
 			}
 		}
@@ -226,16 +234,42 @@ public final class RedisGuard implements AutoCloseable {
 
 		final boolean trial;
 
+		/** The Netty event loop that asked, if any: the request goes on there. */
+		final @Nullable EventExecutor home;
+
 		volatile Disposable upstream;
 
-		Pending(MonoSink<T> sink, long start, boolean trial) {
+		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home) {
 			this.sink = sink;
 			this.start = start;
 			this.trial = trial;
+			this.home = home;
 		}
 
 		boolean finish() {
 			return compareAndSet(false, true);
+		}
+
+		/**
+		 * Completes on the asking event loop. Left on Lettuce's thread, the rest of every request (the
+		 * gateway's filters, proxying, the response) would run on the one thread that reads all Redis
+		 * replies of the connection: on a cold JVM that kept replies unread for over 200 ms (measured),
+		 * and under load it makes one thread do the work of all event loops. The watchdog's failures go
+		 * back the same way, so it never runs a request's remaining work itself.
+		 */
+		void deliver(Runnable completion) {
+			EventExecutor loop = this.home;
+			if (loop == null || loop.inEventLoop()) {
+				completion.run();
+				return;
+			}
+			try {
+				loop.execute(completion);
+			}
+			catch (RejectedExecutionException ex) {
+				// the loop is shutting down: complete here rather than never
+				completion.run();
+			}
 		}
 
 	}
