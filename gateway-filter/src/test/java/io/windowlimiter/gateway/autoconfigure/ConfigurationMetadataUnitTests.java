@@ -26,7 +26,8 @@ class ConfigurationMetadataUnitTests {
 			.contains("window-rate-limiter.redis-timeout", "window-rate-limiter.key-header",
 					"window-rate-limiter.trusted-proxy-hops", "window-rate-limiter.deny-cache-max-clients",
 					"window-rate-limiter.problem-details.enabled", "window-rate-limiter.headers.x-enabled",
-					"window-rate-limiter.redis-stall-timeout", "window-rate-limiter.local-max-clients");
+					"window-rate-limiter.redis-stall-timeout", "window-rate-limiter.local-max-clients",
+					"window-rate-limiter.default-limiter");
 		assertThat(properties).allSatisfy(property -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
 			.isNotBlank());
