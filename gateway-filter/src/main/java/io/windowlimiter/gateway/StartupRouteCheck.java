@@ -27,6 +27,11 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 
 	static final String FILTER_NAME = "RequestRateLimiter";
 
+	/** What to do instead of a second filter with this limiter on one route. */
+	static final String ONE_PER_ROUTE = "one per route; put several limits on one key in one filter with "
+			+ RouteArgs.PREFIX + "limits[i].*; limits on different keys (say per API key and per client IP) on "
+			+ "one route are not supported";
+
 	private static final String BY_NAME = "rate-limiter: \"#{@" + WindowRateLimiter.BEAN_NAME + "}\"";
 
 	private final GatewayProperties gatewayProperties;
@@ -95,9 +100,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 	private static void onePerRoute(String routeId, int filters, String what) {
 		if (filters > 1) {
 			throw new InvalidRouteConfigurationException(routeId, FILTER_NAME + " with " + WindowRateLimiter.BEAN_NAME,
-					what, "one per route; put several limits on one key in one filter with "
-							+ RouteArgs.PREFIX + "limits[i].*; limits on different keys (say per API key and per "
-							+ "client IP) on one route are not supported");
+					what, ONE_PER_ROUTE);
 		}
 	}
 
