@@ -31,7 +31,8 @@ import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 
 /**
  * The gateway's {@code RateLimiter}. Per route it reads the {@code window-rate-limiter.*} arguments of
- * the {@code RequestRateLimiter} filter into a {@link RoutePolicy} (see {@link RouteArgs}). Per request
+ * the {@code RequestRateLimiter} filter into a {@link RoutePolicy} (see {@link RouteArgs}): when the
+ * gateway builds a route from properties, or from {@link #register} for a route built in Java. Per request
  * it builds the client's keys, has one script decide all of the route's limits (through the
  * {@link RedisGuard}) and turns the verdict into headers; a client Redis has denied is answered from
  * the {@link DenyCache}, and when Redis cannot decide the route's {@link FailMode} answers.
