@@ -3,6 +3,8 @@ package io.windowlimiter.gateway;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.FilterDefinition;
@@ -10,47 +12,96 @@ import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 
 /**
- * Checks the limiter arguments of every route in the gateway's properties while the application
+ * Checks the routes in the gateway's properties that use the window rate limiter while the application
  * starts, so a bad one stops start-up. The gateway itself builds routes later and only logs a route
  * that fails, which would leave the API unprotected or unrouted without anyone noticing.
  *
- * <p>Arguments given as SpEL ({@code #{...}}) are only known when routes are built; those routes are
- * checked then, by {@link WindowRateLimiter#onApplicationEvent}.
+ * <p>A route uses this limiter when its {@code RequestRateLimiter} filter names it
+ * ({@code rate-limiter: "#{@windowRateLimiter}"}), or names no limiter while this one is the opted-in
+ * default. Other routes are left alone, except that {@code window-rate-limiter.*} arguments on a filter
+ * whose limiter is another are refused: they would be silently ignored. Arguments given as SpEL
+ * ({@code #{...}}) are only known when routes are built; those routes are checked then, by
+ * {@link WindowRateLimiter#onApplicationEvent}.
  */
 public class StartupRouteCheck implements SmartInitializingSingleton {
 
 	static final String FILTER_NAME = "RequestRateLimiter";
 
+	/** What to do instead of a second filter with this limiter on one route. */
+	static final String ONE_PER_ROUTE = "one per route; put several limits on one key in one filter with "
+			+ RouteArgs.PREFIX + "limits[i].*; limits on different keys (say per API key and per client IP) on "
+			+ "one route are not supported";
+
+	private static final String BY_NAME = "rate-limiter: \"#{@" + WindowRateLimiter.BEAN_NAME + "}\"";
+
 	private final GatewayProperties gatewayProperties;
 
-	public StartupRouteCheck(GatewayProperties gatewayProperties) {
+	private final boolean defaultLimiter;
+
+	/**
+	 * @param gatewayProperties the routes to check
+	 * @param defaultLimiter whether the window rate limiter is the filter's default, for filters naming none
+	 */
+	public StartupRouteCheck(GatewayProperties gatewayProperties, boolean defaultLimiter) {
 		this.gatewayProperties = gatewayProperties;
+		this.defaultLimiter = defaultLimiter;
 	}
 
 	@Override
 	public void afterSingletonsInstantiated() {
-		check(RouteDefinitionRouteLocator.DEFAULT_FILTERS, this.gatewayProperties.getDefaultFilters());
+		String defaults = RouteDefinitionRouteLocator.DEFAULT_FILTERS;
+		int inDefaults = check(defaults, this.gatewayProperties.getDefaultFilters());
+		onePerRoute(defaults, inDefaults, "appears " + inDefaults + " times among the default filters");
 		for (RouteDefinition route : this.gatewayProperties.getRoutes()) {
-			check(route.getId(), route.getFilters());
+			int own = check(route.getId(), route.getFilters());
+			onePerRoute(route.getId(), own + inDefaults, (inDefaults == 0) ? "appears " + own + " times"
+					: "appears on the route and among the default filters, which apply to it too");
 		}
 	}
 
-	private void check(String routeId, List<FilterDefinition> filters) {
+	/** Checks the filters that use this limiter and counts them. */
+	private int check(String routeId, List<FilterDefinition> filters) {
+		int using = 0;
 		for (FilterDefinition filter : filters) {
-			if (FILTER_NAME.equals(filter.getName()) && usesWindowLimiter(filter.getArgs())
-					&& noSpel(filter.getArgs())) {
-				WindowRateLimiter.policyFor(routeId, filter.getArgs());
+			if (!FILTER_NAME.equals(filter.getName())) {
+				continue;
+			}
+			Map<String, String> args = filter.getArgs();
+			String limiter = args.getOrDefault("rate-limiter", args.get("rateLimiter"));
+			if (usesWindowLimiter(limiter)) {
+				using++;
+				if (noSpel(args)) {
+					WindowRateLimiter.policyFor(routeId, args);
+				}
+			}
+			else if (RouteArgs.appliesTo(args)) {
+				String which = (limiter != null) ? "'" + limiter + "'"
+						: "not set, so the gateway's default limiter decides";
+				throw new InvalidRouteConfigurationException(routeId, "rate-limiter",
+						"is " + which + " and would ignore the " + RouteArgs.PREFIX + "* arguments",
+						BY_NAME + " on this filter, or window-rate-limiter.default-limiter: true to make the "
+								+ "window rate limiter the default");
 			}
 		}
+		return using;
 	}
 
-	private static boolean usesWindowLimiter(Map<String, String> args) {
-		String limiter = args.getOrDefault("rate-limiter", args.get("rateLimiter"));
+	private boolean usesWindowLimiter(@Nullable String limiter) {
 		if (limiter == null) {
-			// The window limiter is the filter's default (it is @Primary).
-			return true;
+			return this.defaultLimiter;
 		}
 		return limiter.contains("@" + WindowRateLimiter.BEAN_NAME);
+	}
+
+	/**
+	 * The gateway's limiters keep one policy per route id and hear only (route, key), so two filters with
+	 * this limiter on one route would share one policy and count each request twice.
+	 */
+	private static void onePerRoute(String routeId, int filters, String what) {
+		if (filters > 1) {
+			throw new InvalidRouteConfigurationException(routeId, FILTER_NAME + " with " + WindowRateLimiter.BEAN_NAME,
+					what, ONE_PER_ROUTE);
+		}
 	}
 
 	private static boolean noSpel(Map<String, String> args) {

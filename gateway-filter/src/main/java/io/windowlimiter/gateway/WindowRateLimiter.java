@@ -3,8 +3,10 @@ package io.windowlimiter.gateway;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
@@ -29,7 +31,8 @@ import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 
 /**
  * The gateway's {@code RateLimiter}. Per route it reads the {@code window-rate-limiter.*} arguments of
- * the {@code RequestRateLimiter} filter into a {@link RoutePolicy} (see {@link RouteArgs}). Per request
+ * the {@code RequestRateLimiter} filter into a {@link RoutePolicy} (see {@link RouteArgs}): when the
+ * gateway builds a route from properties, or from {@link #register} for a route built in Java. Per request
  * it builds the client's keys, has one script decide all of the route's limits (through the
  * {@link RedisGuard}) and turns the verdict into headers; a client Redis has denied is answered from
  * the {@link DenyCache}, and when Redis cannot decide the route's {@link FailMode} answers.
@@ -52,6 +55,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	private final LimitScript script;
 
 	private final Map<String, Route> routes = new ConcurrentHashMap<>();
+
+	/** Routes given their limits by {@link #register}, each at most once. */
+	private final Set<String> registered = ConcurrentHashMap.newKeySet();
 
 	private final RedisGuard guard;
 
@@ -204,18 +210,54 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		if (!RouteArgs.appliesTo(args)) {
 			return;
 		}
-		RoutePolicy policy = RouteArgs.parse(event.getRouteId(), args);
+		configure(event.getRouteId(), args);
+	}
+
+	/**
+	 * Gives a route built with the Java DSL ({@code RouteLocatorBuilder}) its limits, which routes from
+	 * properties get when the gateway builds them: DSL routes publish no filter arguments, so without this
+	 * every request of such a route fails. The arguments are those of a route's {@code RequestRateLimiter}
+	 * filter in YAML ({@code window-rate-limiter.limit}, {@code window-rate-limiter.window} ...; the
+	 * {@code window-rate-limiter.} prefix may be left out), checked by the same rules with the same messages.
+	 * Use it where the DSL route sets its limiter:
+	 * <pre>{@code
+	 * .filters(f -> f.requestRateLimiter(c -> c
+	 *     .setRateLimiter(windowRateLimiter.register("orders", Map.of("limit", 100, "window", "1m")))
+	 *     .setKeyResolver(headerKeyResolver)))
+	 * }</pre>
+	 * @param routeId the id the DSL route is built with
+	 * @param args the limiter's arguments, values as text or numbers
+	 * @return this limiter, for {@code setRateLimiter}
+	 * @throws InvalidRouteConfigurationException if an argument is wrong, or the route was registered before
+	 * (one {@code RequestRateLimiter} filter with this limiter per route)
+	 */
+	public WindowRateLimiter register(String routeId, Map<String, ?> args) {
+		Map<String, Object> prefixed = new LinkedHashMap<>();
+		args.forEach((name, value) -> prefixed.put(name.startsWith(RouteArgs.PREFIX) ? name : RouteArgs.PREFIX + name,
+				value));
+		if (this.registered.contains(routeId)) {
+			throw new InvalidRouteConfigurationException(routeId, StartupRouteCheck.FILTER_NAME + " with " + BEAN_NAME,
+					"is registered twice", StartupRouteCheck.ONE_PER_ROUTE);
+		}
+		configure(routeId, prefixed);
+		this.registered.add(routeId);
+		return this;
+	}
+
+	/** Makes the route's policy from its arguments; a bad argument fails the route. */
+	private void configure(String routeId, Map<String, Object> args) {
+		RoutePolicy policy = RouteArgs.parse(routeId, args);
 		List<WindowAlgorithm> implementations = new ArrayList<>();
 		for (RouteLimit limit : policy.limits()) {
 			WindowAlgorithm algorithm = this.algorithms.get(limit.policy().algorithm());
 			if (algorithm == null) {
-				throw new IllegalStateException("Route '" + event.getRouteId() + "' uses " + limit.policy().algorithm()
+				throw new IllegalStateException("Route '" + routeId + "' uses " + limit.policy().algorithm()
 						+ ", which this limiter was built without");
 			}
 			implementations.add(algorithm);
 		}
-		getConfig().put(event.getRouteId(), new Config(args));
-		Route previous = this.routes.put(event.getRouteId(), new Route(policy, implementations));
+		getConfig().put(routeId, new Config(args));
+		Route previous = this.routes.put(routeId, new Route(policy, implementations));
 		if (previous == null || !previous.policy.equals(policy)) {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();

@@ -78,7 +78,8 @@ class RouteRefreshTests {
 		bad.setPredicates(List.of(new PredicateDefinition("Path=/added/**")));
 		FilterDefinition limiter = new FilterDefinition();
 		limiter.setName("RequestRateLimiter");
-		limiter.setArgs(Map.of("key-resolver", "#{@headerKeyResolver}", "window-rate-limiter.limit", "0",
+		limiter.setArgs(Map.of("rate-limiter", "#{@windowRateLimiter}", "key-resolver", "#{@headerKeyResolver}",
+				"window-rate-limiter.limit", "0",
 				"window-rate-limiter.window", "1m"));
 		bad.setFilters(List.of(limiter));
 		this.routes.save(Mono.just(bad)).block(Duration.ofSeconds(5));

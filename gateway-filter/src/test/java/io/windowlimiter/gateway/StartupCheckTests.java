@@ -7,6 +7,7 @@ import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewayFilterFactory;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.NestedExceptionUtils;
 
@@ -19,29 +20,45 @@ class StartupCheckTests {
 	private static final String ROUTE = "spring.cloud.gateway.server.webflux.routes[0].";
 
 	private static ConfigurableApplicationContext start(String... filterArgs) {
+		List<String> properties = new ArrayList<>();
+		for (String arg : filterArgs) {
+			properties.add(ROUTE + "filters[0].args." + arg);
+		}
+		return startWith(properties);
+	}
+
+	/** A gateway with route 'orders' and the given properties (filters, or global settings). */
+	private static ConfigurableApplicationContext startWith(List<String> more) {
 		RedisTestServer redis = RedisTestServer.get();
 		List<String> properties = new ArrayList<>(List.of("server.port=0",
 				"spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 				ROUTE + "id=orders", ROUTE + "uri=http://127.0.0.1:9", ROUTE + "predicates[0]=Path=/orders/**",
 				ROUTE + "filters[0].name=RequestRateLimiter",
 				ROUTE + "filters[0].args.key-resolver=#{@headerKeyResolver}"));
-		for (String arg : filterArgs) {
-			properties.add(ROUTE + "filters[0].args." + arg);
-		}
+		properties.addAll(more);
 		return new SpringApplicationBuilder(GatewayTestApplication.class).properties(properties.toArray(String[]::new))
 			.run();
 	}
 
 	/** Why start-up failed: the innermost cause. */
 	private static Throwable startUpFailure(String... filterArgs) {
-		Throwable thrown = catchThrowable(() -> start(filterArgs));
+		List<String> properties = new ArrayList<>();
+		for (String arg : filterArgs) {
+			properties.add(ROUTE + "filters[0].args." + arg);
+		}
+		return startUpFailure(properties);
+	}
+
+	private static Throwable startUpFailure(List<String> properties) {
+		Throwable thrown = catchThrowable(() -> startWith(properties));
 		assertThat(thrown).as("start-up must fail").isNotNull();
 		return NestedExceptionUtils.getMostSpecificCause(thrown);
 	}
 
 	@Test
 	void anUnknownAlgorithmStopsStartUp() {
-		assertThat(startUpFailure("window-rate-limiter.algorithm=leaky-bucket", "window-rate-limiter.limit=10",
+		assertThat(startUpFailure("rate-limiter=#{@windowRateLimiter}", "window-rate-limiter.algorithm=leaky-bucket",
+				"window-rate-limiter.limit=10",
 				"window-rate-limiter.window=1m"))
 			.isInstanceOf(InvalidRouteConfigurationException.class)
 			.hasMessage("Invalid rate limit on route 'orders': window-rate-limiter.algorithm is 'leaky-bucket'; "
@@ -57,8 +74,71 @@ class StartupCheckTests {
 	}
 
 	@Test
-	void theWindowLimiterIsTheDefaultSoARouteWithoutItsArgumentsStopsStartUp() {
-		assertThat(startUpFailure()).hasMessageContaining("window-rate-limiter.limit is missing");
+	void aRouteNamingThisLimiterWithoutItsArgumentsStopsStartUp() {
+		assertThat(startUpFailure("rate-limiter=#{@windowRateLimiter}"))
+			.hasMessageContaining("window-rate-limiter.limit is missing");
+	}
+
+	@Test
+	void optedInAsTheDefaultARouteNamingNoLimiterIsCheckedAsOurs() {
+		assertThat(startUpFailure(List.of("window-rate-limiter.default-limiter=true")))
+			.hasMessageContaining("route 'orders'")
+			.hasMessageContaining("window-rate-limiter.limit is missing");
+	}
+
+	@Test
+	void optedInAsTheDefaultThisLimiterIsTheFiltersDefault() {
+		try (ConfigurableApplicationContext context = startWith(List.of("window-rate-limiter.default-limiter=true",
+				ROUTE + "filters[0].args.window-rate-limiter.limit=10",
+				ROUTE + "filters[0].args.window-rate-limiter.window=1m"))) {
+			assertThat(context.getBean(RequestRateLimiterGatewayFilterFactory.class).getDefaultRateLimiter())
+				.isInstanceOf(WindowRateLimiter.class);
+		}
+	}
+
+	@Test
+	void aRouteNamingNoLimiterIsTheBuiltInLimitersAndLeftAlone() {
+		try (ConfigurableApplicationContext context = start("redis-rate-limiter.replenishRate=10")) {
+			assertThat(context.isActive()).isTrue();
+		}
+	}
+
+	@Test
+	void windowArgumentsOnARouteOfAnotherLimiterStopStartUp() {
+		// before the opt-in existed, such a route used this limiter; now its limits would be silently ignored
+		assertThat(startUpFailure("window-rate-limiter.limit=10", "window-rate-limiter.window=1m"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': rate-limiter is not set, so the gateway's default "
+					+ "limiter decides and would ignore the window-rate-limiter.* arguments; allowed: "
+					+ "rate-limiter: \"#{@windowRateLimiter}\" on this filter, or "
+					+ "window-rate-limiter.default-limiter: true to make the window rate limiter the default");
+	}
+
+	@Test
+	void twoFiltersWithThisLimiterOnOneRouteStopStartUp() {
+		String second = ROUTE + "filters[1].";
+		assertThat(startUpFailure(List.of(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.limit=3", ROUTE + "filters[0].args.window-rate-limiter.window=1m",
+				second + "name=RequestRateLimiter", second + "args.rate-limiter=#{@windowRateLimiter}",
+				second + "args.key-resolver=#{@clientIpKeyResolver}", second + "args.window-rate-limiter.limit=5",
+				second + "args.window-rate-limiter.window=1m")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': RequestRateLimiter with windowRateLimiter appears 2 "
+					+ "times; allowed: one per route; put several limits on one key in one filter with "
+					+ "window-rate-limiter.limits[i].*; limits on different keys (say per API key and per client IP) "
+					+ "on one route are not supported");
+	}
+
+	@Test
+	void aDefaultFilterWithThisLimiterBesideARoutesOwnStopsStartUp() {
+		String defaults = "spring.cloud.gateway.server.webflux.default-filters[0].";
+		assertThat(startUpFailure(List.of(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.limit=3", ROUTE + "filters[0].args.window-rate-limiter.window=1m",
+				defaults + "name=RequestRateLimiter", defaults + "args.rate-limiter=#{@windowRateLimiter}",
+				defaults + "args.key-resolver=#{@clientIpKeyResolver}", defaults + "args.window-rate-limiter.limit=100",
+				defaults + "args.window-rate-limiter.window=1m")))
+			.hasMessageContaining("route 'orders'")
+			.hasMessageContaining("appears on the route and among the default filters");
 	}
 
 	@Test
@@ -71,7 +151,8 @@ class StartupCheckTests {
 
 	@Test
 	void aGoodRouteStarts() {
-		try (ConfigurableApplicationContext context = start("window-rate-limiter.algorithm=sliding-log",
+		try (ConfigurableApplicationContext context = start("rate-limiter=#{@windowRateLimiter}",
+				"window-rate-limiter.algorithm=sliding-log",
 				"window-rate-limiter.limit=10", "window-rate-limiter.window=1m")) {
 			assertThat(context.getBean(WindowRateLimiter.class)).isNotNull();
 		}

@@ -34,17 +34,17 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayProperties;
-import org.springframework.cloud.gateway.filter.ratelimit.PrincipalNameKeyResolver;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
- * Wires the window rate limiter: one bean per algorithm, the limiter itself ({@code @Primary}, since
- * the gateway always adds its own {@code redisRateLimiter}), the key resolvers and the start-up check.
- * Runs before the gateway's auto-configuration, whose rate-limiter filter needs a limiter and a
- * key resolver to exist.
+ * Wires the window rate limiter: one bean per algorithm, the limiter itself, the key resolvers and the
+ * start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
+ * reached by name ({@code #{@windowRateLimiter}}), never injected by type, so the gateway's own defaults
+ * ({@code redisRateLimiter}, {@code principalNameKeyResolver}) or the user's stay the defaults, unless
+ * {@code window-rate-limiter.default-limiter} opts in. Internal beans back off for the user's own.
  */
 @AutoConfiguration(after = DataRedisReactiveAutoConfiguration.class, before = GatewayAutoConfiguration.class)
 @ConditionalOnClass({ GatewayAutoConfiguration.class, ReactiveStringRedisTemplate.class })
@@ -53,28 +53,35 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 @EnableConfigurationProperties(WindowRateLimiterProperties.class)
 public class WindowRateLimiterAutoConfiguration {
 
+	private static final String DEFAULT_LIMITER = WindowRateLimiterProperties.PREFIX + ".default-limiter";
+
 	@Bean
-	public FixedWindow fixedWindow(ReactiveStringRedisTemplate redis) {
+	@ConditionalOnMissingBean
+	public FixedWindow windowRateLimiterFixedWindow(ReactiveStringRedisTemplate redis) {
 		return new FixedWindow(redis);
 	}
 
 	@Bean
-	public SlidingLog slidingLog(ReactiveStringRedisTemplate redis) {
+	@ConditionalOnMissingBean
+	public SlidingLog windowRateLimiterSlidingLog(ReactiveStringRedisTemplate redis) {
 		return new SlidingLog(redis);
 	}
 
 	@Bean
-	public SlidingLogSortedSet slidingLogSortedSet(ReactiveStringRedisTemplate redis) {
+	@ConditionalOnMissingBean
+	public SlidingLogSortedSet windowRateLimiterSlidingLogSortedSet(ReactiveStringRedisTemplate redis) {
 		return new SlidingLogSortedSet(redis);
 	}
 
 	@Bean
-	public SlidingWindowCounter slidingWindowCounter(ReactiveStringRedisTemplate redis) {
+	@ConditionalOnMissingBean
+	public SlidingWindowCounter windowRateLimiterSlidingWindowCounter(ReactiveStringRedisTemplate redis) {
 		return new SlidingWindowCounter(redis);
 	}
 
 	@Bean
-	public TokenBucket tokenBucket(ReactiveStringRedisTemplate redis) {
+	@ConditionalOnMissingBean
+	public TokenBucket windowRateLimiterTokenBucket(ReactiveStringRedisTemplate redis) {
 		return new TokenBucket(redis);
 	}
 
@@ -124,12 +131,36 @@ public class WindowRateLimiterAutoConfiguration {
 		return new RateLimitMetrics(registry.getIfAvailable());
 	}
 
-	@Bean(WindowRateLimiter.BEAN_NAME)
-	@Primary
+	/**
+	 * Not a default candidate: the gateway's filter keeps its own {@code redisRateLimiter} (or the user's
+	 * limiter) as the default, and routes reach this one by name, {@code #{@windowRateLimiter}}.
+	 */
+	@Bean(name = WindowRateLimiter.BEAN_NAME, defaultCandidate = false)
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
+	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "false", matchIfMissing = true)
 	public WindowRateLimiter windowRateLimiter(LimitScript script, List<WindowAlgorithm> algorithms,
 			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers,
 			RateLimitMetrics metrics, WindowRateLimiterProperties properties) {
+		return limiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics, properties);
+	}
+
+	/**
+	 * Opted in with {@code window-rate-limiter.default-limiter: true}: the filter's default for routes that
+	 * name no limiter. {@code @Primary}, since the gateway always adds its {@code redisRateLimiter} too.
+	 */
+	@Bean(WindowRateLimiter.BEAN_NAME)
+	@Primary
+	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
+	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "true")
+	public WindowRateLimiter windowRateLimiterAsDefault(LimitScript script, List<WindowAlgorithm> algorithms,
+			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers,
+			RateLimitMetrics metrics, WindowRateLimiterProperties properties) {
+		return limiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics, properties);
+	}
+
+	private static WindowRateLimiter limiter(LimitScript script, List<WindowAlgorithm> algorithms, RedisGuard guard,
+			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			WindowRateLimiterProperties properties) {
 		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics,
 				properties.getProblemDetails().isEnabled(), Clock.systemUTC());
 	}
@@ -147,13 +178,15 @@ public class WindowRateLimiterAutoConfiguration {
 		return new RedisTopologyCustomizer(environment);
 	}
 
-	@Bean
+	// Key resolvers are used by name in routes; as default candidates they would displace the gateway's
+	// principalNameKeyResolver, or the user's own resolver, as the filter's default.
+	@Bean(name = "headerKeyResolver", defaultCandidate = false)
 	@ConditionalOnMissingBean(name = "headerKeyResolver")
 	public HeaderKeyResolver headerKeyResolver(WindowRateLimiterProperties properties) {
 		return new HeaderKeyResolver(properties.getKeyHeader());
 	}
 
-	@Bean
+	@Bean(name = "clientIpKeyResolver", defaultCandidate = false)
 	@ConditionalOnMissingBean(name = "clientIpKeyResolver")
 	public ClientIpKeyResolver clientIpKeyResolver(WindowRateLimiterProperties properties) {
 		Integer hops = properties.getTrustedProxyHops();
@@ -170,17 +203,11 @@ public class WindowRateLimiterAutoConfiguration {
 				properties.getIpv6PrefixLength());
 	}
 
-	/** The gateway's default resolver, which it drops once other resolvers exist; kept as the default. */
-	@Bean(PrincipalNameKeyResolver.BEAN_NAME)
-	@Primary
-	@ConditionalOnMissingBean(name = PrincipalNameKeyResolver.BEAN_NAME)
-	public PrincipalNameKeyResolver principalNameKeyResolver() {
-		return new PrincipalNameKeyResolver();
-	}
-
 	@Bean
-	public StartupRouteCheck windowRateLimiterStartupRouteCheck(ObjectProvider<GatewayProperties> gatewayProperties) {
-		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new));
+	public StartupRouteCheck windowRateLimiterStartupRouteCheck(ObjectProvider<GatewayProperties> gatewayProperties,
+			WindowRateLimiterProperties properties) {
+		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new),
+				properties.isDefaultLimiter());
 	}
 
 }

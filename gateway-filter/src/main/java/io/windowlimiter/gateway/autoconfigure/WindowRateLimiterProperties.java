@@ -26,6 +26,14 @@ public class WindowRateLimiterProperties {
 	/** Whether to register the window rate limiter and its key resolvers. */
 	private boolean enabled = true;
 
+	/**
+	 * Whether the window rate limiter is the default of the {@code RequestRateLimiter} filter, for
+	 * routes that name no {@code rate-limiter}. Off (the default), such routes keep the gateway's own
+	 * {@code redisRateLimiter} and routes use this one by name: {@code rate-limiter: "#{@windowRateLimiter}"}.
+	 * On, the window rate limiter is registered {@code @Primary}, so a limiter of your own must not be.
+	 */
+	private boolean defaultLimiter = false;
+
 	/** The header whose value the {@code headerKeyResolver} bean uses as the client key. */
 	private String keyHeader = HeaderKeyResolver.DEFAULT_HEADER;
 
@@ -150,6 +158,14 @@ public class WindowRateLimiterProperties {
 
 	public void setEnabled(boolean enabled) {
 		this.enabled = enabled;
+	}
+
+	public boolean isDefaultLimiter() {
+		return this.defaultLimiter;
+	}
+
+	public void setDefaultLimiter(boolean defaultLimiter) {
+		this.defaultLimiter = defaultLimiter;
 	}
 
 	public String getKeyHeader() {

@@ -27,7 +27,8 @@ class ConfigurationMetadataUnitTests {
 					"window-rate-limiter.trusted-proxy-hops", "window-rate-limiter.trusted-proxies",
 					"window-rate-limiter.ipv6-prefix-length", "window-rate-limiter.deny-cache-max-clients",
 					"window-rate-limiter.problem-details.enabled", "window-rate-limiter.headers.x-enabled",
-					"window-rate-limiter.redis-stall-timeout", "window-rate-limiter.local-max-clients");
+					"window-rate-limiter.redis-stall-timeout", "window-rate-limiter.local-max-clients",
+					"window-rate-limiter.default-limiter");
 		assertThat(properties).allSatisfy(property -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
 			.isNotBlank());

@@ -21,8 +21,8 @@ public final class TestRoutes {
 	}
 
 	/**
-	 * Route number {@code index}: {@code /<id>/**} to {@code downstream}, limited per X-API-Key
-	 * unless {@code args} name another key resolver.
+	 * Route number {@code index}: {@code /<id>/**} to {@code downstream}, limited by the window rate
+	 * limiter per X-API-Key unless {@code args} name another limiter or key resolver.
 	 * @param args the filter's arguments as {@code name=value}
 	 */
 	public static void route(DynamicPropertyRegistry registry, int index, String id, Downstream downstream,
@@ -32,6 +32,7 @@ public final class TestRoutes {
 		registry.add(route + ".uri", downstream::uri);
 		registry.add(route + ".predicates[0]", () -> "Path=/" + id + "/**");
 		registry.add(route + ".filters[0].name", () -> "RequestRateLimiter");
+		registry.add(route + ".filters[0].args.rate-limiter", () -> "#{@windowRateLimiter}");
 		registry.add(route + ".filters[0].args.key-resolver", () -> "#{@headerKeyResolver}");
 		for (String arg : args) {
 			String[] pair = arg.split("=", 2);
