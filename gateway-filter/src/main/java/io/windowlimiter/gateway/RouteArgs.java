@@ -150,6 +150,14 @@ final class RouteArgs {
 					"at most " + MAX_LOG_LIMIT + " for the sliding log, which keeps every request of a window "
 							+ "(8 bytes each in the ring); use sliding-window-counter or token-bucket above that");
 		}
+		if (algorithm == Algorithm.TOKEN_BUCKET && !WindowPolicy.fitsTokenBucketClock(limit, window)) {
+			throw invalid(PREFIX + prefix + "limit", "is '" + limit + "' per '" + values.get("window") + "' for "
+					+ algorithm.id() + ", one request every " + (window.toMillis() / (double) limit) + " ms",
+					"one request every 0.01 ms or more (limit at most 100 per millisecond of window, "
+							+ WindowPolicy.MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI * window.toMillis() + " here): the "
+							+ "bucket's time is kept in epoch milliseconds, a double, which cannot add shorter "
+							+ "intervals exactly; use sliding-window-counter above that");
+		}
 		long burst = limit;
 		if (values.containsKey("burst")) {
 			if (algorithm != Algorithm.TOKEN_BUCKET) {
