@@ -130,4 +130,13 @@ class SlidingLogTests extends ScriptTestSupport {
 		assertThat(burst(this.ring, this.threePerMinute, T0 + 70_000, 5)).isEqualTo(3);
 	}
 
+	@Test
+	void aChangedWindowCountsTheSameTimesAgainstTheNewLength() {
+		assertThat(burst(this.ring, this.threePerMinute, T0, 3)).isEqualTo(3);
+		WindowPolicy threePerHour = policy(Algorithm.SLIDING_LOG, 3, Duration.ofHours(1));
+		assertThat(decide(this.ring, threePerHour, T0 + 120_000)).isEqualTo(new Decision(false, 0, 3_480_000, 3_480_000));
+		WindowPolicy threePerTenSeconds = policy(Algorithm.SLIDING_LOG, 3, Duration.ofSeconds(10));
+		assertThat(burst(this.ring, threePerTenSeconds, T0 + 120_000, 5)).isEqualTo(3);
+	}
+
 }
