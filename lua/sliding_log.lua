@@ -6,10 +6,10 @@
 --
 -- Key      bytes 0-7: header, the slot of the oldest kept time and how many times are kept (two
 --          big-endian uint32); then the slots, 8 bytes each, an accepted request's time in ms
---          (big-endian double). The ring's capacity is the string's length: it grows by doubling
---          and shrinks by half as the kept times come and go, never past `limit` slots, so a client
---          costs 8 bytes per request in its window (at most 16 while shrinking), not per unit of
---          limit: a fresh key holds 2 slots. The limit is not stored: a changed limit counts the
+--          (big-endian double). The ring's capacity is the string's length: when the kept times fill it,
+--          or drop to a quarter of it, they are copied into a ring of twice their number, never past
+--          `limit` slots. So a client costs 8 to 32 bytes per request in its window, and at most 8 per
+--          unit of limit: a fresh key holds 2 slots. The limit is not stored: a changed limit counts the
 --          same history. Expires one window after the newest accepted request. A request at time t
 --          counts while now - window < t.
 -- Returns  allowed, remaining (after this request when allowed), reset (until the oldest request in
