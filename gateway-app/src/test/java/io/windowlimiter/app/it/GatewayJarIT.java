@@ -1,6 +1,8 @@
 package io.windowlimiter.app.it;
 
 import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -9,6 +11,8 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.assertj.core.api.SoftAssertions;
@@ -59,6 +63,15 @@ class GatewayJarIT {
 
 	private static final List<Limits.Route> KEEP_ALIVE = Limits.everyAlgorithm("keep-alive", KEEP_ALIVE_LIMIT, "1h");
 
+	/** The sliding log at the highest limit allowed: a fresh key must cost what one request does. */
+	private static final Limits.Route FRESH_KEYS = new Limits.Route("fresh-keys",
+			RouteFile.limit("sliding-log", 1_000_000, "1m"), false);
+
+	private static final int FRESH_KEY_CLIENTS = 1_500;
+
+	/** Bytes of Redis used_memory one fresh key may cost, at any limit (issue: was ~67 KB at 10,000/min). */
+	private static final long FRESH_KEY_BYTES = 400;
+
 	/** Every client of the fault tests is allowed: each request needs Redis. */
 	private static final Limits.Route FAULT = new Limits.Route("fault",
 			RouteFile.limit("sliding-window-counter", 1_000_000, "1m"), true);
@@ -78,6 +91,7 @@ class GatewayJarIT {
 		RouteFile routes = new RouteFile(this.downstream.uri());
 		RACE.forEach(route -> routes.route(route.id(), route.args()));
 		KEEP_ALIVE.forEach(route -> routes.route(route.id(), route.args()));
+		routes.route(FRESH_KEYS.id(), FRESH_KEYS.args());
 		routes.route(FAULT.id(), FAULT.args());
 		this.gateway = GatewayJar.start("single", this.redis.port(), routes.write());
 	}
@@ -257,8 +271,42 @@ class GatewayJarIT {
 	 * Redis killed (SIGKILL) under load and restarted on its port: 64 keep-alive clients, each request
 	 * needing Redis. Every request must be answered, each within {@link #ANSWER_WITHIN}.
 	 */
+	/**
+	 * A hostile client choosing a fresh X-API-Key per request must not grow Redis by more than what one
+	 * accepted request costs, whatever the route's limit: {@value #FRESH_KEY_CLIENTS} fresh keys, one
+	 * request each, on a sliding log of 1,000,000 a minute (the old ring took 8 MB per key there).
+	 */
 	@Test
 	@Order(3)
+	void freshKeysCostRedisWhatTheirRequestsCost() throws Exception {
+		long before = usedMemory();
+		int allowed = 0;
+		try (KeepAliveConnection connection = KeepAliveConnection.open(this.gateway.port(), UNANSWERED_AFTER)) {
+			for (int i = 0; i < FRESH_KEY_CLIENTS; i++) {
+				allowed += (connection.get(FRESH_KEYS.path("x"), "fresh-" + this.run + "-" + i).status() == 200) ? 1 : 0;
+			}
+		}
+		long perKey = (usedMemory() - before) / FRESH_KEY_CLIENTS;
+		System.out.println("[fresh keys] " + FRESH_KEY_CLIENTS + " fresh keys on a sliding log of 1,000,000/min: "
+				+ perKey + " bytes of used_memory per key");
+		assertThat(allowed).isEqualTo(FRESH_KEY_CLIENTS);
+		assertThat(perKey).as("used_memory per fresh key").isLessThanOrEqualTo(FRESH_KEY_BYTES);
+	}
+
+	private long usedMemory() throws IOException {
+		try (Socket socket = new Socket("127.0.0.1", this.redis.port())) {
+			socket.getOutputStream().write("INFO memory\r\nQUIT\r\n".getBytes(StandardCharsets.US_ASCII));
+			String reply = new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+			Matcher used = Pattern.compile("used_memory:(\\d+)").matcher(reply);
+			if (!used.find()) {
+				throw new IllegalStateException("No used_memory in " + reply);
+			}
+			return Long.parseLong(used.group(1));
+		}
+	}
+
+	@Test
+	@Order(4)
 	void everyRequestAnsweredWithinASecondWhileRedisIsKilled() {
 		SteadyLoad.Result result;
 		try (SteadyLoad load = SteadyLoad.start(this.gateway, "/" + FAULT.id() + "/", 64, UNANSWERED_AFTER)) {
@@ -274,7 +322,7 @@ class GatewayJarIT {
 
 	/** Redis frozen (SIGSTOP) under load for 3 s, then resumed (SIGCONT); as above. */
 	@Test
-	@Order(4)
+	@Order(5)
 	void everyRequestAnsweredWithinASecondWhileRedisIsFrozen() {
 		SteadyLoad.Result result;
 		try (SteadyLoad load = SteadyLoad.start(this.gateway, "/" + FAULT.id() + "/", 64, UNANSWERED_AFTER)) {

@@ -63,14 +63,14 @@ public class WindowRateLimiterProperties {
 	 * The longest a decision waits for Redis even while Redis answers other decisions (say one Redis
 	 * Cluster node hangs); past it the route's fail-mode answers.
 	 */
-	private Duration redisTimeout = Duration.ofMillis(500);
+	private Duration redisTimeout = Duration.ofMillis(600);
 
 	/**
 	 * How long Redis may answer nothing at all while decisions wait on it before they are given up and
 	 * the route's fail-mode answers; until Redis answers again, decisions then fail at once but for one
 	 * trial at a time. A busy Redis keeps answering, so this never fires on a healthy one.
 	 */
-	private Duration redisStallTimeout = Duration.ofMillis(300);
+	private Duration redisStallTimeout = Duration.ofMillis(400);
 
 	/** Which rate-limit headers responses carry, under which names. */
 	private final Headers headers = new Headers();

@@ -36,9 +36,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RedisFaultTests {
 
 	/** The defaults users get (window-rate-limiter.redis-timeout and redis-stall-timeout). */
-	private static final Duration TIMEOUT = Duration.ofMillis(500);
+	private static final Duration TIMEOUT = Duration.ofMillis(600);
 
-	private static final Duration STALL = Duration.ofMillis(300);
+	private static final Duration STALL = Duration.ofMillis(400);
 
 	/** What the defaults promise; Lettuce's own command timeout is 60 s. */
 	private static final Duration BOUND = Duration.ofSeconds(1);
