@@ -10,7 +10,8 @@
 --
 -- KEYS[i]  the client's key for limit i (all share one hash tag)
 -- ARGV[1]  now in ms since the epoch, or "" to use the Redis server's clock (TIME)
--- ARGV[2]  cost: what this request consumes of every limit, >= 1
+-- ARGV[2]  cost: what this request consumes of every limit, >= 1; or 0 to peek: the reply tells the
+--          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms}
 local now = tonumber(ARGV[1])
@@ -37,7 +38,7 @@ for i = 1, #KEYS do
   reply[#reply + 1] = retry
 end
 
-if reply[1] == 1 then
+if reply[1] == 1 and cost > 0 then
   for i = 1, #records do
     records[i]()
   end

@@ -11,6 +11,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -104,6 +105,36 @@ class LimitScriptTests {
 			}
 		}
 		assertThat(denials).isGreaterThan(20);
+	}
+
+	/** Cost 0 is the operator's read: the client's standing now, and not a byte written. */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aPeekTellsTheStandingAndWritesNothing(Algorithm algorithm) {
+		LimitScript.Limit limit = limit(algorithm, 5, Duration.ofMinutes(1), "peek");
+		List<LimitScript.Limit> limits = List.of(limit);
+		Decision fresh = decide(limits, 0, T0).decisions().get(0);
+		assertThat(fresh.remaining()).isEqualTo(5);
+		assertThat(this.redis.hasKey(limit.key()).block()).as("a peek creates no key").isFalse();
+
+		for (int i = 0; i < 3; i++) {
+			decide(limits, 1, T0 + i);
+		}
+		String before = dump(limit.key());
+		Decision peeked = decide(limits, 0, T0 + 10).decisions().get(0);
+		assertThat(peeked.remaining()).isEqualTo(2);
+		assertThat(peeked.resetMillis()).isPositive();
+		assertThat(decide(limits, 0, T0 + 10).decisions().get(0)).as("reading twice reads the same").isEqualTo(peeked);
+		assertThat(dump(limit.key())).as("a peek leaves the key as it was").isEqualTo(before);
+		assertThat(decide(limits, 1, T0 + 10).decisions().get(0).remaining()).isEqualTo(1);
+
+		decide(limits, 1, T0 + 11);
+		assertThat(decide(limits, 0, T0 + 12).decisions().get(0).remaining()).as("used up").isZero();
+	}
+
+	private String dump(String key) {
+		RedisScript<String> dump = RedisScript.of("return redis.call('DUMP', KEYS[1])", String.class);
+		return this.redis.execute(dump, List.of(key)).blockFirst(Duration.ofSeconds(5));
 	}
 
 	@Test
