@@ -57,6 +57,11 @@ public class DenyCache {
 		}
 	}
 
+	/** Forgets the denial of {@code key}, e.g. when an operator resets that client. */
+	public void forget(String key) {
+		this.denials.invalidate(key);
+	}
+
 	/** Forgets every denial, e.g. when a route's limit changes. */
 	public void clear() {
 		this.denials.invalidateAll();

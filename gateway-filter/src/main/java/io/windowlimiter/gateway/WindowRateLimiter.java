@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
@@ -73,6 +74,8 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 	private final Clock clock;
 
+	private volatile DenialListener denialListener = DenialListener.NONE;
+
 	/**
 	 * @param script decides the limits; built from the same {@code algorithms}
 	 * @param algorithms the algorithms routes may use
@@ -118,6 +121,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		DenyCache.Denial denial = route.policy.shadow() ? null : this.denyCache.denial(cacheKey);
 		if (denial != null) {
 			this.metrics.decision(routeId, route.algorithms, Outcome.DENIED);
+			this.denialListener.denied(routeId, id);
 			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
 			return ReadyAnswer.of(answer(route, route.limits, denial.limitIndex(), denial.decision()));
 		}
@@ -125,14 +129,17 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		return this.guard.protect(this.script.decide(keys, route.arguments))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> this.metrics.stopRedis(sample, routeId, false))
-			.map(verdict -> answer(routeId, route, cacheKey, verdict))
+			.map(verdict -> answer(routeId, id, route, cacheKey, verdict))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, route, keys)));
 	}
 
-	private Response answer(String routeId, Route route, String cacheKey, Verdict verdict) {
+	private Response answer(String routeId, String id, Route route, String cacheKey, Verdict verdict) {
 		int reported = verdict.reported();
 		if (!verdict.allowed() && !route.policy.shadow()) {
 			this.denyCache.remember(cacheKey, reported, verdict.retryAfterMillis());
+		}
+		if (!verdict.allowed()) {
+			this.denialListener.denied(routeId, id);
 		}
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : route.policy.shadow() ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, route.algorithms, outcome);
@@ -269,6 +276,68 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		return RouteArgs.parse(routeId, args);
 	}
 
+	// For operators (io.windowlimiter.gateway.operations): routes, and one client's standing, off the decision path.
+
+	/** Every route given limits, by route id ({@code defaultFilters} for the gateway's default filters). */
+	public Map<String, RoutePolicy> policies() {
+		Map<String, RoutePolicy> policies = new TreeMap<>();
+		this.routes.forEach((routeId, route) -> policies.put(routeId, route.policy));
+		return policies;
+	}
+
+	/** The policy requests of the route are decided by (its own, else the default filters'), or null. */
+	public @Nullable RoutePolicy policyOf(String routeId) {
+		Route route = routeOf(routeId);
+		return (route != null) ? route.policy : null;
+	}
+
+	/**
+	 * The client's standing on each of the route's limits now, read by the decision script at cost 0, so
+	 * reading spends nothing. Empty when the route has no limits here.
+	 */
+	public Mono<Verdict> peek(String routeId, String clientKey) {
+		Route route = routeOf(routeId);
+		if (route == null) {
+			return Mono.empty();
+		}
+		return this.guard.protect(this.script.decide(route.keysFor(routeId, clientKey), route.peekArguments));
+	}
+
+	/** The Redis keys holding the client's counts on the route, one per limit; empty when it has no limits. */
+	public List<String> keysOf(String routeId, String clientKey) {
+		Route route = routeOf(routeId);
+		return (route != null) ? route.keysFor(routeId, clientKey) : List.of();
+	}
+
+	/** Forgets this instance's cached denial of the client on the route: Redis decides its next request. */
+	public void forgetDenial(String routeId, String clientKey) {
+		List<String> keys = keysOf(routeId, clientKey);
+		if (!keys.isEmpty()) {
+			this.denyCache.forget(keys.get(0));
+		}
+	}
+
+	/**
+	 * Tells {@code listener} of every request refused by a limit (or that would be, on a shadow route), e.g.
+	 * to find the clients denied most. It runs on the decision path: it must be quick and must not throw.
+	 */
+	public void setDenialListener(DenialListener listener) {
+		this.denialListener = listener;
+	}
+
+	/** Told of each request refused by a limit; see {@link #setDenialListener}. */
+	@FunctionalInterface
+	public interface DenialListener {
+
+		/** Tells nobody. */
+		DenialListener NONE = (routeId, clientKey) -> {
+		};
+
+		/** A request of {@code clientKey} on route {@code routeId} was refused. */
+		void denied(String routeId, String clientKey);
+
+	}
+
 	/** Limits as reported to clients, with their policy header, which is the same for every answer. */
 	private record Limits(List<RouteLimit> list, String policyHeader) {
 
@@ -288,6 +357,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		/** The script's ARGV, the same for every request of the route. */
 		final List<String> arguments;
 
+		/** The ARGV of a read: cost 0, nothing recorded. */
+		final List<String> peekArguments;
+
 		final Limits limits;
 
 		/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
@@ -301,6 +373,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			this.implementations = implementations;
 			List<WindowPolicy> policies = policy.limits().stream().map(RouteLimit::policy).toList();
 			this.arguments = LimitScript.arguments(implementations, policies, policy.cost(), REDIS_CLOCK);
+			this.peekArguments = LimitScript.arguments(implementations, policies, 0, REDIS_CLOCK);
 			this.limits = new Limits(policy.limits());
 			List<RouteLimit> shares = new ArrayList<>(policies.size());
 			for (RouteLimit limit : policy.limits()) {
