@@ -23,8 +23,10 @@ import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
+import io.windowlimiter.gateway.operations.ChangeBroadcast;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -163,6 +165,18 @@ public class WindowRateLimiterAutoConfiguration {
 			WindowRateLimiterProperties properties) {
 		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics,
 				properties.getProblemDetails().isEnabled(), Clock.systemUTC());
+	}
+
+	/**
+	 * On every instance, with or without the operator endpoint: a reset made through any instance must
+	 * reach the deny caches of all.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(name = WindowRateLimiter.BEAN_NAME)
+	public ChangeBroadcast windowRateLimiterChangeBroadcast(ReactiveStringRedisTemplate redis,
+			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter) {
+		return new ChangeBroadcast(redis, limiter);
 	}
 
 	@Bean

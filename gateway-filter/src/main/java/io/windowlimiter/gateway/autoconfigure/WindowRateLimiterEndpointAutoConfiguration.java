@@ -1,0 +1,59 @@
+package io.windowlimiter.gateway.autoconfigure;
+
+import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.operations.ChangeBroadcast;
+import io.windowlimiter.gateway.operations.DeniedClients;
+import io.windowlimiter.gateway.operations.RateLimitOperations;
+import io.windowlimiter.gateway.operations.RateLimitsEndpoint;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.actuate.audit.AuditEventRepository;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+/**
+ * The {@code ratelimits} actuator endpoint, where actuator is on the classpath and the endpoint is
+ * available (enabled and exposed, {@code management.endpoints.web.exposure.include}). The clients refused
+ * most are tracked only then: nobody could read them otherwise.
+ */
+@AutoConfiguration(after = WindowRateLimiterAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnBean(name = WindowRateLimiter.BEAN_NAME)
+@ConditionalOnAvailableEndpoint(RateLimitsEndpoint.class)
+public class WindowRateLimiterEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	public DeniedClients windowRateLimiterDeniedClients(
+			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter) {
+		DeniedClients deniedClients = DeniedClients.ofDefaults();
+		limiter.setDenialListener(deniedClients);
+		return deniedClients;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public RateLimitOperations windowRateLimiterOperations(
+			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, ReactiveStringRedisTemplate redis,
+			ChangeBroadcast broadcast, DeniedClients deniedClients, ApplicationEventPublisher events,
+			ObjectProvider<AuditEventRepository> auditEvents) {
+		// audit events go nowhere without a repository: Boot's AuditListener exists only beside one
+		return new RateLimitOperations(limiter, redis, broadcast, deniedClients,
+				(auditEvents.getIfAvailable() != null) ? events : null);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public RateLimitsEndpoint rateLimitsEndpoint(RateLimitOperations operations) {
+		return new RateLimitsEndpoint(operations);
+	}
+
+}

@@ -1,0 +1,112 @@
+package io.windowlimiter.gateway.operations;
+
+import java.time.Duration;
+
+import io.windowlimiter.gateway.WindowRateLimiter;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.ReactiveRedisMessageListenerContainer;
+
+/**
+ * Tells every gateway instance of an operator's change to a client's limits, over a Redis pub/sub
+ * channel, and applies what others publish: the instance forgets its cached denial of that client on
+ * that target, so the next request is decided by Redis (with the new counts) instead of being refused
+ * from the deny cache for the rest of an old Retry-After. Delivery takes a Redis round trip, well inside
+ * a second. Pub/sub keeps nothing for an instance that is not listening: one cut off from Redis at that
+ * moment keeps its cached denials until their Retry-After ends (it cannot ask Redis meanwhile anyway).
+ */
+public class ChangeBroadcast implements SmartLifecycle {
+
+	/** The channel every instance listens on. */
+	public static final String CHANNEL = "wrl:changes";
+
+	private static final Log logger = LogFactory.getLog(ChangeBroadcast.class);
+
+	private static final ChannelTopic TOPIC = ChannelTopic.of(CHANNEL);
+
+	private final ReactiveStringRedisTemplate redis;
+
+	private final WindowRateLimiter limiter;
+
+	private @Nullable ReactiveRedisMessageListenerContainer container;
+
+	private @Nullable Disposable listening;
+
+	/**
+	 * @param redis publishes, and its connection factory opens the connection that listens
+	 * @param limiter whose deny cache forgets the clients others reset
+	 */
+	public ChangeBroadcast(ReactiveStringRedisTemplate redis, WindowRateLimiter limiter) {
+		this.redis = redis;
+		this.limiter = limiter;
+	}
+
+	/**
+	 * Publishes a change to every listening instance, this one included.
+	 * @return how many instances received it
+	 */
+	public Mono<Long> publish(LimitChange change) {
+		return this.redis.convertAndSend(CHANNEL, change.encode());
+	}
+
+	/** Applies a change made through any instance to this one. */
+	void apply(LimitChange change) {
+		// whatever changed about the client, a denial cached under the old state no longer holds
+		this.limiter.forgetDenial(change.target(), change.client());
+		if (logger.isDebugEnabled()) {
+			logger.debug("Applied " + change.type() + " of client '" + change.client() + "' on '" + change.target()
+					+ "': its cached denial is forgotten");
+		}
+	}
+
+	private void receive(String message) {
+		LimitChange change = LimitChange.decode(message);
+		if (change != null) {
+			this.apply(change);
+		}
+		else {
+			logger.warn("Ignored a message on " + CHANNEL + " that is not a rate-limit change: " + message);
+		}
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.listening != null) {
+			return;
+		}
+		ReactiveRedisMessageListenerContainer container = new ReactiveRedisMessageListenerContainer(
+				this.redis.getConnectionFactory());
+		this.container = container;
+		// Lettuce resubscribes by itself after a reconnect; this covers a subscription that fails outright.
+		this.listening = container.receive(TOPIC)
+			.doOnError(error -> logger.warn("Listening on Redis channel " + CHANNEL + " failed, retrying: " + error))
+			.retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofSeconds(1)).maxBackoff(Duration.ofSeconds(30)))
+			.subscribe(message -> receive(message.getMessage()));
+	}
+
+	@Override
+	public synchronized void stop() {
+		if (this.listening != null) {
+			this.listening.dispose();
+			this.listening = null;
+		}
+		if (this.container != null) {
+			this.container.destroyLater().subscribe();
+			this.container = null;
+		}
+	}
+
+	@Override
+	public synchronized boolean isRunning() {
+		return this.listening != null;
+	}
+
+}

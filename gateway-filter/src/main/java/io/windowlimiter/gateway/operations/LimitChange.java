@@ -1,0 +1,55 @@
+package io.windowlimiter.gateway.operations;
+
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A change an operator made to one client's limits on one target, as every instance hears of it. On the
+ * wire: the type, target and client, each URL-encoded and separated by spaces, so client keys holding
+ * spaces, newlines or anything else travel intact.
+ *
+ * @param type what changed, e.g. {@link #RESET}
+ * @param target the route id
+ * @param client the client's key
+ */
+public record LimitChange(String type, String target, String client) {
+
+	/** The client's counters were deleted: instances forget their cached denials of it. */
+	public static final String RESET = "reset";
+
+	/** A reset of {@code client} on {@code target}. */
+	public static LimitChange reset(String target, String client) {
+		return new LimitChange(RESET, target, client);
+	}
+
+	/** The message published for this change. */
+	public String encode() {
+		return escape(this.type) + ' ' + escape(this.target) + ' ' + escape(this.client);
+	}
+
+	/** The change a message carries, or null when it is not one (another version, another publisher). */
+	public static @Nullable LimitChange decode(String message) {
+		String[] parts = message.split(" ", -1);
+		if (parts.length != 3) {
+			return null;
+		}
+		try {
+			return new LimitChange(unescape(parts[0]), unescape(parts[1]), unescape(parts[2]));
+		}
+		catch (IllegalArgumentException ex) {
+			return null;
+		}
+	}
+
+	private static String escape(String part) {
+		return URLEncoder.encode(part, StandardCharsets.UTF_8);
+	}
+
+	private static String unescape(String part) {
+		return URLDecoder.decode(part, StandardCharsets.UTF_8);
+	}
+
+}

@@ -1,0 +1,89 @@
+package io.windowlimiter.gateway.operations;
+
+import java.security.Principal;
+import java.util.Map;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
+
+/**
+ * The {@code ratelimits} actuator endpoint (web only: its paths and 404s are HTTP's). Like every
+ * actuator endpoint but health it is reachable only once exposed
+ * ({@code management.endpoints.web.exposure.include}); it reads and resets clients' quotas, so expose it
+ * only on a management port or behind Spring Security.
+ * <ul>
+ * <li>{@code GET /actuator/ratelimits}: every route with limits of this limiter.</li>
+ * <li>{@code GET /actuator/ratelimits/{target}}: one route, with the clients refused most lately.</li>
+ * <li>{@code GET /actuator/ratelimits/{target}/{client}}: the client's remaining quota and reset per
+ * limit, read without spending any.</li>
+ * <li>{@code DELETE /actuator/ratelimits/{target}/{client}}: resets the client on every instance.</li>
+ * </ul>
+ * The client is the rest of the path, so a key holding {@code /} may be written as is; URL-encode what
+ * a path cannot hold as is (spaces, non-ASCII, {@code %}, {@code ?}, {@code #}), and a {@code /} that
+ * leads, ends or doubles (as {@code %2F}).
+ */
+@WebEndpoint(id = RateLimitsEndpoint.ID)
+public class RateLimitsEndpoint {
+
+	/** The endpoint's id, as in {@code /actuator/ratelimits}. */
+	public static final String ID = "ratelimits";
+
+	private final RateLimitOperations operations;
+
+	public RateLimitsEndpoint(RateLimitOperations operations) {
+		this.operations = operations;
+	}
+
+	@ReadOperation
+	public Map<String, Object> routes() {
+		return Map.of("routes", this.operations.routes());
+	}
+
+	@ReadOperation
+	public WebEndpointResponse<Object> route(@Selector String target) {
+		RateLimitOperations.RouteDetails route = this.operations.route(target);
+		return (route != null) ? new WebEndpointResponse<>(route) : unknown(target);
+	}
+
+	@ReadOperation
+	public Mono<WebEndpointResponse<Object>> client(@Selector String target,
+			@Selector(match = Match.ALL_REMAINING) String[] client) {
+		if (client.length == 0) {
+			return Mono.just(noClient());
+		}
+		return this.operations.standing(target, String.join("/", client))
+			.map(standing -> new WebEndpointResponse<Object>(standing))
+			.defaultIfEmpty(unknown(target));
+	}
+
+	@DeleteOperation
+	public Mono<WebEndpointResponse<Object>> reset(@Selector String target,
+			@Selector(match = Match.ALL_REMAINING) String[] client, SecurityContext security) {
+		if (client.length == 0) {
+			return Mono.just(noClient());
+		}
+		Principal principal = security.getPrincipal();
+		return this.operations.reset(target, String.join("/", client), (principal != null) ? principal.getName() : null)
+			.map(reset -> new WebEndpointResponse<Object>(reset))
+			.defaultIfEmpty(unknown(target));
+	}
+
+	private WebEndpointResponse<Object> unknown(String target) {
+		return new WebEndpointResponse<>(Map.of("error", "No route '" + target + "' is limited by this gateway's "
+				+ "window rate limiter; GET /actuator/" + ID + " lists the routes that are", "routes",
+				this.operations.routes().keySet()), WebEndpointResponse.STATUS_NOT_FOUND);
+	}
+
+	private static WebEndpointResponse<Object> noClient() {
+		return new WebEndpointResponse<>(Map.of("error", "No client key: /actuator/" + ID + "/{target}/{client}"),
+				WebEndpointResponse.STATUS_BAD_REQUEST);
+	}
+
+}
