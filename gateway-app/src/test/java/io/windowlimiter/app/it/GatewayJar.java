@@ -41,8 +41,11 @@ final class GatewayJar implements AutoCloseable {
 		this.log = log;
 	}
 
-	/** Starts the jar and returns once its health endpoint says UP (so Redis answers it too). */
-	static GatewayJar start(String name, int redisPort, Path routes) {
+	/**
+	 * Starts the jar and returns once its health endpoint says UP (so Redis answers it too).
+	 * @param extraArgs more {@code --name=value} arguments, e.g. to expose an actuator endpoint
+	 */
+	static GatewayJar start(String name, int redisPort, Path routes, String... extraArgs) {
 		Path jar = jar();
 		int port = RedisTestServer.freePort();
 		Path log = logDir().resolve(name + "-" + port + ".log");
@@ -50,6 +53,7 @@ final class GatewayJar implements AutoCloseable {
 		command.add(ProcessHandle.current().info().command().orElse("java"));
 		command.addAll(List.of("-jar", jar.toString(), "--server.port=" + port, "--spring.data.redis.host=127.0.0.1",
 				"--spring.data.redis.port=" + redisPort, "--spring.config.additional-location=file:" + routes));
+		command.addAll(List.of(extraArgs));
 		try {
 			Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 			GatewayJar gateway = new GatewayJar(name, process, port, log);
@@ -69,8 +73,14 @@ final class GatewayJar implements AutoCloseable {
 
 	/** Starts several at once (each its own JVM), returning when all are healthy. */
 	static List<GatewayJar> startAll(int redisPort, Path routes, String... names) {
+		return startAll(redisPort, routes, List.of(), names);
+	}
+
+	/** As {@link #startAll(int, Path, String...)}, each with the same extra arguments. */
+	static List<GatewayJar> startAll(int redisPort, Path routes, List<String> extraArgs, String... names) {
+		String[] extra = extraArgs.toArray(String[]::new);
 		List<CompletableFuture<GatewayJar>> starting = Stream.of(names)
-			.map(name -> CompletableFuture.supplyAsync(() -> start(name, redisPort, routes)))
+			.map(name -> CompletableFuture.supplyAsync(() -> start(name, redisPort, routes, extra)))
 			.toList();
 		List<GatewayJar> started = new ArrayList<>();
 		RuntimeException failure = null;

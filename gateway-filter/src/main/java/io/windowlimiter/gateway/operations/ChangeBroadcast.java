@@ -62,8 +62,8 @@ public class ChangeBroadcast implements SmartLifecycle {
 		// whatever changed about the client, a denial cached under the old state no longer holds
 		this.limiter.forgetDenial(change.target(), change.client());
 		if (logger.isDebugEnabled()) {
-			logger.debug("Applied " + change.type() + " of client '" + change.client() + "' on '" + change.target()
-					+ "': its cached denial is forgotten");
+			logger.debug("Applied " + change.type() + " of client '" + LimitChange.printable(change.client())
+					+ "' on '" + change.target() + "': its cached denial is forgotten");
 		}
 	}
 

@@ -44,6 +44,11 @@ public record LimitChange(String type, String target, String client) {
 		}
 	}
 
+	/** A client key as logged: keys are client input, and a line break in one would forge log lines. */
+	static String printable(String client) {
+		return client.replace("\r", "\\r").replace("\n", "\\n");
+	}
+
 	private static String escape(String part) {
 		return URLEncoder.encode(part, StandardCharsets.UTF_8);
 	}

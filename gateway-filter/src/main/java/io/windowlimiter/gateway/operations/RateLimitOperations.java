@@ -113,7 +113,7 @@ public class RateLimitOperations {
 			return this.broadcast.publish(change)
 				.timeout(REDIS_TIMEOUT)
 				.onErrorResume(error -> {
-					logger.warn("Reset of client '" + client + "' on '" + target + "' could not be published to"
+					logger.warn("Reset of client '" + LimitChange.printable(client) + "' on '" + target + "' could not be published to"
 							+ " other instances; they refuse it from their deny caches until its Retry-After ends: "
 							+ error);
 					return Mono.just(0L);
@@ -124,8 +124,9 @@ public class RateLimitOperations {
 
 	private void record(Reset reset, @Nullable String principal) {
 		String who = (principal != null) ? principal : "an unauthenticated caller";
-		logger.info("Rate limits of client '" + reset.client() + "' on '" + reset.target() + "' reset by " + who
-				+ ": deleted " + reset.deletedKeys() + " key(s), told " + reset.instancesNotified() + " instance(s)");
+		logger.info("Rate limits of client '" + LimitChange.printable(reset.client()) + "' on '" + reset.target()
+				+ "' reset by " + who + ": deleted " + reset.deletedKeys() + " key(s), told " + reset.instancesNotified()
+				+ " instance(s)");
 		if (this.auditEvents != null) {
 			Map<String, Object> data = new LinkedHashMap<>();
 			data.put("target", reset.target());

@@ -1,8 +1,10 @@
 package io.windowlimiter.gateway.operations;
 
 import java.security.Principal;
+import java.util.Arrays;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -54,25 +56,36 @@ public class RateLimitsEndpoint {
 
 	@ReadOperation
 	public Mono<WebEndpointResponse<Object>> client(@Selector String target,
-			@Selector(match = Match.ALL_REMAINING) String[] client) {
-		if (client.length == 0) {
+			@Selector(match = Match.ALL_REMAINING) String[] segments) {
+		String client = client(segments);
+		if (client == null) {
 			return Mono.just(noClient());
 		}
-		return this.operations.standing(target, String.join("/", client))
+		return this.operations.standing(target, client)
 			.map(standing -> new WebEndpointResponse<Object>(standing))
 			.defaultIfEmpty(unknown(target));
 	}
 
 	@DeleteOperation
 	public Mono<WebEndpointResponse<Object>> reset(@Selector String target,
-			@Selector(match = Match.ALL_REMAINING) String[] client, SecurityContext security) {
-		if (client.length == 0) {
+			@Selector(match = Match.ALL_REMAINING) String[] segments, SecurityContext security) {
+		String client = client(segments);
+		if (client == null) {
 			return Mono.just(noClient());
 		}
 		Principal principal = security.getPrincipal();
-		return this.operations.reset(target, String.join("/", client), (principal != null) ? principal.getName() : null)
+		return this.operations.reset(target, client, (principal != null) ? principal.getName() : null)
 			.map(reset -> new WebEndpointResponse<Object>(reset))
 			.defaultIfEmpty(unknown(target));
+	}
+
+	/**
+	 * The client key from the path's remaining segments, each already URL-decoded, or null when there is
+	 * none. Boot 4.0 hands an {@code ALL_REMAINING} selector every segment from the first selector on, so
+	 * the first is the target (the tests pin this).
+	 */
+	private static @Nullable String client(String[] segments) {
+		return (segments.length > 1) ? String.join("/", Arrays.asList(segments).subList(1, segments.length)) : null;
 	}
 
 	private WebEndpointResponse<Object> unknown(String target) {
