@@ -1,0 +1,80 @@
+package io.windowlimiter.gateway.autoconfigure;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.operations.ChangeBroadcast;
+import io.windowlimiter.gateway.operations.DeniedClients;
+import io.windowlimiter.gateway.operations.RateLimitOperations;
+import io.windowlimiter.gateway.operations.RateLimitsEndpoint;
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.audit.AuditEvent;
+import org.springframework.boot.actuate.audit.AuditEventRepository;
+import org.springframework.boot.actuate.audit.InMemoryAuditEventRepository;
+import org.springframework.boot.actuate.audit.listener.AuditListener;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The operator endpoint is there only when actuator is and the user exposes it; the broadcast always. */
+class WindowRateLimiterEndpointAutoConfigurationTests {
+
+	private static final String EXPOSE = "management.endpoints.web.exposure.include=" + RateLimitsEndpoint.ID;
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(WindowRateLimiterAutoConfiguration.class,
+				WindowRateLimiterEndpointAutoConfiguration.class))
+		.withBean(ReactiveStringRedisTemplate.class, () -> RedisTestServer.get().template());
+
+	@Test
+	void notExposedNoEndpointAndNoTrackingButTheBroadcastListens() {
+		this.runner.run(context -> {
+			assertThat(context).doesNotHaveBean(RateLimitsEndpoint.class)
+				.doesNotHaveBean(RateLimitOperations.class)
+				.doesNotHaveBean(DeniedClients.class)
+				.hasSingleBean(ChangeBroadcast.class);
+			assertThat(context.getBean(ChangeBroadcast.class).isRunning()).isTrue();
+		});
+	}
+
+	@Test
+	void exposedTheEndpointIsThere() {
+		this.runner.withPropertyValues(EXPOSE).run(context -> assertThat(context).hasSingleBean(RateLimitsEndpoint.class)
+			.hasSingleBean(RateLimitOperations.class)
+			.hasSingleBean(DeniedClients.class));
+	}
+
+	@Test
+	void withoutActuatorTheLimiterStillWorksAndListens() {
+		this.runner.withPropertyValues(EXPOSE).withClassLoader(new FilteredClassLoader(Endpoint.class)).run(context -> {
+			assertThat(context).hasNotFailed().doesNotHaveBean(RateLimitsEndpoint.class).hasSingleBean(ChangeBroadcast.class);
+		});
+	}
+
+	@Test
+	void aResetIsAnAuditEventWhereTheApplicationKeepsThem() {
+		// what Boot's AuditAutoConfiguration adds beside a repository (it needs Spring Security here)
+		InMemoryAuditEventRepository repository = new InMemoryAuditEventRepository();
+		this.runner.withPropertyValues(EXPOSE)
+			.withBean(AuditEventRepository.class, () -> repository)
+			.withBean(AuditListener.class, () -> new AuditListener(repository))
+			.run(context -> {
+				String route = "audited-" + UUID.randomUUID();
+				context.getBean(WindowRateLimiter.BEAN_NAME, WindowRateLimiter.class)
+					.register(route, Map.of("limit", 5, "window", "1m"));
+				context.getBean(RateLimitOperations.class).reset(route, "alice", "ops-user").block(Duration.ofSeconds(5));
+				AuditEvent event = repository.find("ops-user", null, RateLimitOperations.RESET_EVENT)
+					.get(0);
+				assertThat(event.getData()).containsEntry("target", route).containsEntry("client", "alice");
+			});
+	}
+
+}
