@@ -125,7 +125,9 @@ class RateLimitsEndpointIT {
 		assertThat(proxied(this.b, "ops-deny", client)).as("refused from B's deny cache").isEqualTo(429);
 		assertThat(proxied(this.b, "ops-deny", client)).isEqualTo(429);
 
-		JsonNode top = json(send(this.b, "GET", "/actuator/ratelimits/ops-deny")).path("topDenied");
+		JsonNode route = json(send(this.b, "GET", "/actuator/ratelimits/ops-deny"));
+		assertThat(route.path("limits").get(0).path("limit").asLong()).isEqualTo(3);
+		JsonNode top = route.path("topDenied");
 		assertThat(top.path("window").asString()).isEqualTo("PT5M");
 		assertThat(top.path("clients").get(0).path("client").asString()).isEqualTo(client);
 		assertThat(top.path("clients").get(0).path("denials").asLong()).isEqualTo(3);

@@ -75,8 +75,9 @@ public class RateLimitOperations {
 		if (policy == null) {
 			return null;
 		}
-		return new RouteDetails(target, RouteLimits.of(policy), new TopDenied(this.deniedClients.window().toString(),
-				this.deniedClients.top(target, TOP_DENIED)));
+		RouteLimits limits = RouteLimits.of(policy);
+		return new RouteDetails(target, limits.limits(), limits.cost(), limits.shadow(), limits.failMode(),
+				new TopDenied(this.deniedClients.window().toString(), this.deniedClients.top(target, TOP_DENIED)));
 	}
 
 	/** The client's standing on each limit of the route now; empty when the route has no limits here. */
@@ -177,12 +178,16 @@ public class RateLimitOperations {
 	}
 
 	/**
-	 * A route with the clients refused most on it, on this instance.
+	 * A route's limits (as in {@link RouteLimits}) with the clients refused most on it, on this instance.
 	 * @param target the route id
-	 * @param limits what the route allows
+	 * @param limits each limit, in the route's order
+	 * @param cost what one request consumes of every limit
+	 * @param shadow whether the route only counts, never refuses
+	 * @param failMode what the route does when Redis cannot decide
 	 * @param topDenied the clients refused most lately
 	 */
-	public record RouteDetails(String target, RouteLimits limits, TopDenied topDenied) {
+	public record RouteDetails(String target, List<LimitSpec> limits, long cost, boolean shadow, String failMode,
+			TopDenied topDenied) {
 	}
 
 	/**
