@@ -7,7 +7,9 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
 
 import org.springframework.context.SmartLifecycle;
@@ -35,8 +37,6 @@ public class ChangeBroadcast implements SmartLifecycle {
 	private final ReactiveStringRedisTemplate redis;
 
 	private final WindowRateLimiter limiter;
-
-	private @Nullable ReactiveRedisMessageListenerContainer container;
 
 	private @Nullable Disposable listening;
 
@@ -82,11 +82,14 @@ public class ChangeBroadcast implements SmartLifecycle {
 		if (this.listening != null) {
 			return;
 		}
-		ReactiveRedisMessageListenerContainer container = new ReactiveRedisMessageListenerContainer(
-				this.redis.getConnectionFactory());
-		this.container = container;
-		// Lettuce resubscribes by itself after a reconnect; this covers a subscription that fails outright.
-		this.listening = container.receive(TOPIC)
+		// The container connects in its constructor, blocking: made off the caller's thread, and again after
+		// a failure, so a gateway starts while Redis is away and listens once it is back. Lettuce
+		// resubscribes by itself after a reconnect; the retry covers a subscription that fails outright.
+		this.listening = Flux
+			.usingWhen(
+					Mono.fromCallable(() -> new ReactiveRedisMessageListenerContainer(this.redis.getConnectionFactory()))
+						.subscribeOn(Schedulers.boundedElastic()),
+					container -> container.receive(TOPIC), ReactiveRedisMessageListenerContainer::destroyLater)
 			.doOnError(error -> logger.warn("Listening on Redis channel " + CHANNEL + " failed, retrying: " + error))
 			.retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofSeconds(1)).maxBackoff(Duration.ofSeconds(30)))
 			.subscribe(message -> receive(message.getMessage()));
@@ -97,10 +100,6 @@ public class ChangeBroadcast implements SmartLifecycle {
 		if (this.listening != null) {
 			this.listening.dispose();
 			this.listening = null;
-		}
-		if (this.container != null) {
-			this.container.destroyLater().subscribe();
-			this.container = null;
 		}
 	}
 
