@@ -51,7 +51,7 @@ public class ChangeBroadcast implements SmartLifecycle {
 
 	/**
 	 * Publishes a change to every listening instance, this one included.
-	 * @return how many instances received it
+	 * @return how many instances received it (on a Redis Cluster: those listening on the node that took it)
 	 */
 	public Mono<Long> publish(LimitChange change) {
 		return this.redis.convertAndSend(CHANNEL, change.encode());

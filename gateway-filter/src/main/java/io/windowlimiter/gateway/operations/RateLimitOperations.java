@@ -223,7 +223,8 @@ public class RateLimitOperations {
 	 * @param target the route id
 	 * @param client the client's key
 	 * @param deletedKeys how many keys held counts
-	 * @param instancesNotified how many instances (this one included) heard of it
+	 * @param instancesNotified how many instances (this one included) heard of it; on a Redis Cluster only
+	 * those listening on the node that took the message
 	 */
 	public record Reset(String target, String client, long deletedKeys, long instancesNotified) {
 	}

@@ -9,9 +9,11 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.gateway.GatewayTestApplication;
+import io.windowlimiter.gateway.operations.RateLimitOperations;
 import io.windowlimiter.gateway.test.Downstream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -64,6 +66,8 @@ abstract class MultiInstanceContract {
 	private List<String> properties() {
 		List<String> properties = new ArrayList<>(redisProperties());
 		properties.add("server.port=0");
+		// the operator endpoint, for resets made through one instance
+		properties.add("management.endpoints.web.exposure.include=ratelimits");
 		String[][] routes = { { "fixed", "fixed-window" }, { "log", "sliding-log" },
 				{ "counter", "sliding-window-counter" } };
 		for (int i = 0; i < routes.length; i++) {
@@ -105,6 +109,31 @@ abstract class MultiInstanceContract {
 			.block(Duration.ofSeconds(60));
 		assertThat(statuses).isEqualTo(Map.of(200, (long) LIMIT, 429, 3L * LIMIT));
 		assertThat(this.downstream.hits(path, apiKey)).isEqualTo(LIMIT);
+	}
+
+	/**
+	 * The second instance refuses the client from its deny cache; a reset made through the first reaches
+	 * it over Redis pub/sub, and it serves the client again within a second.
+	 */
+	@Test
+	void aResetThroughOneInstanceReachesTheOthersDenyCache() {
+		String apiKey = UUID.randomUUID().toString();
+		String path = "/log/items";
+		long allowed = Flux.range(0, LIMIT + 1).concatMap(i -> request(1, path, apiKey)).filter(s -> s == 200).count()
+			.block(Duration.ofSeconds(30));
+		assertThat(allowed).isEqualTo(LIMIT);
+		RateLimitOperations.Reset reset = this.instances.get(0)
+			.getBean(RateLimitOperations.class)
+			.reset("log", apiKey, null)
+			.block(Duration.ofSeconds(5));
+		// on a cluster PUBLISH counts only the subscribers of the node that took it, so no count is checked
+		assertThat(reset.deletedKeys()).isEqualTo(1);
+		long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+		int status = request(1, path, apiKey).block(Duration.ofSeconds(5));
+		while (status != 200 && System.nanoTime() < deadline) {
+			status = request(1, path, apiKey).block(Duration.ofSeconds(5));
+		}
+		assertThat(status).isEqualTo(200);
 	}
 
 	@ParameterizedTest
