@@ -175,8 +175,8 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(name = WindowRateLimiter.BEAN_NAME)
 	public ChangeBroadcast windowRateLimiterChangeBroadcast(ReactiveStringRedisTemplate redis,
-			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter) {
-		return new ChangeBroadcast(redis, limiter);
+			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, WindowRateLimiterProperties properties) {
+		return new ChangeBroadcast(redis, limiter, properties.getRedisTimeout());
 	}
 
 	@Bean

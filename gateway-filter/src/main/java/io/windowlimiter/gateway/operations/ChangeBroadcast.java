@@ -38,15 +38,19 @@ public class ChangeBroadcast implements SmartLifecycle {
 
 	private final WindowRateLimiter limiter;
 
+	private final Duration decisionBound;
+
 	private @Nullable Disposable listening;
 
 	/**
 	 * @param redis publishes, and its connection factory opens the connection that listens
 	 * @param limiter whose deny cache forgets the clients others reset
+	 * @param decisionBound the longest a decision can take ({@code window-rate-limiter.redis-timeout})
 	 */
-	public ChangeBroadcast(ReactiveStringRedisTemplate redis, WindowRateLimiter limiter) {
+	public ChangeBroadcast(ReactiveStringRedisTemplate redis, WindowRateLimiter limiter, Duration decisionBound) {
 		this.redis = redis;
 		this.limiter = limiter;
+		this.decisionBound = decisionBound;
 	}
 
 	/**
@@ -61,6 +65,11 @@ public class ChangeBroadcast implements SmartLifecycle {
 	void apply(LimitChange change) {
 		// whatever changed about the client, a denial cached under the old state no longer holds
 		this.limiter.forgetDenial(change.target(), change.client());
+		// A decision in flight may have read the old counts and cache its denial after this: every decision
+		// ends within the bound, so forgetting once more after it closes that gap. Forgetting a fresh denial
+		// costs one Redis round trip, nothing more.
+		Mono.delay(this.decisionBound.plusMillis(100))
+			.subscribe(tick -> this.limiter.forgetDenial(change.target(), change.client()));
 		if (logger.isDebugEnabled()) {
 			logger.debug("Applied " + change.type() + " of client '" + LimitChange.printable(change.client())
 					+ "' on '" + change.target() + "': its cached denial is forgotten");

@@ -43,17 +43,20 @@ public class RateLimitsEndpoint {
 		this.operations = operations;
 	}
 
+	/** Every route with limits of this limiter, with its limits. */
 	@ReadOperation
 	public Map<String, Object> routes() {
 		return Map.of("routes", this.operations.routes());
 	}
 
+	/** One route's limits and the clients this instance refused most lately; 404 for an unknown route. */
 	@ReadOperation
 	public WebEndpointResponse<Object> route(@Selector String target) {
 		RateLimitOperations.RouteDetails route = this.operations.route(target);
 		return (route != null) ? new WebEndpointResponse<>(route) : unknown(target);
 	}
 
+	/** The client's remaining quota and reset per limit, read without spending any. */
 	@ReadOperation
 	public Mono<WebEndpointResponse<Object>> client(@Selector String target,
 			@Selector(match = Match.ALL_REMAINING) String[] segments) {
@@ -66,6 +69,7 @@ public class RateLimitsEndpoint {
 			.defaultIfEmpty(unknown(target));
 	}
 
+	/** Resets the client on the route, on every instance; logged and audited with who asked. */
 	@DeleteOperation
 	public Mono<WebEndpointResponse<Object>> reset(@Selector String target,
 			@Selector(match = Match.ALL_REMAINING) String[] segments, SecurityContext security) {
