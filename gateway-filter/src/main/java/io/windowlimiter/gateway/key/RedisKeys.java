@@ -26,6 +26,19 @@ public final class RedisKeys {
 
 	private static final String PREFIX = "wrl:";
 
+	/**
+	 * The plans and overrides operators assigned (a hash); beside it {@link #ASSIGNMENT_EXPIRY} and
+	 * {@link #ASSIGNMENT_VERSION}. One hash tag for the three, so one script writes them together; they
+	 * are read only when they change, never per decision.
+	 */
+	public static final String ASSIGNMENTS = PREFIX + "{assignments}";
+
+	/** When each assignment expires (a sorted set), so that writes can drop expired ones. */
+	public static final String ASSIGNMENT_EXPIRY = ASSIGNMENTS + ":expiry";
+
+	/** Bumped on every change of the assignments; gateway instances poll it. */
+	public static final String ASSIGNMENT_VERSION = ASSIGNMENTS + ":version";
+
 	private RedisKeys() {
 	}
 
