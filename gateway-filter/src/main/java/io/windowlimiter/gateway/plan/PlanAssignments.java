@@ -28,6 +28,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -50,6 +51,9 @@ public class PlanAssignments implements SmartLifecycle {
 	private static final String PLAN = "plan";
 
 	private static final String LIMITS = "limits";
+
+	/** What the script answers when full. */
+	private static final String FULL = "assignments already, the most allowed";
 
 	private final ReactiveStringRedisTemplate redis;
 
@@ -185,7 +189,12 @@ public class PlanAssignments implements SmartLifecycle {
 		List<String> args = List.of(field(target, clientKey), value, (ttl != null) ? Long.toString(ttl.toMillis()) : "",
 				Long.toString(this.maxAssignments));
 		// reloaded here before completing, so the caller's own instance has the change at once
-		return this.redis.execute(this.write, keys, args).then(refresh()).then();
+		return this.redis.execute(this.write, keys, args)
+			.onErrorMap(ex -> String.valueOf(NestedExceptionUtils.getMostSpecificCause(ex).getMessage()).contains(FULL),
+					ex -> new IllegalStateException("Not assigned: " + this.maxAssignments + " assignments already, the "
+							+ "most allowed (window-rate-limiter.assignments.max-entries); clear some first", ex))
+			.then(refresh())
+			.then();
 	}
 
 	/** Length-prefixed, so no target and client key can spell another pair's field. */
