@@ -246,9 +246,11 @@ public class PlanAssignments implements SmartLifecycle {
 
 	@Override
 	public void start() {
+		Duration bound = this.refreshInterval.multipliedBy(4).plusSeconds(1);
 		this.polling = Flux.interval(Duration.ZERO, this.refreshInterval)
 			.onBackpressureDrop()
-			.concatMap(tick -> refresh().onErrorResume(ex -> {
+			// bounded, so a Redis that stops answering cannot wedge the polling for good
+			.concatMap(tick -> refresh().timeout(bound).onErrorResume(ex -> {
 				logFailure(ex);
 				return Mono.empty();
 			}))

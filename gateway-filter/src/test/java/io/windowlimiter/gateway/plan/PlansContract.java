@@ -119,6 +119,7 @@ abstract class PlansContract {
 		List<String> properties = new ArrayList<>(redisProperties());
 		properties.add("server.port=0");
 		properties.add("window-rate-limiter.plan-header=X-Plan");
+		properties.add("window-rate-limiter.problem-details.enabled=true");
 		plan(properties, "free", 3, 5);
 		plan(properties, "pro", 6, 10);
 		route(properties, 0, "orders", "plan=free");
@@ -148,7 +149,7 @@ abstract class PlansContract {
 		}
 	}
 
-	record Answer(int status, HttpHeaders headers) {
+	record Answer(int status, HttpHeaders headers, String body) {
 
 		String policy() {
 			return this.headers.getFirst("RateLimit-Policy");
@@ -164,8 +165,9 @@ abstract class PlansContract {
 				h.set(headers[i], headers[i + 1]);
 			}
 		})
-			.exchangeToMono(response -> response.releaseBody()
-				.thenReturn(new Answer(response.statusCode().value(), response.headers().asHttpHeaders())))
+			.exchangeToMono(response -> response.bodyToMono(String.class)
+				.defaultIfEmpty("")
+				.map(body -> new Answer(response.statusCode().value(), response.headers().asHttpHeaders(), body)))
 			.block(Duration.ofSeconds(30));
 	}
 
@@ -209,6 +211,8 @@ abstract class PlansContract {
 		Answer scope = get(0, "search", client);
 		assertThat(scope.status()).isEqualTo(429);
 		assertThat(scope.headers().getFirst("RateLimit")).startsWith("\"daily\";r=0;");
+		// the problem names the client's own policy that refused it
+		assertThat(scope.body()).contains("\"violated-policies\":[\"daily\"]");
 		assertThat(this.downstream.hits("/orders/items", client)).isEqualTo(3);
 		assertThat(this.downstream.hits("/search/items", client)).isEqualTo(2);
 	}
@@ -283,7 +287,9 @@ abstract class PlansContract {
 		Answer first = get(1, "orders", client);
 		assertThat(first.status()).isEqualTo(200);
 		assertThat(first.policy()).isEqualTo("\"tight\";q=1;w=" + W);
-		assertThat(get(0, "orders", client).status()).isEqualTo(429);
+		Answer refused = get(0, "orders", client);
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.body()).contains("\"violated-policies\":[\"tight\"]");
 		// the override is for orders alone
 		assertThat(get(1, "search", client).policy()).isEqualTo(FREE);
 
