@@ -5,8 +5,8 @@
 --   algorithms[name] = function(key, limit, window, now, cost, extra)
 --     -> allowed (boolean), remaining, reset ms, retry-after ms, record (function writing the request)
 --
--- A check writes nothing that counts (it may drop entries that have left the window); `record` is
--- called for every limit once all have allowed.
+-- A check writes nothing that counts (it may restate stored counts in a changed window's terms);
+-- `record` is called for every limit once all have allowed.
 --
 -- KEYS[i]  the client's key for limit i (all share one hash tag)
 -- ARGV[1]  now in ms since the epoch, or "" to use the Redis server's clock (TIME)

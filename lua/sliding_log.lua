@@ -1,66 +1,94 @@
--- Sliding log, ring storage (the default): exact, O(cost + log limit) per decision, 8 bytes per unit
--- of limit. Keeps the times of the last `limit` accepted requests (a request of cost c takes c slots)
--- in one string. A request of cost c is allowed iff the c-th oldest of them has left the window: then
--- at most limit - c accepted requests lie inside it. This decides exactly as the sorted-set log
--- (sliding_log_sorted_set.lua) does while time runs forward.
+-- Sliding log, ring storage (the default): exact, O(cost + log n) per decision (amortised: a ring
+-- that has to grow or shrink is copied once), where n = accepted requests kept. Keeps the times of the
+-- accepted requests still in the window (a request of cost c takes c slots), oldest first, in a ring
+-- inside one string. A request of cost c is allowed iff at most limit - c of them lie inside the window.
+-- Decides as the sorted-set log (sliding_log_sorted_set.lua) does, whatever the clock does.
 --
--- Key      bytes 0-7: header, the limit and the slot of the oldest time (two big-endian uint32); then
---          `limit` slots of 8 bytes, each an accepted request's time in ms (big-endian double; 0 =
---          never used). Allocated whole on first use, so memory is exactly 8 + 8 * limit bytes of value
---          whatever the traffic; a new limit starts a new ring. Expires one window after the newest
---          accepted request. A request at time t counts while now - window < t.
+-- Key      bytes 0-7: header, the slot of the oldest kept time and how many times are kept (two
+--          big-endian uint32); then the slots, 8 bytes each, an accepted request's time in ms
+--          (big-endian double). The ring's capacity is the string's length: when the kept times fill it,
+--          or drop to a quarter of it, they are copied into a ring of twice their number, never past
+--          `limit` slots. So a client costs 8 to 32 bytes per request in its window, and at most 8 per
+--          unit of limit: a fresh key holds 2 slots. The limit is not stored: a changed limit counts the
+--          same history. Expires one window after the newest accepted request. A request at time t
+--          counts while now - window < t.
 -- Returns  allowed, remaining (after this request when allowed), reset (until the oldest request in
 --          the window leaves it), retry-after (0 when allowed), record.
+--
+-- Times that have left the window are dropped when a request is accepted, never on a denial: a flood
+-- over the limit writes nothing. A request is logged no earlier than the newest logged one, so the
+-- ring stays in time order when the Redis clock steps back (failover to a lagging replica); such a
+-- request then counts a little longer than a minute, never shorter.
 algorithms['SLIDING_LOG'] = function(key, limit, window, now, cost)
   local HEADER = 8
-  local oldest = 0
-  local fresh = true
+  local oldest, kept, capacity = 0, 0, 0
   local header = redis.call('GETRANGE', key, 0, HEADER - 1)
   if #header == HEADER then
-    local stored_limit, stored_oldest = struct.unpack('>I4I4', header)
-    if stored_limit == limit then
-      oldest, fresh = stored_oldest, false
-    end
+    oldest, kept = struct.unpack('>I4I4', header)
+    capacity = (redis.call('STRLEN', key) - HEADER) / 8
   end
 
-  local function slot_time(slot)
-    if fresh then
-      return -math.huge
-    end
-    local offset = HEADER + 8 * (slot % limit)
-    local bytes = redis.call('GETRANGE', key, offset, offset + 7)
-    local time = (#bytes == 8) and struct.unpack('>d', bytes) or 0
-    -- an unused slot (0) holds no request: older than any window
-    return (time == 0) and -math.huge or time
+  local function offset(i)
+    return HEADER + 8 * ((oldest + i) % capacity)
+  end
+  -- the i-th kept time, 0 = the oldest
+  local function time_of(i)
+    local at = offset(i)
+    return (struct.unpack('>d', redis.call('GETRANGE', key, at, at + 7)))
   end
 
-  -- Times rise from the oldest slot on: binary search for the first one still inside the window.
-  local low, high = 0, limit
+  -- Kept times rise from the oldest on: binary search for the first one still inside the window.
+  local low, high = 0, kept
   while low < high do
     local middle = math.floor((low + high) / 2)
-    if slot_time(oldest + middle) > now - window then
+    if time_of(middle) > now - window then
       high = middle
     else
       low = middle + 1
     end
   end
-  local in_window = limit - low
-  local first_in_window = (in_window > 0) and slot_time(oldest + low) or now
+  local in_window = kept - low
 
   if in_window + cost > limit then
-    local wait = slot_time(oldest + cost - 1) + window - now
-    return false, limit - in_window, first_in_window + window - now, wait
+    -- Allowed once all but limit - cost of them have left: wait for number in_window + cost - limit.
+    local wait = time_of(low + in_window + cost - limit - 1) + window - now
+    return false, math.max(0, limit - in_window), time_of(low) + window - now, wait
   end
-  local reset = ((in_window > 0) and first_in_window or now) + window - now
+  local reset = ((in_window > 0) and time_of(low) or now) + window - now
   return true, limit - in_window - cost, reset, 0, function()
-    if fresh then
-      redis.call('SET', key, struct.pack('>I4I4', limit, 0) .. string.rep('\0', 8 * limit))
+    local stamp = now
+    if kept > 0 then
+      stamp = math.max(now, time_of(kept - 1))
     end
-    local stamp = struct.pack('>d', now)
-    for i = 0, cost - 1 do
-      redis.call('SETRANGE', key, HEADER + 8 * ((oldest + i) % limit), stamp)
+    local stamps = string.rep(struct.pack('>d', stamp), cost)
+    local count = in_window + cost
+    if count > capacity or 4 * count <= capacity or capacity > limit then
+      -- Copy the times still in the window into a ring of twice what is needed (at most `limit`):
+      -- SET allocates exactly that, where APPEND or SETRANGE past the end would let Redis
+      -- over-allocate up to double.
+      local live = ''
+      if in_window > 0 then
+        local first, last = offset(low), offset(kept - 1)
+        if first <= last then
+          live = redis.call('GETRANGE', key, first, last + 7)
+        else
+          live = redis.call('GETRANGE', key, first, -1) .. redis.call('GETRANGE', key, HEADER, last + 7)
+        end
+      end
+      local size = math.min(limit, 2 * count)
+      redis.call('SET', key, struct.pack('>I4I4', 0, count) .. live .. stamps .. string.rep('\0', 8 * (size - count)))
+    else
+      oldest = (oldest + low) % capacity
+      local at = offset(in_window)
+      if at + 8 * cost <= HEADER + 8 * capacity then
+        redis.call('SETRANGE', key, at, stamps)
+      else
+        for i = 0, cost - 1 do
+          redis.call('SETRANGE', key, offset(in_window + i), struct.pack('>d', stamp))
+        end
+      end
+      redis.call('SETRANGE', key, 0, struct.pack('>I4I4', oldest, count))
     end
-    redis.call('SETRANGE', key, 0, struct.pack('>I4I4', limit, (oldest + cost) % limit))
-    redis.call('PEXPIRE', key, window)
+    redis.call('PEXPIRE', key, stamp + window - now)
   end
 end

@@ -6,13 +6,17 @@
 -- Returns  allowed, remaining (after this request when allowed), reset (until the oldest entry in the
 --          window leaves it), retry-after (0 when allowed), record.
 --
--- Entries that have left the window are dropped whatever the decision: they no longer count.
+-- As in the ring: entries that have left the window are dropped when a request is accepted, not on a
+-- denial, and a request is logged no earlier than the newest entry (the Redis clock may step back
+-- after a failover), so both storages keep the same entries and decide alike whatever the clock does.
 algorithms['SLIDING_LOG_SORTED_SET'] = function(key, limit, window, now, cost)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-  local count = redis.call('ZCARD', key)
+  local kept = redis.call('ZCARD', key)
+  local count = redis.call('ZCOUNT', key, '(' .. string.format('%d', now - window), '+inf')
+  local low = kept - count
 
+  -- the i-th entry in the window, 0 = the oldest
   local function time_of(index)
-    return tonumber(redis.call('ZRANGE', key, index, index, 'WITHSCORES')[2])
+    return tonumber(redis.call('ZRANGE', key, low + index, low + index, 'WITHSCORES')[2])
   end
 
   if count + cost > limit then
@@ -22,15 +26,21 @@ algorithms['SLIDING_LOG_SORTED_SET'] = function(key, limit, window, now, cost)
   end
   local reset = ((count > 0) and time_of(0) or now) + window - now
   return true, limit - count - cost, reset, 0, function()
+    local stamp = now
+    local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+    if newest then
+      stamp = math.max(now, tonumber(newest))
+    end
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
     -- Members only need to be unique: the time, with a sequence number when they share a millisecond.
     local sequence = count
     for _ = 1, cost do
-      local member = string.format('%d', now)
-      while redis.call('ZADD', key, 'NX', now, member) == 0 do
+      local member = string.format('%d', stamp)
+      while redis.call('ZADD', key, 'NX', stamp, member) == 0 do
         sequence = sequence + 1
-        member = string.format('%d-%d', now, sequence)
+        member = string.format('%d-%d', stamp, sequence)
       end
     end
-    redis.call('PEXPIRE', key, window)
+    redis.call('PEXPIRE', key, stamp + window - now)
   end
 end

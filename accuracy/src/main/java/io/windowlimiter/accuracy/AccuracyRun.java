@@ -12,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.test.RedisTestServer;
 
 /**
  * The accuracy run: replays every trace through every algorithm's script on a private Redis, scores
@@ -51,7 +52,8 @@ public final class AccuracyRun {
 	public static void main(String[] args) {
 		Path out = Path.of(args.length > 0 ? args[0] : "docs/accuracy").toAbsolutePath().normalize();
 		long start = System.nanoTime();
-		try (LocalRedis redis = LocalRedis.start()) {
+		// A private redis-server of the run's own: it is flushed and its memory read, never anyone's data
+		try (RedisTestServer redis = RedisTestServer.launch()) {
 			List<WindowAlgorithm> algorithms = Algorithms.all(redis.template());
 			ScriptReplay replay = new ScriptReplay(CLIENTS_IN_FLIGHT);
 

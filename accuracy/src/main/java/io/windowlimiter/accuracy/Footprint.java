@@ -10,6 +10,7 @@ import java.util.Properties;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.test.RedisTestServer;
 
 /**
  * Redis memory per client and decisions per second, every algorithm measured side by side in one run
@@ -18,11 +19,11 @@ import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
  */
 public final class Footprint {
 
-	private final LocalRedis redis;
+	private final RedisTestServer redis;
 
 	private final ScriptReplay replay;
 
-	public Footprint(LocalRedis redis, ScriptReplay replay) {
+	public Footprint(RedisTestServer redis, ScriptReplay replay) {
 		this.redis = redis;
 		this.replay = replay;
 	}

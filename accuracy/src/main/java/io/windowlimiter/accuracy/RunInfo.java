@@ -6,6 +6,8 @@ import java.nio.file.Path;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 
+import io.windowlimiter.gateway.test.RedisTestServer;
+
 /**
  * Where and when the figures were measured, written next to them.
  *
@@ -20,7 +22,7 @@ import java.time.ZoneOffset;
  */
 public record RunInfo(LocalDate date, int cpus, String cpuModel, String os, String java, String redis, String load) {
 
-	public static RunInfo of(LocalRedis redis) {
+	public static RunInfo of(RedisTestServer redis) {
 		return new RunInfo(LocalDate.now(ZoneOffset.UTC), Runtime.getRuntime().availableProcessors(), readCpuModel(),
 				System.getProperty("os.name") + " " + System.getProperty("os.version"), System.getProperty("java.version"),
 				redis.info("server").getProperty("redis_version"), loadAverage());

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.windowlimiter.gateway.test.RedisTestServer;
+
 /**
  * gateway-app's jar run as its own JVM, the way users run a gateway: on a free loopback port, with
  * the external Redis (so no embedded one) and the benchmark's routes added by config file.
@@ -42,7 +44,7 @@ final class GatewayProcess implements AutoCloseable {
 		if (!Files.isRegularFile(jar)) {
 			throw new IllegalStateException("No gateway jar at " + jar + ": build it with mvn -q -B install -DskipTests");
 		}
-		int port = LocalRedis.freePort();
+		int port = RedisTestServer.freePort();
 		List<String> command = new ArrayList<>();
 		command.add(ProcessHandle.current().info().command().orElse("java"));
 		command.addAll(Arrays.asList(Settings.string("gateway.jvm-options", "-Xms512m -Xmx512m").split("\\s+")));

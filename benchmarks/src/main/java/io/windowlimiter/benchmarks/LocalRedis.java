@@ -1,9 +1,5 @@
 package io.windowlimiter.benchmarks;
 
-import java.io.File;
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -17,12 +13,13 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
+import io.windowlimiter.gateway.test.RedisProcess;
 
 /**
- * The one Redis server of a benchmark run: a {@code redis-server} started on a free loopback port
- * with persistence off, or one given by {@code bench.redis.port} (then left running). Also the admin
- * connection the benchmarks use between measurements (FLUSHALL, INFO, SCRIPT LOAD), never while
- * measuring.
+ * The one Redis server of a benchmark run: a {@code redis-server} that test-support's
+ * {@link RedisProcess} starts on a free loopback port with persistence off, or one given by
+ * {@code bench.redis.port} (then left running). Also the admin connection the benchmarks use between
+ * measurements (FLUSHALL, INFO, SCRIPT LOAD, DEBUG), never while measuring.
  */
 final class LocalRedis implements AutoCloseable {
 
@@ -30,51 +27,33 @@ final class LocalRedis implements AutoCloseable {
 
 	private final int port;
 
-	private final Process process;
+	/** The server this run started, else null (one given by {@code bench.redis.port}). */
+	private final RedisProcess process;
 
 	private final RedisClient client;
 
 	private final StatefulRedisConnection<String, String> connection;
 
-	private LocalRedis(int port, Process process) {
+	private LocalRedis(int port, RedisProcess process) {
 		this.port = port;
 		this.process = process;
 		this.client = RedisClient.create(RedisURI.create(HOST, port));
 		this.client.setDefaultTimeout(Duration.ofSeconds(60));
-		this.connection = connect(this.client);
+		this.connection = this.client.connect();
 	}
 
-	/** Starts {@code redis-server}, or connects to the one {@code bench.redis.port} names. */
-	static LocalRedis startOrConnect(Path workDir) throws IOException {
+	/**
+	 * Starts {@code redis-server} (its files and log in {@code workDir}), or connects to the one
+	 * {@code bench.redis.port} names.
+	 */
+	static LocalRedis startOrConnect(Path workDir) {
 		int given = Settings.integer("redis.port", 0);
 		if (given > 0) {
 			return new LocalRedis(given, null);
 		}
-		int port = freePort();
-		Files.createDirectories(workDir);
-		File log = workDir.resolve("redis-server.log").toFile();
 		// Defaults otherwise (encodings, listpack thresholds): the memory figures must be those of a stock server.
-		Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", HOST,
-				"--save", "", "--appendonly", "no", "--dir", workDir.toString(), "--enable-debug-command", "local")
-			.redirectErrorStream(true)
-			.redirectOutput(log)
-			.start();
-		return new LocalRedis(port, process);
-	}
-
-	private static StatefulRedisConnection<String, String> connect(RedisClient client) {
-		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-		while (true) {
-			try {
-				return client.connect();
-			}
-			catch (RuntimeException ex) {
-				if (System.nanoTime() > deadline) {
-					throw new IllegalStateException("Redis did not come up", ex);
-				}
-				sleep(100);
-			}
-		}
+		RedisProcess process = RedisProcess.launch(workDir, "--enable-debug-command", "local");
+		return new LocalRedis(process.port(), process);
 	}
 
 	int port() {
@@ -147,32 +126,7 @@ final class LocalRedis implements AutoCloseable {
 		this.connection.close();
 		this.client.shutdown();
 		if (this.process != null) {
-			this.process.destroy();
-			try {
-				this.process.waitFor();
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-	}
-
-	static int freePort() {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			return socket.getLocalPort();
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
+			this.process.close();
 		}
 	}
 

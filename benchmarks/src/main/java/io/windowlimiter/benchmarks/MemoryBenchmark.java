@@ -9,6 +9,7 @@ import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.gateway.test.RedisNode;
 import reactor.core.publisher.Flux;
 
 /**
@@ -130,7 +131,7 @@ final class MemoryBenchmark {
 
 	private long settledUsedMemory() {
 		// Let Redis finish rehashing a key table that just grew (both tables exist until then)
-		LocalRedis.sleep(1000);
+		RedisNode.pause(Duration.ofSeconds(1));
 		return this.redis.usedMemory();
 	}
 

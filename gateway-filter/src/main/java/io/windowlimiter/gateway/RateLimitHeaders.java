@@ -87,7 +87,12 @@ public final class RateLimitHeaders {
 		return headers;
 	}
 
-	/** The policy header's value: every limit, {@code "<name>";q=<limit>;w=<window seconds>}, comma separated. */
+	/**
+	 * The policy header's value: every limit, {@code "<name>";q=<limit>;w=<window seconds>}, comma separated.
+	 * The draft's {@code w} is whole seconds, so a window that is not (500 ms, 1.5 s) is rounded up: a client
+	 * pacing itself to q per w then stays within the real limit, where rounding down (or w=0) would invite it
+	 * past it, and leaving w out would advertise a quota with no window at all.
+	 */
 	public static String policy(List<RouteLimit> limits) {
 		StringBuilder policies = new StringBuilder();
 		for (RouteLimit limit : limits) {
@@ -96,7 +101,7 @@ public final class RateLimitHeaders {
 				.append(";q=")
 				.append(limit.policy().limit())
 				.append(";w=")
-				.append(Math.max(1, ceilSeconds(limit.policy().windowMillis())));
+				.append(ceilSeconds(limit.policy().windowMillis()));
 		}
 		return policies.toString();
 	}

@@ -48,7 +48,11 @@ final class RouteArgs {
 	/** {@code limits[0].limit} as written, or {@code limits.0.limit} as Boot binds it from YAML into a map. */
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
 
-	/** The log keeps one entry per request in the window: past this, one client would cost megabytes. */
+	/**
+	 * The log keeps one entry per request in the window. A fresh key costs about 200 bytes at any limit,
+	 * but a client that uses this whole limit holds 8.4 MB in the ring (130 MB as a sorted set), and
+	 * growing its ring that far copies 8 MB inside one script (about 65 ms of Redis time measured).
+	 */
 	static final long MAX_LOG_LIMIT = 1_000_000;
 
 	private static final String WHOLE_NUMBER = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
@@ -241,7 +245,16 @@ final class RouteArgs {
 		if (limit > MAX_LOG_LIMIT && (algorithm == Algorithm.SLIDING_LOG || algorithm == Algorithm.SLIDING_LOG_SORTED_SET)) {
 			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' for " + algorithm.id(),
 					"at most " + MAX_LOG_LIMIT + " for the sliding log, which keeps every request of a window "
-							+ "(8 bytes each in the ring); use sliding-window-counter or token-bucket above that");
+							+ "(about 8 bytes each in the ring, 130 in a sorted set); use sliding-window-counter "
+							+ "or token-bucket above that");
+		}
+		if (algorithm == Algorithm.TOKEN_BUCKET && !WindowPolicy.fitsTokenBucketClock(limit, window)) {
+			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' per '" + values.get("window") + "' for "
+					+ algorithm.id() + ", one request every " + (window.toMillis() / (double) limit) + " ms",
+					"one request every 0.01 ms or more (limit at most 100 per millisecond of window, "
+							+ WindowPolicy.MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI * window.toMillis() + " here): the "
+							+ "bucket's time is kept in epoch milliseconds, a double, which cannot add shorter "
+							+ "intervals exactly; use sliding-window-counter above that");
 		}
 		long burst = limit;
 		if (values.containsKey("burst")) {

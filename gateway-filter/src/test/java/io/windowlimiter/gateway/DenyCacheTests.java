@@ -51,7 +51,7 @@ class DenyCacheTests {
 		ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
 		List<WindowAlgorithm> algorithms = List.of(new FixedWindow(redis));
 		WindowRateLimiter limiter = WindowRateLimiter.of(algorithms, new LimitScript(redis, algorithms),
-				new RedisGuard(Duration.ofMillis(500), Duration.ofMillis(200), Duration.ofSeconds(10)),
+				new RedisGuard(Duration.ofMillis(500), Duration.ofMillis(300), Duration.ofSeconds(10)),
 				this.cache, new LocalWindowLimiter(10), Clock.systemUTC());
 		limiter.onApplicationEvent(new FilterArgsEvent(this, "deny-cache", Map.of("window-rate-limiter.algorithm",
 				"fixed-window", "window-rate-limiter.limit", "1", "window-rate-limiter.window", "366d")));

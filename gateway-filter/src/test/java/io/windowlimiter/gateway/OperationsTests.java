@@ -120,7 +120,7 @@ class OperationsTests {
 		String yearly = RedisTestServer.get().template().opsForValue()
 			.get(io.windowlimiter.gateway.key.RedisKeys.of("multi", apiKey, "fw"))
 			.block();
-		assertThat(yearly).endsWith(":3");
+		assertThat(yearly).endsWith(":3:31622400000");
 	}
 
 	@Test

@@ -73,6 +73,16 @@ class RateLimitHeadersUnitTests {
 	}
 
 	@Test
+	void aWindowOfNoWholeSecondsIsAdvertisedRoundedUp() {
+		// the draft's w is whole seconds: q per the longer w never exceeds the real limit
+		RouteLimit halfSecond = new RouteLimit("fast", new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(500)));
+		RouteLimit oneAndAHalf = new RouteLimit("slow", new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(1_500)));
+		RouteLimit oneMillisecond = new RouteLimit("tiny", new WindowPolicy(Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(1)));
+		assertThat(RateLimitHeaders.policy(List.of(halfSecond, oneAndAHalf, oneMillisecond)))
+			.isEqualTo("\"fast\";q=5;w=1, \"slow\";q=5;w=2, \"tiny\";q=1;w=1");
+	}
+
+	@Test
 	void subSecondWindowsAndOddNamesStayValidFieldValues() {
 		RouteLimit fast = new RouteLimit("a\"b\\c\u00e9", new WindowPolicy(Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(500)));
 		assertThat(this.headers.of(List.of(fast), fast, new Decision(true, 4, 500, 0), false))

@@ -104,6 +104,28 @@ class WindowRateLimiterConfigUnitTests {
 			.isEqualTo(new WindowPolicy(Algorithm.TOKEN_BUCKET, 100, Duration.ofSeconds(1), 500));
 	}
 
+	@Test
+	void aTokenBucketIntervalTooShortForItsClockIsRefused() {
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args("token-bucket", "1000000000", "1s")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': window-rate-limiter.limit is '1000000000' per '1s' for "
+					+ "token-bucket, one request every 1.0E-6 ms; allowed: one request every 0.01 ms or more "
+					+ "(limit at most 100 per millisecond of window, 100000 here): the bucket's time is kept in "
+					+ "epoch milliseconds, a double, which cannot add shorter intervals exactly; use "
+					+ "sliding-window-counter above that");
+		// the bound itself, and the other algorithms, which keep no such time
+		assertThat(WindowRateLimiter.policyFor("orders", args("token-bucket", "100000", "1s")).first().policy().limit())
+			.isEqualTo(100_000);
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args("token-bucket", "100001", "1s")))
+			.hasMessageContaining("window-rate-limiter.limit is '100001' per '1s'");
+		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-window-counter", "1000000000", "1s")).first()
+			.policy()
+			.limit()).isEqualTo(1_000_000_000);
+		assertThatThrownBy(() -> new WindowPolicy(Algorithm.TOKEN_BUCKET, 1_000_000_000, Duration.ofSeconds(1)))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("at least 0.01 ms");
+	}
+
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', textBlock = """
 			token-bucket | 0   | a whole number from 1 to

@@ -15,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.windowlimiter.gateway.test.RedisTestServer;
+
 /**
  * The packaged gateway-app jar run as its own JVM with {@code java -jar}, the way users run it, with its
  * default settings: only the server port, the Redis address and a file of extra routes are given.
@@ -42,7 +44,7 @@ final class GatewayJar implements AutoCloseable {
 	/** Starts the jar and returns once its health endpoint says UP (so Redis answers it too). */
 	static GatewayJar start(String name, int redisPort, Path routes) {
 		Path jar = jar();
-		int port = Ports.free();
+		int port = RedisTestServer.freePort();
 		Path log = logDir().resolve(name + "-" + port + ".log");
 		List<String> command = new ArrayList<>();
 		command.add(ProcessHandle.current().info().command().orElse("java"));

@@ -3,8 +3,9 @@ package io.windowlimiter.gateway.algorithm;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
- * Sliding log in a ring of the last {@code limit} accepted times, decided by {@code sliding_log.lua}:
- * exact, 8 bytes per unit of limit whatever the traffic. The default storage of {@code sliding-log}.
+ * Sliding log in a ring of the accepted times still in the window, decided by {@code sliding_log.lua}:
+ * exact, about 8 bytes per request in the window (never more than 8 per unit of limit). The default
+ * storage of {@code sliding-log}.
  */
 public final class SlidingLog extends WindowAlgorithm {
 
@@ -24,7 +25,9 @@ public final class SlidingLog extends WindowAlgorithm {
 
 	@Override
 	public String keySuffix() {
-		return "log";
+		// not "log": keys of the earlier ring layout (limit in the header, every slot allocated) must not
+		// be read as this one while instances of both versions share a Redis
+		return "ring";
 	}
 
 }

@@ -21,6 +21,14 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 	/** The sliding window counter compares limit * window in exact whole numbers (Lua doubles). */
 	public static final long MAX_LIMIT_TIMES_WINDOW_MILLIS = 1L << 53;
 
+	/**
+	 * The token bucket's most requests per millisecond of window: its emission interval, window / limit,
+	 * is at least 0.01 ms. The bucket's time is a double of epoch milliseconds, which steps by 2^-12 ms
+	 * until 2039 (2^-11 ms until 2109): each request moves it by the interval rounded to that step, so the
+	 * rate is off by at most 1.2% (2.4%) at 0.01 ms, and much smaller intervals stop moving it at all.
+	 */
+	public static final long MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI = 100;
+
 	public WindowPolicy {
 		if (limit < 1 || limit > MAX_LIMIT) {
 			throw new IllegalArgumentException("limit must be from 1 to " + MAX_LIMIT + ", was " + limit);
@@ -33,6 +41,10 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 		}
 		if (burst < 1 || burst > MAX_LIMIT) {
 			throw new IllegalArgumentException("burst must be from 1 to " + MAX_LIMIT + ", was " + burst);
+		}
+		if (algorithm == Algorithm.TOKEN_BUCKET && !fitsTokenBucketClock(limit, window)) {
+			throw new IllegalArgumentException("a token bucket's window / limit must be at least 0.01 ms, was "
+					+ window.toMillis() + " ms / " + limit);
 		}
 	}
 
@@ -50,6 +62,14 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 	/** Whether limit * window in ms stays below 2^53, so the scripts compare them exactly. */
 	public static boolean fitsExactArithmetic(long limit, Duration window) {
 		return limit <= MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis();
+	}
+
+	/**
+	 * Whether the token bucket's emission interval, window / limit, is at least 0.01 ms, so that adding it
+	 * to a time in epoch milliseconds (a double) keeps it within about 1%.
+	 */
+	public static boolean fitsTokenBucketClock(long limit, Duration window) {
+		return limit <= MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI * window.toMillis();
 	}
 
 	public long windowMillis() {

@@ -72,7 +72,7 @@ public class WindowRateLimiterProperties {
 	 * the route's fail-mode answers; until Redis answers again, decisions then fail at once but for one
 	 * trial at a time. A busy Redis keeps answering, so this never fires on a healthy one.
 	 */
-	private Duration redisStallTimeout = Duration.ofMillis(200);
+	private Duration redisStallTimeout = Duration.ofMillis(300);
 
 	/** Which rate-limit headers responses carry, under which names. */
 	private final Headers headers = new Headers();

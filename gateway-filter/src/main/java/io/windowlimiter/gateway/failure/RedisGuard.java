@@ -1,6 +1,7 @@
 package io.windowlimiter.gateway.failure;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -35,9 +36,11 @@ import reactor.core.publisher.MonoSink;
  * at a time, whose answer (any reply from Redis) ends the stall. {@code timeout} is the hard bound for
  * a decision that waits while Redis answers others (one Redis Cluster node hanging).
  *
- * <p>One watchdog thread checks the decisions in flight every quarter of the shorter bound. A tick
- * that comes late means this JVM was paused (GC) or starved of CPU, not that Redis was slow: replies
- * may sit unread in the socket, so the time before such a tick is not counted against Redis.
+ * <p>One watchdog thread checks the decisions in flight every quarter of the shorter bound. Silence
+ * counts against Redis only while this JVM could have read a reply: a tick that comes late means the
+ * JVM was paused (GC), so the time before it is not counted; and each event loop that reads Redis
+ * replies is sent a probe every tick, so a loop starved of CPU (a crowded machine) is seen by its late
+ * probes, and its silence is not taken for Redis's.
  *
  * <p>Every outcome is handed back to the Netty event loop that asked, so that Lettuce's thread does
  * nothing but read replies, and a busy gateway cannot look like a silent Redis.
@@ -49,6 +52,9 @@ public final class RedisGuard implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisGuard.class);
 
+	/** Lettuce reads replies on a few I/O threads; more than this many would be a surprise. */
+	private static final int MAX_REPLY_LOOPS = 64;
+
 	private final long timeoutNanos;
 
 	private final long stallNanos;
@@ -58,6 +64,9 @@ public final class RedisGuard implements AutoCloseable {
 	private final long logIntervalNanos;
 
 	private final Set<Pending<?>> pending = ConcurrentHashMap.newKeySet();
+
+	/** The event loops Redis replies were read on, each with when it last ran a watchdog probe. */
+	private final Map<EventExecutor, ReplyLoop> replyLoops = new ConcurrentHashMap<>();
 
 	/** When Redis last answered a decision (a result or an error reply), in {@link System#nanoTime()}. */
 	private volatile long lastReply = System.nanoTime();
@@ -156,6 +165,10 @@ public final class RedisGuard implements AutoCloseable {
 
 	private void replied() {
 		this.lastReply = System.nanoTime();
+		EventExecutor loop = ThreadExecutorMap.currentExecutor();
+		if (loop != null && this.replyLoops.size() < MAX_REPLY_LOOPS && !this.replyLoops.containsKey(loop)) {
+			this.replyLoops.putIfAbsent(loop, new ReplyLoop(loop));
+		}
 		if (this.stalled) {
 			this.stalled = false;
 			logger.warn("Redis answers again: rate-limit decisions go to Redis");
@@ -190,11 +203,12 @@ public final class RedisGuard implements AutoCloseable {
 			this.pauseEnd = now;
 		}
 		this.lastTick = now;
+		this.replyLoops.values().forEach(ReplyLoop::probe);
 		long pauseEnd = this.pauseEnd;
 		long lastReply = this.lastReply;
 		for (Pending<?> waiting : this.pending) {
 			long since = Math.max(waiting.start, pauseEnd);
-			boolean hanging = lastReply - since < 0 && now - since >= this.stallNanos;
+			boolean hanging = lastReply - since < 0 && now - since >= this.stallNanos && readersFreeSince(since);
 			if (hanging || now - since >= this.timeoutNanos) {
 				if (hanging && !this.stalled) {
 					this.stalled = true;
@@ -212,6 +226,20 @@ public final class RedisGuard implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Whether every loop that reads Redis replies ran a probe well after {@code since}: then it was free
+	 * to read, and the silence is Redis's. A loop starved of CPU or busy with other work runs its probes
+	 * late, and its silence is ours; only the hard timeout applies then.
+	 */
+	private boolean readersFreeSince(long since) {
+		for (ReplyLoop loop : this.replyLoops.values()) {
+			if (loop.ran - since < this.stallNanos / 2) {
+				return false;
+			}
+		}
+		return true;
+	}
+
 	private void fail(MonoSink<?> sink, Throwable error) {
 		this.failures.incrementAndGet();
 		long pending = this.unreported.incrementAndGet();
@@ -223,6 +251,36 @@ public final class RedisGuard implements AutoCloseable {
 					+ "fail-mode; latest: " + error);
 		}
 		sink.error(error);
+	}
+
+	/** An event loop Redis replies are read on, probed by the watchdog to show it is free to read. */
+	private static final class ReplyLoop {
+
+		final EventExecutor loop;
+
+		final AtomicBoolean queued = new AtomicBoolean();
+
+		volatile long ran = System.nanoTime();
+
+		ReplyLoop(EventExecutor loop) {
+			this.loop = loop;
+		}
+
+		void probe() {
+			// one probe at a time: a starved loop must not pile them up
+			if (this.queued.compareAndSet(false, true)) {
+				try {
+					this.loop.execute(() -> {
+						this.ran = System.nanoTime();
+						this.queued.set(false);
+					});
+				}
+				catch (RejectedExecutionException ex) {
+					this.queued.set(false);
+				}
+			}
+		}
+
 	}
 
 	/** A decision waiting on Redis; finished once, by its answer, the watchdog or its subscriber leaving. */

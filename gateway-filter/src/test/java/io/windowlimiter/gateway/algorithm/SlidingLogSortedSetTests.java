@@ -71,4 +71,22 @@ class SlidingLogSortedSetTests extends ScriptTestSupport {
 		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 62_000).allowed()).isTrue();
 	}
 
+	@Test
+	void aRaisedLimitCountsTheSameEntries() {
+		WindowPolicy ten = policy(Algorithm.SLIDING_LOG_SORTED_SET, 10, Duration.ofMinutes(1));
+		WindowPolicy twelve = policy(Algorithm.SLIDING_LOG_SORTED_SET, 12, Duration.ofMinutes(1));
+		assertThat(burst(this.slidingLog, ten, T0, 10)).isEqualTo(10);
+		assertThat(burst(this.slidingLog, twelve, T0 + 1_000, 10)).isEqualTo(2);
+	}
+
+	@Test
+	void aClockSteppingBackGivesNoFreshQuota() {
+		assertThat(burst(this.slidingLog, this.threePerMinute, T0 + 10_000, 2)).isEqualTo(2);
+		assertThat(burst(this.slidingLog, this.threePerMinute, T0 + 9_000, 3)).isEqualTo(1);
+		// logged at 10 s beside the others, not at 9 s: all three leave at 70 s
+		assertThat(decide(this.slidingLog, this.threePerMinute, T0 + 69_999)).isEqualTo(new Decision(false, 0, 1, 1));
+		assertThat(this.redis.opsForZSet().score(this.key, Long.toString(T0 + 9_000)).block(TIMEOUT)).isNull();
+		assertThat(burst(this.slidingLog, this.threePerMinute, T0 + 70_000, 5)).isEqualTo(3);
+	}
+
 }

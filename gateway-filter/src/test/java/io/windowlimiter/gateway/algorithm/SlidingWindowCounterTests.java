@@ -17,7 +17,7 @@ class SlidingWindowCounterTests extends ScriptTestSupport {
 		assertThat(burst(this.counter, this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
 		// 15 s into the next window: estimate = 10 * 45/60 + current = 7.5 + current, so 2 more fit
 		assertThat(burst(this.counter, this.tenPerMinute, T0 + 75_000, 5)).isEqualTo(2);
-		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 60_000 + 1) + ":2:10");
+		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 60_000 + 1) + ":2:10:60000");
 	}
 
 	@Test
@@ -67,6 +67,71 @@ class SlidingWindowCounterTests extends ScriptTestSupport {
 		assertThat(stored).isNotEqualTo(full);
 		decide(this.counter, this.tenPerMinute, T0 + 16_000);
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo(full);
+	}
+
+	@Test
+	void aRaisedLimitCountsTheSameRequests() {
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
+		WindowPolicy twelve = policy(Algorithm.SLIDING_WINDOW_COUNTER, 12, Duration.ofMinutes(1));
+		assertThat(burst(this.counter, twelve, T0 + 40_000, 10)).isEqualTo(2);
+	}
+
+	@Test
+	void aLoweredLimitDeniesUntilTheEstimateFallsBelowIt() {
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 10_000, 8)).isEqualTo(8);
+		WindowPolicy five = policy(Algorithm.SLIDING_WINDOW_COUNTER, 5, Duration.ofMinutes(1));
+		// next window: 8 * (60 - e)/60 + 1 <= 5 once e >= 30 s, at T0 + 90 s
+		assertThat(decide(this.counter, five, T0 + 20_000)).isEqualTo(new Decision(false, 0, 70_000, 70_000));
+		assertThat(decide(this.counter, five, T0 + 89_999).allowed()).isFalse();
+		assertThat(decide(this.counter, five, T0 + 90_000).allowed()).isTrue();
+	}
+
+	@Test
+	void aChangedWindowCarriesTheEstimateIntoTheNewWindow() {
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
+		WindowPolicy tenPerHour = policy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofHours(1));
+		// ten used this minute are ten used in this hour: the next one needs
+		// 10 * (60 - e)/60 + 1 <= 10 in the next hour, e >= 6 min
+		Decision denied = decide(this.counter, tenPerHour, T0 + 40_000);
+		assertThat(denied).isEqualTo(new Decision(false, 0, 3_920_000, 3_920_000));
+		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 3_600_000) + ":10:0:3600000");
+		// read again later, the stored counts no longer fade by the minute
+		assertThat(decide(this.counter, tenPerHour, T0 + 180_000).allowed()).isFalse();
+		assertThat(decide(this.counter, tenPerHour, T0 + 3_959_999).allowed()).isFalse();
+		assertThat(decide(this.counter, tenPerHour, T0 + 3_960_000).allowed()).isTrue();
+	}
+
+	@Test
+	void aShorterWindowStartsWithWhatTheLongerOneEstimated() {
+		WindowPolicy tenPerHour = policy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofHours(1));
+		assertThat(burst(this.counter, tenPerHour, T0 + 10_000, 6)).isEqualTo(6);
+		// at T0 + 20 min, the hour's 6 become this minute's 6: 4 more, then the weight fades
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 1_200_000, 10)).isEqualTo(4);
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 1_320_000, 20)).isEqualTo(10);
+	}
+
+	@Test
+	void aClockSteppingBackKeepsCountingTheLaterWindow() {
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 70_000, 6)).isEqualTo(6);
+		// the Redis clock reads T0 + 50 s: the window [T0 + 60 s, T0 + 120 s) stays the current one
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 50_000, 10)).isEqualTo(4);
+		Decision denied = decide(this.counter, this.tenPerMinute, T0 + 50_000);
+		// its ten become the previous window's at T0 + 120 s: 10 * (60 - e)/60 + 1 <= 10 once e >= 6 s
+		assertThat(denied).isEqualTo(new Decision(false, 0, 76_000, 76_000));
+		assertThat(decide(this.counter, this.tenPerMinute, T0 + 125_999).allowed()).isFalse();
+		assertThat(decide(this.counter, this.tenPerMinute, T0 + 126_000).allowed()).isTrue();
+	}
+
+	@Test
+	void aPreviousWindowAheadOfTheClockCountsInFull() {
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 50_000, 8)).isEqualTo(8);
+		// 10 s into the next window: 8 * 50/60 = 6.67 + 2 fit
+		assertThat(burst(this.counter, this.tenPerMinute, T0 + 70_000, 2)).isEqualTo(2);
+		// back to T0 + 55 s, before the current window began: the previous 8 weigh in full, 8 + 2 + 1 > 10;
+		// 8 * (60 - e)/60 + 3 <= 10 once e >= 7.5 s, at T0 + 67.5 s
+		assertThat(decide(this.counter, this.tenPerMinute, T0 + 55_000)).isEqualTo(new Decision(false, 0, 12_500, 12_500));
+		assertThat(decide(this.counter, this.tenPerMinute, T0 + 67_499).allowed()).isFalse();
+		assertThat(decide(this.counter, this.tenPerMinute, T0 + 67_500).allowed()).isTrue();
 	}
 
 }

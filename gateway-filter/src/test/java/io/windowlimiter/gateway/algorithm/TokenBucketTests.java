@@ -54,4 +54,47 @@ class TokenBucketTests extends ScriptTestSupport {
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo(full);
 	}
 
+	@Test
+	void aRaisedLimitKeepsTheTheoreticalArrivalTime() {
+		WindowPolicy tenPerMinute = new WindowPolicy(Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+		assertThat(burst(this.bucket, tenPerMinute, T0, 10)).isEqualTo(10);
+		// the bucket is full again at T0 + 60 s whatever the limit; 12 a minute refill every 5 s, so
+		// one more fits once T0 + 60 s - 12 * 5 s + 5 s <= now
+		WindowPolicy twelve = new WindowPolicy(Algorithm.TOKEN_BUCKET, 12, Duration.ofMinutes(1));
+		assertThat(decide(this.bucket, twelve, T0 + 1_000)).isEqualTo(new Decision(false, 0, 4_000, 4_000));
+		assertThat(burst(this.bucket, twelve, T0 + 5_000, 5)).isEqualTo(1);
+		assertThat(burst(this.bucket, twelve, T0 + 65_000, 20)).isEqualTo(12);
+	}
+
+	@Test
+	void aLoweredLimitKeepsTheTheoreticalArrivalTime() {
+		WindowPolicy tenPerMinute = new WindowPolicy(Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+		assertThat(burst(this.bucket, tenPerMinute, T0, 10)).isEqualTo(10);
+		// 5 a minute refill every 12 s: one fits once T0 + 60 s - 5 * 12 s + 12 s <= now
+		WindowPolicy five = new WindowPolicy(Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
+		assertThat(decide(this.bucket, five, T0 + 1_000)).isEqualTo(new Decision(false, 0, 11_000, 11_000));
+		assertThat(burst(this.bucket, five, T0 + 12_000, 5)).isEqualTo(1);
+	}
+
+	@Test
+	void aChangedWindowKeepsTheTheoreticalArrivalTime() {
+		WindowPolicy tenPerMinute = new WindowPolicy(Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+		assertThat(burst(this.bucket, tenPerMinute, T0, 10)).isEqualTo(10);
+		// 10 an hour, one every 6 min: the bucket still owes the 60 s it owed, so 9 fit now and the
+		// tenth once those 60 s have passed
+		WindowPolicy tenPerHour = new WindowPolicy(Algorithm.TOKEN_BUCKET, 10, Duration.ofHours(1));
+		assertThat(burst(this.bucket, tenPerHour, T0 + 1_000, 20)).isEqualTo(9);
+		assertThat(decide(this.bucket, tenPerHour, T0 + 1_000).retryAfterMillis()).isEqualTo(59_000);
+		assertThat(decide(this.bucket, tenPerHour, T0 + 60_000).allowed()).isTrue();
+	}
+
+	@Test
+	void aClockSteppingBackGivesNoFreshQuota() {
+		assertThat(burst(this.bucket, this.policy, T0 + 10_000, 5)).isEqualTo(5);
+		// requests at 10 s, then the Redis clock reads 9 s: the bucket is further from full, not fuller
+		assertThat(decide(this.bucket, this.policy, T0 + 9_000)).isEqualTo(new Decision(false, 0, 2_000, 2_000));
+		assertThat(decide(this.bucket, this.policy, T0 + 10_999).allowed()).isFalse();
+		assertThat(decide(this.bucket, this.policy, T0 + 11_000).allowed()).isTrue();
+	}
+
 }

@@ -92,7 +92,7 @@ abstract class WindowAlgorithmContract {
 		WindowPolicy tenPerMinute = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
 		decide(fixed, tenPerMinute, T0 + 15_000);
 		assertThat(pttl()).isBetween(44_000L, 45_000L);
-		assertThat(stored()).isEqualTo((T0 / 60_000) + ":1");
+		assertThat(stored()).isEqualTo((T0 / 60_000) + ":1:60000");
 		burst(fixed, tenPerMinute, T0 + 15_000, 9);
 		String full = stored();
 		decide(fixed, tenPerMinute, T0 + 16_000);
@@ -131,7 +131,7 @@ abstract class WindowAlgorithmContract {
 		assertThat(burst(counter, tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
 		// 15 s into the next window: 10 * 45/60 = 7.5 taken, so 2 more fit
 		assertThat(burst(counter, tenPerMinute, T0 + 75_000, 5)).isEqualTo(2);
-		assertThat(stored()).isEqualTo((T0 / 60_000 + 1) + ":2:10");
+		assertThat(stored()).isEqualTo((T0 / 60_000 + 1) + ":2:10:60000");
 		assertThat(pttl()).isBetween(104_000L, 105_000L);
 		// previous 10, current 2: one more needs 10 * (60 - e)/60 + 3 <= 10, so e >= 18 s
 		assertThat(decide(counter, tenPerMinute, T0 + 76_000)).isEqualTo(new Decision(false, 0, 2_000, 2_000));

@@ -38,7 +38,7 @@ class RedisFaultTests {
 	/** The defaults users get (window-rate-limiter.redis-timeout and redis-stall-timeout). */
 	private static final Duration TIMEOUT = Duration.ofMillis(500);
 
-	private static final Duration STALL = Duration.ofMillis(200);
+	private static final Duration STALL = Duration.ofMillis(300);
 
 	/** What the defaults promise; Lettuce's own command timeout is 60 s. */
 	private static final Duration BOUND = Duration.ofSeconds(1);

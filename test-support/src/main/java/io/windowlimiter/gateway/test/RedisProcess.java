@@ -2,10 +2,8 @@ package io.windowlimiter.gateway.test;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 
 import redis.embedded.core.ExecutableProvider;
@@ -13,7 +11,8 @@ import redis.embedded.core.ExecutableProvider;
 /**
  * A real {@code redis-server} process of a test's own, on a free loopback port: {@code redis-server}
  * from PATH, else the binary embedded-redis bundles. Tests may kill it, restart it on the same port,
- * freeze it (SIGSTOP) and thaw it (SIGCONT). Killed at JVM exit.
+ * freeze it (SIGSTOP) and thaw it (SIGCONT). Killed at JVM exit. Also the server of the accuracy run
+ * and the benchmarks (through {@link RedisTestServer#launch()} and {@link #launch(Path, String...)}).
  */
 public final class RedisProcess implements AutoCloseable {
 
@@ -21,24 +20,35 @@ public final class RedisProcess implements AutoCloseable {
 
 	private final Path dir;
 
+	private final List<String> args;
+
 	private Process process;
 
-	private RedisProcess(int port, Path dir) {
+	private RedisProcess(int port, Path dir, List<String> args) {
 		this.port = port;
 		this.dir = dir;
-		Runtime.getRuntime().addShutdownHook(new Thread(this::close));
+		this.args = args;
 	}
 
 	/** A new server on a free port, started and listening. */
 	public static RedisProcess launch() {
+		return launch(ServerProcesses.tempDir("redis-test"));
+	}
+
+	/**
+	 * A new server on a free port, started and listening, with its files and its log ({@code redis.log})
+	 * in {@code dir} and extra arguments for {@code redis-server}, e.g. {@code --enable-debug-command local}.
+	 */
+	public static RedisProcess launch(Path dir, String... args) {
 		try {
-			RedisProcess redis = new RedisProcess(RedisTestServer.freePort(), Files.createTempDirectory("redis-test"));
-			redis.start();
-			return redis;
+			Files.createDirectories(dir);
 		}
 		catch (IOException ex) {
 			throw new IllegalStateException(ex);
 		}
+		RedisProcess redis = new RedisProcess(RedisTestServer.freePort(), dir, List.of(args));
+		redis.start();
+		return redis;
 	}
 
 	/** The redis-server binary used: from PATH, else the one embedded-redis bundles. */
@@ -66,17 +76,13 @@ public final class RedisProcess implements AutoCloseable {
 
 	/** Starts the server (again) on its port and waits until it listens. */
 	public synchronized void start() {
-		try {
-			this.process = new ProcessBuilder(List.of(binary(), "--port", Integer.toString(this.port), "--bind",
-					"127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.dir.toString()))
-				.redirectErrorStream(true)
-				.redirectOutput(ProcessBuilder.Redirect.appendTo(this.dir.resolve("redis.log").toFile()))
-				.start();
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("Could not start " + binary(), ex);
-		}
-		awaitPort();
+		this.process = ServerProcesses.start(ServerProcesses.serverCommand(this.port, this.dir, this.args), log());
+		ServerProcesses.awaitPort(this.port, this.process, this);
+	}
+
+	/** The server's output, appended to over restarts. */
+	public Path log() {
+		return this.dir.resolve("redis.log");
 	}
 
 	/** SIGKILL: gone at once, as in a crash. */
@@ -123,23 +129,9 @@ public final class RedisProcess implements AutoCloseable {
 		}
 	}
 
-	private void awaitPort() {
-		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while (System.nanoTime() < deadline) {
-			try (Socket socket = new Socket("127.0.0.1", this.port)) {
-				return;
-			}
-			catch (IOException ex) {
-				try {
-					Thread.sleep(20);
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
-					throw new IllegalStateException(interrupted);
-				}
-			}
-		}
-		throw new IllegalStateException("Redis did not listen on port " + this.port + " within 10 s");
+	@Override
+	public String toString() {
+		return "127.0.0.1:" + this.port + " (log: " + log() + ")";
 	}
 
 }

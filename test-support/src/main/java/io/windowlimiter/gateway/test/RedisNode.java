@@ -1,7 +1,6 @@
 package io.windowlimiter.gateway.test;
 
 import java.io.IOException;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,10 +31,7 @@ public final class RedisNode implements AutoCloseable {
 	public static RedisNode server(String name, String... args) {
 		int port = RedisTestServer.freePort();
 		Path dir = tempDir(name, port);
-		List<String> command = new ArrayList<>(List.of(RedisProcess.binary(), "--port", Integer.toString(port),
-				"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
-		command.addAll(List.of(args));
-		return start(port, dir, command);
+		return start(port, dir, ServerProcesses.serverCommand(port, dir, List.of(args)));
 	}
 
 	/** A Sentinel with the given configuration lines, in a file of its own that it may rewrite. */
@@ -89,34 +85,9 @@ public final class RedisNode implements AutoCloseable {
 	}
 
 	private static RedisNode start(int port, Path dir, List<String> command) {
-		try {
-			Process process = new ProcessBuilder(command).redirectErrorStream(true)
-				.redirectOutput(dir.resolve("redis.log").toFile())
-				.start();
-			Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-			RedisNode node = new RedisNode(port, dir, process);
-			node.awaitPort();
-			return node;
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("Could not start " + command, ex);
-		}
-	}
-
-	private void awaitPort() {
-		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while (System.nanoTime() < deadline) {
-			if (!this.process.isAlive()) {
-				throw new IllegalStateException("redis-server " + this + " exited at start-up");
-			}
-			try (Socket socket = new Socket("127.0.0.1", this.port)) {
-				return;
-			}
-			catch (IOException ex) {
-				pause(Duration.ofMillis(20));
-			}
-		}
-		throw new IllegalStateException("redis-server " + this + " did not listen within 10 s");
+		RedisNode node = new RedisNode(port, dir, ServerProcesses.start(command, dir.resolve("redis.log")));
+		ServerProcesses.awaitPort(port, node.process, node);
+		return node;
 	}
 
 	/** Waits a little while polling a server's state; never used to line up windows. */
@@ -131,12 +102,7 @@ public final class RedisNode implements AutoCloseable {
 	}
 
 	private static Path tempDir(String name, int port) {
-		try {
-			return Files.createTempDirectory("redis-" + name + "-" + port + "-");
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
+		return ServerProcesses.tempDir("redis-" + name + "-" + port + "-");
 	}
 
 }
