@@ -39,6 +39,11 @@ final class Library implements AutoCloseable {
 
 	/** With {@code recording}, on a template that notes what each script is sent (see {@link #lastCall}). */
 	Library(String host, int port, boolean recording) {
+		this(host, port, recording, Map.of());
+	}
+
+	/** With global properties of the limiter, e.g. {@code window-rate-limiter.plans.*}. */
+	Library(String host, int port, boolean recording, Map<String, Object> properties) {
 		this.connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
 		this.connectionFactory.afterPropertiesSet();
 		this.connectionFactory.start();
@@ -46,12 +51,11 @@ final class Library implements AutoCloseable {
 		ReactiveStringRedisTemplate template = (this.recorder != null) ? this.recorder
 				: new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.context = new AnnotationConfigApplicationContext();
+		Map<String, Object> settings = new java.util.HashMap<>(properties);
 		if (!Settings.redisTimeout().isEmpty()) {
-			this.context.getEnvironment()
-				.getPropertySources()
-				.addFirst(new MapPropertySource("benchmarks",
-						Map.of("window-rate-limiter.redis-timeout", Settings.redisTimeout())));
+			settings.put("window-rate-limiter.redis-timeout", Settings.redisTimeout());
 		}
+		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("benchmarks", settings));
 		this.context.registerBean(ReactiveStringRedisTemplate.class, () -> template);
 		this.context.register(WindowRateLimiterAutoConfiguration.class);
 		this.context.refresh();
@@ -72,6 +76,15 @@ final class Library implements AutoCloseable {
 	void configureRoute(String routeId, Algorithm algorithm, long limit, String window) {
 		Map<String, Object> args = Algorithms.routeArgs(algorithm, limit, window);
 		this.context.publishEvent(new FilterArgsEvent(this, routeId, args));
+	}
+
+	/** Configures a route with any arguments, as the gateway does when it builds the filter. */
+	void configureRoute(String routeId, Map<String, Object> args) {
+		this.context.publishEvent(new FilterArgsEvent(this, routeId, args));
+	}
+
+	<T> T bean(Class<T> type) {
+		return this.context.getBean(type);
 	}
 
 	/** The script the library last ran, as sent; only for a recording library. */

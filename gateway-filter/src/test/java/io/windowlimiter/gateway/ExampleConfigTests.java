@@ -50,4 +50,25 @@ class ExampleConfigTests {
 		}
 	}
 
+	@Test
+	void thePlansExampleStartsWithFreeAndProPlansBurstsPerRouteAndADailyScope() {
+		try (ConfigurableApplicationContext context = start("gateway-plans.yml")) {
+			assertThat(routeIds(context)).containsExactlyInAnyOrder("orders", "search", "exports");
+			PolicyRegistry registry = context.getBean(PolicyRegistry.class);
+			assertThat(registry.plans()).containsExactly("free", "pro");
+			CompiledRoute orders = registry.route("orders");
+			assertThat(orders.byDefault.reported.policyHeader())
+				.isEqualTo("\"burst\";q=5;w=1, \"daily\";q=1000;w=86400");
+			assertThat(orders.plan("pro").reported.policyHeader())
+				.isEqualTo("\"burst\";q=50;w=1, \"daily\";q=100000;w=86400");
+			// the burst is the route's own, the daily quota the scope's, on one hash tag
+			assertThat(orders.byDefault.keysFor("alice")).containsExactly("wrl:{alice}:orders:tb",
+					"wrl:{alice}:scope:api:fw");
+			assertThat(registry.route("search").byDefault.keysFor("alice")).containsExactly("wrl:{alice}:search:tb",
+					"wrl:{alice}:scope:api:fw");
+			assertThat(registry.route("exports").policy.cost()).isEqualTo(5);
+			assertThat(context.getBeansOfType(io.windowlimiter.gateway.plan.HeaderPlanResolver.class)).hasSize(1);
+		}
+	}
+
 }

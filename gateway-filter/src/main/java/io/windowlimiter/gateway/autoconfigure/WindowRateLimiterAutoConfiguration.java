@@ -6,6 +6,8 @@ import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DenyCache;
+import io.windowlimiter.gateway.ExchangeContextFilter;
+import io.windowlimiter.gateway.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.RateLimitMetrics;
@@ -23,6 +25,9 @@ import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
+import io.windowlimiter.gateway.plan.HeaderPlanResolver;
+import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.gateway.plan.PlanResolver;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -40,8 +45,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
- * Wires the window rate limiter: one bean per algorithm, the limiter itself, the key resolvers and the
- * start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
+ * Wires the window rate limiter: one bean per algorithm, the policy registry (routes, plans, scopes),
+ * plan assignments and resolver, the limiter itself, the key resolvers and the start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
  * reached by name ({@code #{@windowRateLimiter}}), never injected by type, so the gateway's own defaults
  * ({@code redisRateLimiter}, {@code principalNameKeyResolver}) or the user's stay the defaults, unless
  * {@code window-rate-limiter.default-limiter} opts in. Internal beans back off for the user's own.
@@ -116,6 +121,37 @@ public class WindowRateLimiterAutoConfiguration {
 		return new DecisionWarmUp(script, algorithms, guard, Duration.ofSeconds(10));
 	}
 
+	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */
+	@Bean
+	@ConditionalOnMissingBean
+	public PolicyRegistry windowRateLimiterPolicyRegistry(List<WindowAlgorithm> algorithms,
+			WindowRateLimiterProperties properties) {
+		return new PolicyRegistry(algorithms, properties.planArguments());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public PlanAssignments windowRateLimiterPlanAssignments(ReactiveStringRedisTemplate redis, PolicyRegistry registry,
+			WindowRateLimiterProperties properties) {
+		WindowRateLimiterProperties.Assignments assignments = properties.getAssignments();
+		return new PlanAssignments(redis, registry.plans(), assignments.getRefreshInterval(),
+				assignments.getMaxEntries(), properties.getFailureLogInterval(), System::currentTimeMillis);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(PlanResolver.class)
+	@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".plan-header")
+	public HeaderPlanResolver windowRateLimiterHeaderPlanResolver(WindowRateLimiterProperties properties) {
+		return new HeaderPlanResolver(properties.getPlanHeader());
+	}
+
+	/** Hands the request to the limiter (its SPI passes only route and key), for plan resolvers. */
+	@Bean
+	@ConditionalOnMissingBean
+	public ExchangeContextFilter windowRateLimiterExchangeContextFilter() {
+		return new ExchangeContextFilter();
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	public RateLimitHeaders windowRateLimiterHeaders(WindowRateLimiterProperties properties) {
@@ -138,10 +174,12 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean(name = WindowRateLimiter.BEAN_NAME, defaultCandidate = false)
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
 	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "false", matchIfMissing = true)
-	public WindowRateLimiter windowRateLimiter(LimitScript script, List<WindowAlgorithm> algorithms,
-			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers,
-			RateLimitMetrics metrics, WindowRateLimiterProperties properties) {
-		return limiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics, properties);
+	public WindowRateLimiter windowRateLimiter(LimitScript script, PolicyRegistry registry,
+			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
+			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			WindowRateLimiterProperties properties) {
+		return limiter(script, registry, assignments, planResolver, guard, denyCache, localLimiter, headers, metrics,
+				properties);
 	}
 
 	/**
@@ -152,17 +190,21 @@ public class WindowRateLimiterAutoConfiguration {
 	@Primary
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
 	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "true")
-	public WindowRateLimiter windowRateLimiterAsDefault(LimitScript script, List<WindowAlgorithm> algorithms,
-			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers,
-			RateLimitMetrics metrics, WindowRateLimiterProperties properties) {
-		return limiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics, properties);
-	}
-
-	private static WindowRateLimiter limiter(LimitScript script, List<WindowAlgorithm> algorithms, RedisGuard guard,
+	public WindowRateLimiter windowRateLimiterAsDefault(LimitScript script, PolicyRegistry registry,
+			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
 			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
 			WindowRateLimiterProperties properties) {
-		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics,
-				properties.getProblemDetails().isEnabled(), Clock.systemUTC());
+		return limiter(script, registry, assignments, planResolver, guard, denyCache, localLimiter, headers, metrics,
+				properties);
+	}
+
+	private static WindowRateLimiter limiter(LimitScript script, PolicyRegistry registry, PlanAssignments assignments,
+			ObjectProvider<PlanResolver> planResolver, RedisGuard guard, DenyCache denyCache,
+			LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			WindowRateLimiterProperties properties) {
+		return new WindowRateLimiter(script, registry, assignments, planResolver.getIfUnique(), guard, denyCache,
+				localLimiter, headers, metrics, properties.getProblemDetails().isEnabled(),
+				properties.getFailureLogInterval(), Clock.systemUTC());
 	}
 
 	@Bean
@@ -205,8 +247,8 @@ public class WindowRateLimiterAutoConfiguration {
 
 	@Bean
 	public StartupRouteCheck windowRateLimiterStartupRouteCheck(ObjectProvider<GatewayProperties> gatewayProperties,
-			WindowRateLimiterProperties properties) {
-		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new),
+			PolicyRegistry registry, WindowRateLimiterProperties properties) {
+		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new), registry,
 				properties.isDefaultLimiter());
 	}
 

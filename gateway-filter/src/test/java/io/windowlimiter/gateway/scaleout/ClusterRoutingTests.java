@@ -74,7 +74,7 @@ class ClusterRoutingTests {
 
 		Map<RedisNode, Integer> keysPerMaster = new HashMap<>();
 		for (RedisNode master : this.cluster.masters()) {
-			keysPerMaster.put(master, this.cluster.onNode(master, redis -> redis.keys("wrl:{" + route + ":*")).size());
+			keysPerMaster.put(master, this.cluster.onNode(master, redis -> redis.keys("wrl:{*}:" + route + ":*")).size());
 		}
 		assertThat(keysPerMaster.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(3 * CLIENTS);
 		// a third each is expected; a hash tag without the client key would put everything on one master
