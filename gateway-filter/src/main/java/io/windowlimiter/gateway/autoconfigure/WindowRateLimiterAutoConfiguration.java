@@ -28,9 +28,11 @@ import io.windowlimiter.gateway.key.HeaderKeyResolver;
 import io.windowlimiter.gateway.plan.HeaderPlanResolver;
 import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.plan.PlanResolver;
+import io.windowlimiter.gateway.plan.PrincipalPlanResolver;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -40,9 +42,11 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoCo
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.util.ClassUtils;
 
 /**
  * Wires the window rate limiter: one bean per algorithm, the policy registry (routes, plans, scopes),
@@ -57,6 +61,9 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 @ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".enabled", matchIfMissing = true)
 @EnableConfigurationProperties(WindowRateLimiterProperties.class)
 public class WindowRateLimiterAutoConfiguration {
+
+	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
+
 
 	private static final String DEFAULT_LIMITER = WindowRateLimiterProperties.PREFIX + ".default-limiter";
 
@@ -138,11 +145,41 @@ public class WindowRateLimiterAutoConfiguration {
 				assignments.getMaxEntries(), properties.getFailureLogInterval(), System::currentTimeMillis);
 	}
 
+	/**
+	 * The built-in plan resolvers, in order: the authenticated principal's claim or authority when Spring
+	 * Security is there, then the plan header when one is set.
+	 */
 	@Bean
 	@ConditionalOnMissingBean(PlanResolver.class)
-	@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".plan-header")
-	public HeaderPlanResolver windowRateLimiterHeaderPlanResolver(WindowRateLimiterProperties properties) {
-		return new HeaderPlanResolver(properties.getPlanHeader());
+	@Conditional(BuiltInPlanResolvers.class)
+	public PlanResolver windowRateLimiterPlanResolver(WindowRateLimiterProperties properties) {
+		PlanResolver header = (properties.getPlanHeader() != null) ? new HeaderPlanResolver(properties.getPlanHeader())
+				: null;
+		if (!ClassUtils.isPresent(SPRING_SECURITY, getClass().getClassLoader())) {
+			return header;
+		}
+		PlanResolver principal = new PrincipalPlanResolver(properties.getPlanClaim(),
+				properties.getPlanAuthorityPrefix());
+		return (header != null) ? principal.orElse(header) : principal;
+	}
+
+	/** Spring Security on the class path, or a plan header set. */
+	static class BuiltInPlanResolvers extends AnyNestedCondition {
+
+		BuiltInPlanResolvers() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnClass(name = SPRING_SECURITY)
+		static class SpringSecurity {
+
+		}
+
+		@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".plan-header")
+		static class PlanHeader {
+
+		}
+
 	}
 
 	/** Hands the request to the limiter (its SPI passes only route and key), for plan resolvers. */

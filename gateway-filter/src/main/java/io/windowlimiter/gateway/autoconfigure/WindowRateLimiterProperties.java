@@ -116,6 +116,18 @@ public class WindowRateLimiterProperties {
 	 */
 	private String planHeader;
 
+	/**
+	 * The claim of an authenticated principal's token (a JWT's, say) that names its plan, read when Spring
+	 * Security's OAuth2 support is on the class path. Unset (the default), no claim is read.
+	 */
+	private String planClaim;
+
+	/**
+	 * The prefix of an authenticated principal's authority that names its plan, read when Spring Security
+	 * is on the class path: with PLAN_, the authority PLAN_pro puts the client on plan pro.
+	 */
+	private String planAuthorityPrefix = "PLAN_";
+
 	/** Plans and overrides assigned to clients at run time. */
 	private final Assignments assignments = new Assignments();
 
@@ -132,6 +144,22 @@ public class WindowRateLimiterProperties {
 		Map<String, Map<String, String>> arguments = new LinkedHashMap<>();
 		this.plans.forEach((name, plan) -> arguments.put(name, plan.arguments()));
 		return arguments;
+	}
+
+	public String getPlanClaim() {
+		return this.planClaim;
+	}
+
+	public void setPlanClaim(String planClaim) {
+		this.planClaim = planClaim;
+	}
+
+	public String getPlanAuthorityPrefix() {
+		return this.planAuthorityPrefix;
+	}
+
+	public void setPlanAuthorityPrefix(String planAuthorityPrefix) {
+		this.planAuthorityPrefix = planAuthorityPrefix;
 	}
 
 	public String getPlanHeader() {

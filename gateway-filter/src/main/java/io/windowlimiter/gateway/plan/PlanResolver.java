@@ -20,4 +20,9 @@ public interface PlanResolver {
 	/** The client's plan, or empty for the route's default. */
 	Mono<String> resolve(ServerWebExchange exchange);
 
+	/** This resolver's plan, or when it has none, {@code next}'s. */
+	default PlanResolver orElse(PlanResolver next) {
+		return exchange -> resolve(exchange).switchIfEmpty(Mono.defer(() -> next.resolve(exchange)));
+	}
+
 }
