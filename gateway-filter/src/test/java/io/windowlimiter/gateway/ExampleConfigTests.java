@@ -2,6 +2,7 @@ package io.windowlimiter.gateway;
 
 import java.util.List;
 
+import io.windowlimiter.gateway.plan.PlanResolver;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +10,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.gateway.route.Route;
 import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -67,7 +70,10 @@ class ExampleConfigTests {
 			assertThat(registry.route("search").byDefault.keysFor("alice")).containsExactly("wrl:{alice}:search:tb",
 					"wrl:{alice}:scope:api:fw");
 			assertThat(registry.route("exports").policy.cost()).isEqualTo(5);
-			assertThat(context.getBeansOfType(io.windowlimiter.gateway.plan.HeaderPlanResolver.class)).hasSize(1);
+			// the example's plan header is read (Spring Security is on the test class path: its principal first)
+			PlanResolver resolver = context.getBean(PlanResolver.class);
+			assertThat(resolver.resolve(MockServerWebExchange.from(MockServerHttpRequest.get("/orders").header("X-Plan", "pro")))
+				.block()).isEqualTo("pro");
 		}
 	}
 
