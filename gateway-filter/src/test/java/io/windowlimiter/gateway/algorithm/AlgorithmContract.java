@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * topology. Each test works on a key of its own whose hash tag is random, so on a cluster the tests
  * land on every master.
  */
-abstract class WindowAlgorithmContract {
+abstract class AlgorithmContract {
 
 	static final Duration TIMEOUT = Duration.ofSeconds(5);
 
