@@ -1,13 +1,9 @@
 package io.windowlimiter.benchmarks;
 
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.autoconfigure.WindowRateLimiterAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 
@@ -63,13 +59,6 @@ final class Library implements AutoCloseable {
 
 	WindowRateLimiter limiter() {
 		return this.context.getBean(WindowRateLimiter.class);
-	}
-
-	/** Every algorithm bean, in the order of {@link Algorithm}. */
-	List<WindowAlgorithm> algorithms() {
-		List<WindowAlgorithm> algorithms = new ArrayList<>(this.context.getBeansOfType(WindowAlgorithm.class).values());
-		algorithms.sort(Comparator.comparing(WindowAlgorithm::algorithm));
-		return algorithms;
 	}
 
 	/** Configures a route as the gateway does when it builds a {@code RequestRateLimiter} filter. */

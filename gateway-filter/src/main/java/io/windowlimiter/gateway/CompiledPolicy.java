@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
 
@@ -49,13 +48,12 @@ final class CompiledPolicy {
 
 	private final String[] suffixes;
 
-	CompiledPolicy(String routeId, String plan, RoutePolicy route, List<RouteLimit> limits,
-			List<WindowAlgorithm> implementations) {
+	CompiledPolicy(String routeId, String plan, RoutePolicy route, List<RouteLimit> limits) {
 		this.plan = plan;
 		this.route = route;
 		this.limits = List.copyOf(limits);
 		List<WindowPolicy> policies = limits.stream().map(RouteLimit::policy).toList();
-		this.arguments = LimitScript.arguments(implementations, policies, route.cost(), REDIS_CLOCK);
+		this.arguments = LimitScript.arguments(policies, route.cost(), REDIS_CLOCK);
 		this.reported = new Reported(this.limits);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {
@@ -77,7 +75,7 @@ final class CompiledPolicy {
 			this.scoped[i] = scope != null;
 			this.owners[i] = (scope != null) ? scope : routeId;
 			int place = places.merge((scope != null) ? "scope:" + scope : "", 1, Integer::sum) - 1;
-			String suffix = implementations.get(i).keySuffix();
+			String suffix = limits.get(i).policy().algorithm().keySuffix();
 			this.suffixes[i] = (place == 0) ? suffix : suffix + place;
 		}
 	}

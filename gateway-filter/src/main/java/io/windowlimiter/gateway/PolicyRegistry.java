@@ -2,7 +2,6 @@ package io.windowlimiter.gateway;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,8 +10,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import org.jspecify.annotations.Nullable;
 
@@ -33,28 +30,23 @@ public class PolicyRegistry {
 
 	private static final String PLANS = RouteArgs.PREFIX + "plans";
 
-	private final Map<Algorithm, WindowAlgorithm> algorithms;
-
 	private final Map<String, List<RouteLimit>> plans;
 
 	private final Map<String, CompiledRoute> routes = new ConcurrentHashMap<>();
 
 	/**
-	 * @param algorithms the algorithms limits may use
 	 * @param plans each plan's properties by name, {@code limits[i].limit} and so on, unprefixed
 	 * @throws InvalidRouteConfigurationException naming the plan and property, if a plan is wrong
 	 */
-	public PolicyRegistry(List<? extends WindowAlgorithm> algorithms, Map<String, ? extends Map<String, ?>> plans) {
-		this.algorithms = new EnumMap<>(Algorithm.class);
-		algorithms.forEach(algorithm -> this.algorithms.put(algorithm.algorithm(), algorithm));
+	public PolicyRegistry(Map<String, ? extends Map<String, ?>> plans) {
 		Map<String, List<RouteLimit>> parsed = new TreeMap<>();
 		plans.forEach((name, args) -> parsed.put(name, parsePlan(name, args)));
 		this.plans = parsed;
 	}
 
-	private PolicyRegistry(Map<Algorithm, WindowAlgorithm> algorithms, Map<String, List<RouteLimit>> plans) {
-		this.algorithms = algorithms;
-		this.plans = plans;
+	/** A registry with the plans of {@code other} and none of its routes. */
+	private PolicyRegistry(PolicyRegistry other) {
+		this.plans = other.plans;
 	}
 
 	private static List<RouteLimit> parsePlan(String name, Map<String, ?> args) {
@@ -107,7 +99,7 @@ public class PolicyRegistry {
 	 * @param routes each route's limiter arguments by route id
 	 */
 	public void check(Map<String, ? extends Map<String, ?>> routes) {
-		PolicyRegistry scratch = new PolicyRegistry(this.algorithms, this.plans);
+		PolicyRegistry scratch = new PolicyRegistry(this);
 		routes.forEach(scratch::put);
 	}
 
@@ -152,16 +144,7 @@ public class PolicyRegistry {
 	}
 
 	private CompiledPolicy compile(String routeId, String plan, RoutePolicy policy, List<RouteLimit> limits) {
-		List<WindowAlgorithm> implementations = new ArrayList<>();
-		for (RouteLimit limit : limits) {
-			WindowAlgorithm algorithm = this.algorithms.get(limit.policy().algorithm());
-			if (algorithm == null) {
-				throw new IllegalStateException("Route '" + routeId + "' uses " + limit.policy().algorithm()
-						+ ", which this limiter was built without");
-			}
-			implementations.add(algorithm);
-		}
-		return new CompiledPolicy(routeId, plan, policy, limits, implementations);
+		return new CompiledPolicy(routeId, plan, policy, limits);
 	}
 
 	/** For clients without a plan and on each plan, a scope both routes name must have the same limits. */

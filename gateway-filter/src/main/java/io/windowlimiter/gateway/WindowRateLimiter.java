@@ -14,7 +14,6 @@ import io.windowlimiter.gateway.RateLimitMetrics.Outcome;
 import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.Verdict;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.failure.FailMode;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
@@ -73,7 +72,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	private final Clock clock;
 
 	/**
-	 * @param script decides the limits; built from the same algorithms as the {@code registry}
+	 * @param script decides the limits
 	 * @param registry compiles routes with the plans and scopes they name
 	 * @param assignments plans and overrides assigned to clients at run time; null for none
 	 * @param planResolver reads a client's plan from its request; null for none
@@ -107,21 +106,18 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		}
 	}
 
-	/**
-	 * A limiter without plans, assignments or plan resolver.
-	 * @param algorithms the algorithms routes may use; {@code script} is built from the same
-	 */
-	public WindowRateLimiter(LimitScript script, List<? extends WindowAlgorithm> algorithms, RedisGuard guard,
+	/** A limiter without plans, assignments or plan resolver. */
+	public WindowRateLimiter(LimitScript script, RedisGuard guard,
 			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
 			boolean problemDetails, Clock clock) {
-		this(script, new PolicyRegistry(algorithms, Map.of()), null, null, guard, denyCache, localLimiter, headers,
+		this(script, new PolicyRegistry(Map.of()), null, null, guard, denyCache, localLimiter, headers,
 				metrics, problemDetails, Duration.ofSeconds(10), clock);
 	}
 
-	/** A limiter with every algorithm, default headers, no metrics, no problem details and no plans. */
-	public static WindowRateLimiter of(List<? extends WindowAlgorithm> algorithms, LimitScript script,
-			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, Clock clock) {
-		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter,
+	/** A limiter with default headers, no metrics, no problem details and no plans. */
+	public static WindowRateLimiter of(LimitScript script, RedisGuard guard, DenyCache denyCache,
+			LocalWindowLimiter localLimiter, Clock clock) {
+		return new WindowRateLimiter(script, guard, denyCache, localLimiter,
 				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, false, clock);
 	}
 

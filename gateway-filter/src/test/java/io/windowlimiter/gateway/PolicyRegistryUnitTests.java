@@ -4,12 +4,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.windowlimiter.gateway.algorithm.FixedWindow;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
-import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
-import io.windowlimiter.gateway.algorithm.TokenBucket;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,9 +13,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class PolicyRegistryUnitTests {
 
 	// compiling needs only each algorithm's key suffix and arguments, never Redis
-	private static final List<WindowAlgorithm> ALGORITHMS = List.of(new FixedWindow(null), new SlidingLog(null),
-			new SlidingLogSortedSet(null), new SlidingWindowCounter(null), new TokenBucket(null));
-
 	private static Map<String, Map<String, String>> plans() {
 		Map<String, Map<String, String>> plans = new LinkedHashMap<>();
 		plans.put("free", Map.of("limits[0].limit", "10", "limits[0].window", "1s", "limits[0].name", "per-second",
@@ -34,7 +25,7 @@ class PolicyRegistryUnitTests {
 	}
 
 	private static PolicyRegistry registry() {
-		return new PolicyRegistry(ALGORITHMS, plans());
+		return new PolicyRegistry(plans());
 	}
 
 	private static Map<String, Object> route(String... args) {
@@ -120,17 +111,17 @@ class PolicyRegistryUnitTests {
 	void aBadPlanIsRefusedNamingPlanAndProperty() {
 		Map<String, Map<String, String>> plans = Map.of("free",
 				Map.of("limits[0].limit", "10", "limits[0].window", "soon"));
-		assertThatThrownBy(() -> new PolicyRegistry(ALGORITHMS, plans))
+		assertThatThrownBy(() -> new PolicyRegistry(plans))
 			.isInstanceOf(InvalidRouteConfigurationException.class)
 			.hasMessage("Invalid rate limit on plan 'free': window-rate-limiter.plans.free.limits[0].window is 'soon'; "
 					+ "allowed: a duration of whole milliseconds from 1ms to 366d, such as 500ms, 10s, 1m, 1h or 1d");
-		assertThatThrownBy(() -> new PolicyRegistry(ALGORITHMS, Map.of("pro", Map.of("limits[0].limit", "10",
+		assertThatThrownBy(() -> new PolicyRegistry(Map.of("pro", Map.of("limits[0].limit", "10",
 				"limits[0].window", "1s", "limits[0].burst", "20"))))
 			.hasMessage("Invalid rate limit on plan 'pro': window-rate-limiter.plans.pro.limits[0].burst is '20'; "
 					+ "allowed: only with token-bucket, not sliding-window-counter");
-		assertThatThrownBy(() -> new PolicyRegistry(ALGORITHMS, Map.of("empty", Map.of())))
+		assertThatThrownBy(() -> new PolicyRegistry(Map.of("empty", Map.of())))
 			.hasMessageContaining("window-rate-limiter.plans.empty.limits is missing");
-		assertThatThrownBy(() -> new PolicyRegistry(ALGORITHMS, Map.of("typo", Map.of("limits[0].limt", "1"))))
+		assertThatThrownBy(() -> new PolicyRegistry(Map.of("typo", Map.of("limits[0].limt", "1"))))
 			.hasMessageContaining("window-rate-limiter.plans.typo.limits[0].limt is not a known property");
 	}
 

@@ -2,7 +2,6 @@ package io.windowlimiter.gateway.autoconfigure;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DenyCache;
@@ -14,13 +13,7 @@ import io.windowlimiter.gateway.RateLimitMetrics;
 import io.windowlimiter.gateway.DecisionWarmUp;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
-import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
-import io.windowlimiter.gateway.algorithm.TokenBucket;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
@@ -49,7 +42,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.util.ClassUtils;
 
 /**
- * Wires the window rate limiter: one bean per algorithm, the policy registry (routes, plans, scopes),
+ * Wires the window rate limiter: the script of every algorithm, the policy registry (routes, plans, scopes),
  * plan assignments and resolver, the limiter itself, the key resolvers and the start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
  * reached by name ({@code #{@windowRateLimiter}}), never injected by type, so the gateway's own defaults
  * ({@code redisRateLimiter}, {@code principalNameKeyResolver}) or the user's stay the defaults, unless
@@ -66,36 +59,6 @@ public class WindowRateLimiterAutoConfiguration {
 
 
 	private static final String DEFAULT_LIMITER = WindowRateLimiterProperties.PREFIX + ".default-limiter";
-
-	@Bean
-	@ConditionalOnMissingBean
-	public FixedWindow windowRateLimiterFixedWindow(ReactiveStringRedisTemplate redis) {
-		return new FixedWindow(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public SlidingLog windowRateLimiterSlidingLog(ReactiveStringRedisTemplate redis) {
-		return new SlidingLog(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public SlidingLogSortedSet windowRateLimiterSlidingLogSortedSet(ReactiveStringRedisTemplate redis) {
-		return new SlidingLogSortedSet(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public SlidingWindowCounter windowRateLimiterSlidingWindowCounter(ReactiveStringRedisTemplate redis) {
-		return new SlidingWindowCounter(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public TokenBucket windowRateLimiterTokenBucket(ReactiveStringRedisTemplate redis) {
-		return new TokenBucket(redis);
-	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -118,22 +81,20 @@ public class WindowRateLimiterAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis, List<WindowAlgorithm> algorithms) {
-		return new LimitScript(redis, algorithms);
+	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis) {
+		return new LimitScript(redis);
 	}
 
 	@Bean
-	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, List<WindowAlgorithm> algorithms,
-			RedisGuard guard) {
-		return new DecisionWarmUp(script, algorithms, guard, Duration.ofSeconds(10));
+	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, RedisGuard guard) {
+		return new DecisionWarmUp(script, guard, Duration.ofSeconds(10));
 	}
 
 	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */
 	@Bean
 	@ConditionalOnMissingBean
-	public PolicyRegistry windowRateLimiterPolicyRegistry(List<WindowAlgorithm> algorithms,
-			WindowRateLimiterProperties properties) {
-		return new PolicyRegistry(algorithms, properties.planArguments());
+	public PolicyRegistry windowRateLimiterPolicyRegistry(WindowRateLimiterProperties properties) {
+		return new PolicyRegistry(properties.planArguments());
 	}
 
 	@Bean
