@@ -11,7 +11,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisTestServer;
 
 /**
@@ -54,8 +55,8 @@ public final class AccuracyRun {
 		long start = System.nanoTime();
 		// A private redis-server of the run's own: it is flushed and its memory read, never anyone's data
 		try (RedisTestServer redis = RedisTestServer.launch()) {
-			List<WindowAlgorithm> algorithms = Algorithms.all(redis.template());
-			ScriptReplay replay = new ScriptReplay(CLIENTS_IN_FLIGHT);
+			List<Algorithm> algorithms = List.of(Algorithm.values());
+			ScriptReplay replay = new ScriptReplay(new LimitScript(redis.template()), CLIENTS_IN_FLIGHT);
 
 			List<Trace> steady = new ArrayList<>();
 			List<Trace> bursts = new ArrayList<>();
@@ -90,9 +91,9 @@ public final class AccuracyRun {
 			for (Trace trace : traces.values()) {
 				long traceStart = System.nanoTime();
 				redis.flushAll();
-				for (WindowAlgorithm algorithm : algorithms) {
+				for (Algorithm algorithm : algorithms) {
 					List<ScriptReplay.Answers> answers = replay.replay(trace, algorithm);
-					results.add(trace.name(), algorithm.algorithm(), answers, Scoring.score(trace, algorithm.algorithm(), answers));
+					results.add(trace.name(), algorithm, answers, Scoring.score(trace, algorithm, answers));
 				}
 				System.out.printf(Locale.ROOT, "%-22s %,9d requests x %d algorithms in %5.1f s%n", trace.name(),
 						trace.requests(), algorithms.size(), (System.nanoTime() - traceStart) / 1e9);

@@ -3,37 +3,14 @@ package io.windowlimiter.accuracy;
 import java.util.List;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
-import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
-import io.windowlimiter.gateway.algorithm.TokenBucket;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
-
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
- * The library's algorithm classes, the one place this module builds them. The switches name every
+ * What this module says about each of the library's algorithms. The switches name every
  * algorithm, so a new one does not compile here until the run measures it.
  */
 public final class Algorithms {
 
 	private Algorithms() {
-	}
-
-	public static WindowAlgorithm of(Algorithm algorithm, ReactiveStringRedisTemplate redis) {
-		return switch (algorithm) {
-			case FIXED_WINDOW -> new FixedWindow(redis);
-			case SLIDING_LOG -> new SlidingLog(redis);
-			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis);
-			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis);
-			case TOKEN_BUCKET -> new TokenBucket(redis);
-		};
-	}
-
-	/** Every algorithm, for one Redis. */
-	public static List<WindowAlgorithm> all(ReactiveStringRedisTemplate redis) {
-		return List.of(Algorithm.values()).stream().map(algorithm -> of(algorithm, redis)).toList();
 	}
 
 	/** Whether this algorithm is an exact sliding log, which must decide as {@link ExactLog} does. */

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Properties;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.test.RedisTestServer;
 
 /**
@@ -77,37 +76,37 @@ public final class Footprint {
 				Traces.LIMIT, Traces.WINDOW, traces);
 	}
 
-	public List<Cost> measure(List<WindowAlgorithm> algorithms, Trace speedTrace, int rounds, Trace memoryTrace) {
+	public List<Cost> measure(List<Algorithm> algorithms, Trace speedTrace, int rounds, Trace memoryTrace) {
 		// One untimed pass each first: the JIT and Redis's script cache warm up outside the figures.
-		for (WindowAlgorithm algorithm : algorithms) {
+		for (Algorithm algorithm : algorithms) {
 			this.replay.replay(speedTrace, algorithm);
 		}
 		Map<Algorithm, double[]> speeds = new EnumMap<>(Algorithm.class);
 		for (int round = 0; round < rounds; round++) {
-			for (WindowAlgorithm algorithm : algorithms) {
+			for (Algorithm algorithm : algorithms) {
 				this.redis.flushAll();
 				long start = System.nanoTime();
 				this.replay.replay(speedTrace, algorithm);
 				double seconds = (System.nanoTime() - start) / 1e9;
-				speeds.computeIfAbsent(algorithm.algorithm(), a -> new double[rounds])[round] = speedTrace.requests() / seconds;
+				speeds.computeIfAbsent(algorithm, a -> new double[rounds])[round] = speedTrace.requests() / seconds;
 			}
 		}
 		// Memory twice over: Redis allocates some of its own structures once, on first growth, and that
 		// must not be charged to whichever algorithm happens to go first. The second pass counts.
 		Map<Algorithm, Double> bytes = new EnumMap<>(Algorithm.class);
 		for (int pass = 0; pass < 2; pass++) {
-			for (WindowAlgorithm algorithm : algorithms) {
+			for (Algorithm algorithm : algorithms) {
 				this.redis.flushAll();
 				long before = usedMemory();
 				this.replay.replay(memoryTrace, algorithm);
 				long after = usedMemory();
-				bytes.put(algorithm.algorithm(), (double) (after - before) / memoryTrace.clients().size());
+				bytes.put(algorithm, (double) (after - before) / memoryTrace.clients().size());
 			}
 		}
 		List<Cost> costs = new ArrayList<>();
-		for (WindowAlgorithm algorithm : algorithms) {
-			double[] rates = speeds.get(algorithm.algorithm());
-			costs.add(new Cost(algorithm.algorithm(), bytes.get(algorithm.algorithm()), Arrays.stream(rates).max().orElseThrow(),
+		for (Algorithm algorithm : algorithms) {
+			double[] rates = speeds.get(algorithm);
+			costs.add(new Cost(algorithm, bytes.get(algorithm), Arrays.stream(rates).max().orElseThrow(),
 					rates));
 		}
 		this.redis.flushAll();

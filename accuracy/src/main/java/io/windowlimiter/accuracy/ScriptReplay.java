@@ -3,8 +3,9 @@ package io.windowlimiter.accuracy;
 import java.time.Duration;
 import java.util.List;
 
+import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
 import reactor.core.publisher.Flux;
@@ -19,28 +20,31 @@ import reactor.core.publisher.Mono;
  */
 public final class ScriptReplay {
 
+	private final LimitScript script;
+
 	private final int clientsInFlight;
 
-	public ScriptReplay(int clientsInFlight) {
+	public ScriptReplay(LimitScript script, int clientsInFlight) {
+		this.script = script;
 		this.clientsInFlight = clientsInFlight;
 	}
 
 	/** The script's answers for every request of the trace, client by client in the trace's order. */
-	public List<Answers> replay(Trace trace, WindowAlgorithm algorithm) {
-		WindowPolicy policy = new WindowPolicy(algorithm.algorithm(), trace.limit(), trace.window());
+	public List<Answers> replay(Trace trace, Algorithm algorithm) {
+		WindowPolicy policy = new WindowPolicy(algorithm, trace.limit(), trace.window());
 		return Flux.fromIterable(trace.clients())
-			.flatMapSequential(client -> replay(client, trace.name(), algorithm, policy), this.clientsInFlight)
+			.flatMapSequential(client -> replay(client, trace.name(), policy), this.clientsInFlight)
 			.collectList()
 			.block(Duration.ofMinutes(10));
 	}
 
-	private Mono<Answers> replay(ClientTrace client, String traceName,
-			WindowAlgorithm algorithm, WindowPolicy policy) {
-		String key = RedisKeys.of(traceName, client.client(), algorithm.keySuffix());
+	private Mono<Answers> replay(ClientTrace client, String traceName, WindowPolicy policy) {
+		String key = RedisKeys.of(traceName, client.client(), policy.algorithm().keySuffix());
 		long[] times = client.times();
 		Answers answers = new Answers(new boolean[times.length], new long[times.length]);
 		return Flux.range(0, times.length)
-			.concatMap(i -> algorithm.decideAt(key, policy, times[i]).doOnNext(decision -> answers.record(i, decision)))
+			.concatMap(i -> this.script.decideOne(key, policy, 1, Long.toString(times[i]))
+				.doOnNext(decision -> answers.record(i, decision)))
 			.then(Mono.just(answers));
 	}
 

@@ -3,12 +3,10 @@ package io.windowlimiter.accuracy;
 import java.util.List;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -20,9 +18,7 @@ import static org.assertj.core.api.Assertions.within;
  */
 class AccuracyReplayTests {
 
-	private final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
-
-	private final ScriptReplay replay = new ScriptReplay(8);
+	private final ScriptReplay replay = new ScriptReplay(new LimitScript(RedisTestServer.get().template()), 8);
 
 	@BeforeEach
 	void emptyRedis() {
@@ -31,8 +27,7 @@ class AccuracyReplayTests {
 	}
 
 	private Score score(Trace trace, Algorithm algorithm) {
-		WindowAlgorithm script = Algorithms.of(algorithm, this.redis);
-		return Scoring.score(trace, algorithm, this.replay.replay(trace, script));
+		return Scoring.score(trace, algorithm, this.replay.replay(trace, algorithm));
 	}
 
 	@Test

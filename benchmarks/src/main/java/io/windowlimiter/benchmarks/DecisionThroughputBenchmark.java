@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import reactor.core.publisher.Flux;
 
 /**
@@ -74,10 +73,10 @@ final class DecisionThroughputBenchmark {
 			WindowRateLimiter limiter = library.limiter();
 			RedisBenchmarkTool redisBenchmark = new RedisBenchmarkTool(this.redis.port());
 			jitWarmUp(library);
-			for (WindowAlgorithm algorithm : library.algorithms()) {
-				String name = Algorithms.name(algorithm.algorithm());
+			for (Algorithm algorithm : Algorithm.values()) {
+				String name = Algorithms.name(algorithm);
 				String routeId = "bench-" + name;
-				library.configureRoute(routeId, algorithm.algorithm(), this.limit, this.window);
+				library.configureRoute(routeId, algorithm, this.limit, this.window);
 
 				List<String> command = redisBenchmarkCommand(probe, routeId, algorithm);
 				// Rounds of library then redis-benchmark, each keeping its fastest: other work on the
@@ -96,7 +95,7 @@ final class DecisionThroughputBenchmark {
 				}
 				double unpipelined = redisBenchmark(redisBenchmark, command, 1);
 				checkAllowed(command);
-				Result result = new Result(algorithm.algorithm(), measured.perSecond(), pipelined, unpipelined,
+				Result result = new Result(algorithm, measured.perSecond(), pipelined, unpipelined,
 						undecided);
 				System.out.printf("decision %-24s library %,10.0f/s  redis-benchmark -P16 %,10.0f/s  -P1 %,10.0f/s  "
 						+ "ratio %.2f  (not decided %,d)%n", name, result.libraryPerSecond(), pipelined, unpipelined,
@@ -110,9 +109,9 @@ final class DecisionThroughputBenchmark {
 
 	/** The first algorithm measured should not pay for compiling the code all share. */
 	private void jitWarmUp(Library library) {
-		for (WindowAlgorithm algorithm : library.algorithms()) {
-			String routeId = "jit-" + Algorithms.name(algorithm.algorithm());
-			library.configureRoute(routeId, algorithm.algorithm(), this.limit, this.window);
+		for (Algorithm algorithm : Algorithm.values()) {
+			String routeId = "jit-" + Algorithms.name(algorithm);
+			library.configureRoute(routeId, algorithm, this.limit, this.window);
 			timed(library.limiter(), routeId, Duration.ofSeconds(1));
 		}
 	}
@@ -153,8 +152,8 @@ final class DecisionThroughputBenchmark {
 	 * of each key replaced by redis-benchmark's {@code __rand_int__}: a 12-digit number, the same shape
 	 * as {@link #clientKey}.
 	 */
-	private List<String> redisBenchmarkCommand(Library probe, String routeId, WindowAlgorithm algorithm) {
-		probe.configureRoute(routeId, algorithm.algorithm(), this.limit, this.window);
+	private List<String> redisBenchmarkCommand(Library probe, String routeId, Algorithm algorithm) {
+		probe.configureRoute(routeId, algorithm, this.limit, this.window);
 		String client = clientKey(0);
 		probe.limiter().isAllowed(routeId, client).block(Duration.ofSeconds(10));
 		RecordingRedisTemplate.ScriptCall call = probe.lastCall();

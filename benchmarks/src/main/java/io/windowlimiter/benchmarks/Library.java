@@ -1,13 +1,9 @@
 package io.windowlimiter.benchmarks;
 
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.autoconfigure.WindowRateLimiterAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 
@@ -39,6 +35,11 @@ final class Library implements AutoCloseable {
 
 	/** With {@code recording}, on a template that notes what each script is sent (see {@link #lastCall}). */
 	Library(String host, int port, boolean recording) {
+		this(host, port, recording, Map.of());
+	}
+
+	/** With global properties of the limiter, e.g. {@code window-rate-limiter.plans.*}. */
+	Library(String host, int port, boolean recording, Map<String, Object> properties) {
 		this.connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
 		this.connectionFactory.afterPropertiesSet();
 		this.connectionFactory.start();
@@ -46,12 +47,11 @@ final class Library implements AutoCloseable {
 		ReactiveStringRedisTemplate template = (this.recorder != null) ? this.recorder
 				: new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.context = new AnnotationConfigApplicationContext();
+		Map<String, Object> settings = new java.util.HashMap<>(properties);
 		if (!Settings.redisTimeout().isEmpty()) {
-			this.context.getEnvironment()
-				.getPropertySources()
-				.addFirst(new MapPropertySource("benchmarks",
-						Map.of("window-rate-limiter.redis-timeout", Settings.redisTimeout())));
+			settings.put("window-rate-limiter.redis-timeout", Settings.redisTimeout());
 		}
+		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("benchmarks", settings));
 		this.context.registerBean(ReactiveStringRedisTemplate.class, () -> template);
 		this.context.register(WindowRateLimiterAutoConfiguration.class);
 		this.context.refresh();
@@ -61,17 +61,19 @@ final class Library implements AutoCloseable {
 		return this.context.getBean(WindowRateLimiter.class);
 	}
 
-	/** Every algorithm bean, in the order of {@link Algorithm}. */
-	List<WindowAlgorithm> algorithms() {
-		List<WindowAlgorithm> algorithms = new ArrayList<>(this.context.getBeansOfType(WindowAlgorithm.class).values());
-		algorithms.sort(Comparator.comparing(WindowAlgorithm::algorithm));
-		return algorithms;
-	}
-
 	/** Configures a route as the gateway does when it builds a {@code RequestRateLimiter} filter. */
 	void configureRoute(String routeId, Algorithm algorithm, long limit, String window) {
 		Map<String, Object> args = Algorithms.routeArgs(algorithm, limit, window);
 		this.context.publishEvent(new FilterArgsEvent(this, routeId, args));
+	}
+
+	/** Configures a route with any arguments, as the gateway does when it builds the filter. */
+	void configureRoute(String routeId, Map<String, Object> args) {
+		this.context.publishEvent(new FilterArgsEvent(this, routeId, args));
+	}
+
+	<T> T bean(Class<T> type) {
+		return this.context.getBean(type);
 	}
 
 	/** The script the library last ran, as sent; only for a recording library. */

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisNode;
@@ -14,7 +14,7 @@ import reactor.core.publisher.Flux;
 
 /**
  * Part 3: Redis memory per client. Clients that use all of a limit of N requests per minute, one
- * request every minute / N, are replayed with explicit times ({@code decideAt}) for the last 90
+ * request every minute / N, are replayed with explicit times ({@code LimitScript.decideOne}) for the last 90
  * seconds, which leaves each key in the state such a client keeps it in: fixed window and counter
  * with a full previous and a half current window, the log with one minute of entries. (The counter
  * denies a few of these requests: with a full previous window it allows a little less than N; a
@@ -63,13 +63,14 @@ final class MemoryBenchmark {
 			System.out.println("memory   DEBUG SET-ACTIVE-EXPIRE refused: keys with short TTLs may expire while measuring");
 		}
 		try (Library library = new Library(LocalRedis.HOST, this.redis.port())) {
-			for (WindowAlgorithm algorithm : library.algorithms()) {
-				results.add(measure(algorithm, 100, this.clients));
+			LimitScript script = library.bean(LimitScript.class);
+			for (Algorithm algorithm : Algorithm.values()) {
+				results.add(measure(script, algorithm, 100, this.clients));
 			}
-			for (WindowAlgorithm algorithm : library.algorithms()) {
+			for (Algorithm algorithm : Algorithm.values()) {
 				// The log's memory grows with the limit; the counters' does not
-				if (algorithm.algorithm().id().equals(Algorithm.SLIDING_LOG.id())) {
-					results.add(measure(algorithm, 10_000, this.heavyClients));
+				if (algorithm.id().equals(Algorithm.SLIDING_LOG.id())) {
+					results.add(measure(script, algorithm, 10_000, this.heavyClients));
 				}
 			}
 		}
@@ -80,26 +81,26 @@ final class MemoryBenchmark {
 		return results;
 	}
 
-	private Result measure(WindowAlgorithm algorithm, int perMinute, int clients) {
+	private Result measure(LimitScript script, Algorithm algorithm, int perMinute, int clients) {
 		long start = System.nanoTime();
 		this.redis.flushAll();
-		WindowPolicy policy = new WindowPolicy(algorithm.algorithm(), perMinute, Duration.ofMinutes(1));
+		WindowPolicy policy = new WindowPolicy(algorithm, perMinute, Duration.ofMinutes(1));
 		long windowStart = System.currentTimeMillis() / 60_000 * 60_000;
 		AtomicLong denied = new AtomicLong();
-		fill(algorithm, policy, perMinute, 0, clients, windowStart, denied);
+		fill(script, policy, perMinute, 0, clients, windowStart, denied);
 		long firstKeys = this.redis.admin().dbsize();
 		long first = settledUsedMemory();
-		fill(algorithm, policy, perMinute, clients, clients, windowStart, denied);
+		fill(script, policy, perMinute, clients, clients, windowStart, denied);
 		long secondKeys = this.redis.admin().dbsize();
 		long second = settledUsedMemory();
 		if (secondKeys != 2 * firstKeys) {
-			throw new IllegalStateException("Keys expired while measuring " + algorithm.algorithm() + ": " + firstKeys
+			throw new IllegalStateException("Keys expired while measuring " + algorithm + ": " + firstKeys
 					+ " then " + secondKeys);
 		}
 		// After measuring: reading a key whose TTL has passed deletes it
 		Long sample = this.redis.admin().memoryUsage(key(algorithm, 2 * clients - 1));
 		long decisions = 2L * clients * perMinute * 3 / 2;
-		Result result = new Result(algorithm.algorithm(), perMinute, clients, (second - first) / (double) clients,
+		Result result = new Result(algorithm, perMinute, clients, (second - first) / (double) clients,
 				(sample != null) ? sample : -1, denied.get() / (double) decisions);
 		System.out.printf("memory   %-24s %,6d/min  %,12.0f bytes per client  (MEMORY USAGE of one key %,d; "
 				+ "%.1f%% denied; %.0f s)%n", Algorithms.name(result.algorithm()), perMinute, result.bytesPerClient(),
@@ -113,14 +114,14 @@ final class MemoryBenchmark {
 	 * steps go one after another over all clients, and no more requests are in flight than there are
 	 * clients, so each client's requests reach Redis in time order.
 	 */
-	private void fill(WindowAlgorithm algorithm, WindowPolicy policy, int perMinute, int from, int count,
+	private void fill(LimitScript script, WindowPolicy policy, int perMinute, int from, int count,
 			long windowStart, AtomicLong denied) {
 		long spacing = 60_000L / perMinute;
 		int steps = perMinute * 3 / 2;
 		long first = windowStart + 30_000 - (steps - 1) * spacing;
 		Flux.range(0, steps * count)
-			.flatMap(i -> algorithm.decideAt(key(algorithm, from + i % count), policy, first + (i / count) * spacing),
-					Math.min(this.inFlight, count))
+			.flatMap(i -> script.decideOne(key(policy.algorithm(), from + i % count), policy, 1,
+					Long.toString(first + (i / count) * spacing)), Math.min(this.inFlight, count))
 			.doOnNext(decision -> {
 				if (!decision.allowed()) {
 					denied.incrementAndGet();
@@ -135,7 +136,7 @@ final class MemoryBenchmark {
 		return this.redis.usedMemory();
 	}
 
-	private static String key(WindowAlgorithm algorithm, int client) {
+	private static String key(Algorithm algorithm, int client) {
 		return RedisKeys.of(ROUTE, DecisionThroughputBenchmark.clientKey(client), algorithm.keySuffix());
 	}
 

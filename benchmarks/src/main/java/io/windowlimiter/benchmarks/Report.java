@@ -41,6 +41,10 @@ final class Report {
 
 	private List<MemoryBenchmark.Result> memory = List.of();
 
+	private List<PlanBenchmark.Result> plans = List.of();
+
+	private String plansSetup = "";
+
 	private final List<String[]> targets = new ArrayList<>();
 
 	Report(Machine machine, String command) {
@@ -66,6 +70,11 @@ final class Report {
 		this.memory = results;
 	}
 
+	void plans(List<PlanBenchmark.Result> results, String setup) {
+		this.plans = results;
+		this.plansSetup = setup;
+	}
+
 	String markdown() {
 		this.targets.clear();
 		StringBuilder md = new StringBuilder();
@@ -84,7 +93,7 @@ final class Report {
 			.append(Machine.loadAverage()).append(" at the end (cores are shared with other work on the machine)\n");
 		md.append("- Redis, the load generators and the code measured share the machine's cores; compare ratios, "
 				+ "not absolute figures, across machines.\n\n");
-		String parts = decisionTable() + httpTables() + memoryTable();
+		String parts = decisionTable() + httpTables() + memoryTable() + plansTable();
 		md.append("## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
 		for (String[] row : this.targets) {
 			md.append("| ").append(String.join(" | ", row)).append(" |\n");
@@ -111,6 +120,20 @@ final class Report {
 				this.targets.add(new String[] { "decisions, " + name, r.undecided() + " not allowed or not decided",
 						"0", "**invalid run**" });
 			}
+		}
+		return md.append('\n').toString();
+	}
+
+	private String plansTable() {
+		if (this.plans.isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 4. Plans: the same limits inline, from a plan, from an assignment\n\n");
+		md.append(this.plansSetup).append(".\n\n| limits | decisions/s | vs inline | not decided |\n|---|---:|---:|---:|\n");
+		double inline = this.plans.get(0).perSecond();
+		for (PlanBenchmark.Result r : this.plans) {
+			md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %d |%n", r.name(), r.perSecond(),
+					r.perSecond() / inline, r.undecided()));
 		}
 		return md.append('\n').toString();
 	}
@@ -172,7 +195,7 @@ final class Report {
 		StringBuilder md = new StringBuilder("## 3. Redis memory per client\n\n");
 		md.append("Clients using all of a limit of N per minute (one request every minute / N), replayed with explicit "
 				+ "times for 90 s; growth of `used_memory` from C to 2C such clients, over C. Keys "
-				+ "`wrl:{orders:<12 digits>}:<suffix>`. C is chosen so the key tables are as full as with 5 million "
+				+ "`wrl:{<12 digits>}:orders:<suffix>`. C is chosen so the key tables are as full as with 5 million "
 				+ "clients, so the per-client figure includes each key's share of them (about 27 bytes).\n\n");
 		md.append("| algorithm | limit/min = requests/min | C | bytes per client | MEMORY USAGE of one key | denied | "
 				+ "5 million clients |\n|---|---:|---:|---:|---:|---:|---:|\n");

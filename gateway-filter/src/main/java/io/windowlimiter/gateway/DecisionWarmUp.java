@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.UUID;
 
 import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.RedisKeys;
@@ -43,18 +43,14 @@ public class DecisionWarmUp implements SmartLifecycle {
 
 	private final LimitScript script;
 
-	private final List<? extends WindowAlgorithm> algorithms;
-
 	private final RedisGuard guard;
 
 	private final Duration maxWait;
 
 	private volatile boolean running;
 
-	public DecisionWarmUp(LimitScript script, List<? extends WindowAlgorithm> algorithms, RedisGuard guard,
-			Duration maxWait) {
+	public DecisionWarmUp(LimitScript script, RedisGuard guard, Duration maxWait) {
 		this.script = script;
-		this.algorithms = algorithms;
 		this.guard = guard;
 		this.maxWait = maxWait;
 	}
@@ -66,11 +62,11 @@ public class DecisionWarmUp implements SmartLifecycle {
 		String client = "warm-up-" + UUID.randomUUID();
 		List<String> keys = new ArrayList<>();
 		List<WindowPolicy> policies = new ArrayList<>();
-		for (WindowAlgorithm algorithm : this.algorithms) {
+		for (Algorithm algorithm : Algorithm.values()) {
 			keys.add(RedisKeys.of("window-rate-limiter", client, algorithm.keySuffix()));
-			policies.add(new WindowPolicy(algorithm.algorithm(), LIMIT, WINDOW));
+			policies.add(new WindowPolicy(algorithm, LIMIT, WINDOW));
 		}
-		List<String> arguments = LimitScript.arguments(this.algorithms, policies, 1, "");
+		List<String> arguments = LimitScript.arguments(policies, 1, "");
 		try {
 			// a blocking wait, once, at start-up: nothing is served before it ends
 			Long decided = this.script.load()

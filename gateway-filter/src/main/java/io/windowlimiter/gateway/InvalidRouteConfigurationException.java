@@ -1,8 +1,9 @@
 package io.windowlimiter.gateway;
 
 /**
- * A route's limiter arguments are wrong. The message names the route, the property, what it was and
- * what is allowed, so that start-up output alone tells the operator what to fix.
+ * A route's limiter arguments, a plan or an override are wrong. The message names the route (or plan,
+ * or override target), the property, what it was and what is allowed, so that start-up output alone
+ * tells the operator what to fix.
  */
 public class InvalidRouteConfigurationException extends IllegalArgumentException {
 
@@ -11,11 +12,21 @@ public class InvalidRouteConfigurationException extends IllegalArgumentException
 	private final String property;
 
 	public InvalidRouteConfigurationException(String routeId, String property, String value, String allowed) {
-		super("Invalid rate limit on route '" + routeId + "': " + property + " " + value + "; allowed: " + allowed);
-		this.routeId = routeId;
+		this("route", routeId, property, value, allowed);
+	}
+
+	/**
+	 * @param kind what is wrong: {@code route}, {@code plan} or {@code override for}
+	 * @param owner its name
+	 */
+	public InvalidRouteConfigurationException(String kind, String owner, String property, String value,
+			String allowed) {
+		super("Invalid rate limit on " + kind + " '" + owner + "': " + property + " " + value + "; allowed: " + allowed);
+		this.routeId = owner;
 		this.property = property;
 	}
 
+	/** The route, plan or override target whose configuration is wrong. */
 	public String getRouteId() {
 		return this.routeId;
 	}

@@ -10,8 +10,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer meters of the limiter: {@code gateway.ratelimit.decisions} counts every answer by route,
- * algorithm and outcome; {@code gateway.ratelimit.redis} times the script round trip. Without a
- * registry it records nothing.
+ * algorithm and outcome; {@code gateway.ratelimit.redis} times the script round trip;
+ * {@code gateway.ratelimit.plans.unknown} counts clients whose plan nobody declared. Without a registry it
+ * records nothing.
  */
 public class RateLimitMetrics {
 
@@ -51,6 +52,18 @@ public class RateLimitMetrics {
 					k -> Counter.builder("gateway.ratelimit.decisions")
 						.description("Rate-limit answers by route, algorithm and outcome")
 						.tags("route", route, "algorithm", algorithm, "outcome", outcome.tag)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/** A client named a plan that is not declared, and got the route's default. */
+	public void unknownPlan(String route) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("unknown-plan\n" + route,
+					k -> Counter.builder("gateway.ratelimit.plans.unknown")
+						.description("Clients whose plan is not declared, decided by the route's default plan")
+						.tags("route", route)
 						.register(this.registry))
 				.increment();
 		}

@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -36,31 +37,38 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 
 	private final GatewayProperties gatewayProperties;
 
+	private final PolicyRegistry registry;
+
 	private final boolean defaultLimiter;
 
 	/**
 	 * @param gatewayProperties the routes to check
+	 * @param registry checks each route with the plans, and the scopes across routes
 	 * @param defaultLimiter whether the window rate limiter is the filter's default, for filters naming none
 	 */
-	public StartupRouteCheck(GatewayProperties gatewayProperties, boolean defaultLimiter) {
+	public StartupRouteCheck(GatewayProperties gatewayProperties, PolicyRegistry registry, boolean defaultLimiter) {
 		this.gatewayProperties = gatewayProperties;
+		this.registry = registry;
 		this.defaultLimiter = defaultLimiter;
 	}
 
 	@Override
 	public void afterSingletonsInstantiated() {
+		Map<String, Map<String, String>> limited = new LinkedHashMap<>();
 		String defaults = RouteDefinitionRouteLocator.DEFAULT_FILTERS;
-		int inDefaults = check(defaults, this.gatewayProperties.getDefaultFilters());
+		int inDefaults = check(defaults, this.gatewayProperties.getDefaultFilters(), limited);
 		onePerRoute(defaults, inDefaults, "appears " + inDefaults + " times among the default filters");
 		for (RouteDefinition route : this.gatewayProperties.getRoutes()) {
-			int own = check(route.getId(), route.getFilters());
+			int own = check(route.getId(), route.getFilters(), limited);
 			onePerRoute(route.getId(), own + inDefaults, (inDefaults == 0) ? "appears " + own + " times"
 					: "appears on the route and among the default filters, which apply to it too");
 		}
+		// each route on its own and with the plans, then every scope across the routes
+		this.registry.check(limited);
 	}
 
-	/** Checks the filters that use this limiter and counts them. */
-	private int check(String routeId, List<FilterDefinition> filters) {
+	/** Checks the filters that use this limiter, collects their arguments and counts them. */
+	private int check(String routeId, List<FilterDefinition> filters, Map<String, Map<String, String>> limited) {
 		int using = 0;
 		for (FilterDefinition filter : filters) {
 			if (!FILTER_NAME.equals(filter.getName())) {
@@ -71,7 +79,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			if (usesWindowLimiter(limiter)) {
 				using++;
 				if (noSpel(args)) {
-					WindowRateLimiter.policyFor(routeId, args);
+					limited.put(routeId, args);
 				}
 			}
 			else if (RouteArgs.appliesTo(args)) {

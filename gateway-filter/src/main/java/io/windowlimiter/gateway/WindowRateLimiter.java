@@ -1,28 +1,26 @@
 package io.windowlimiter.gateway;
 
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.EnumMap;
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 import io.micrometer.core.instrument.Timer;
 import io.windowlimiter.gateway.RateLimitMetrics.Outcome;
-import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.Verdict;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.failure.FailMode;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
-import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.gateway.plan.PlanResolver;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -32,11 +30,13 @@ import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 
 /**
  * The gateway's {@code RateLimiter}. Per route it reads the {@code window-rate-limiter.*} arguments of
- * the {@code RequestRateLimiter} filter into a {@link RoutePolicy} (see {@link RouteArgs}): when the
- * gateway builds a route from properties, or from {@link #register} for a route built in Java. Per request
- * it builds the client's keys, has one script decide all of the route's limits (through the
- * {@link RedisGuard}) and turns the verdict into headers; a client Redis has denied is answered from
- * the {@link DenyCache}, and when Redis cannot decide the route's {@link FailMode} answers.
+ * the {@code RequestRateLimiter} filter, which the {@link PolicyRegistry} compiles with the plans and
+ * scopes they name: when the gateway builds a route from properties, or from {@link #register} for a
+ * route built in Java. Per request the {@link PlanSource} picks the client's policy (an assignment made at
+ * run time, the plan its request names, or the route's default), then the limiter builds the client's
+ * keys, has one script decide all of the policy's limits (through the {@link RedisGuard}) and turns the
+ * verdict into headers; a client Redis has denied is answered from the {@link DenyCache}, and when Redis
+ * cannot decide the route's {@link FailMode} answers.
  */
 public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Config> {
 
@@ -46,16 +46,17 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	/** The prefix of this limiter's arguments of the {@code RequestRateLimiter} filter. */
 	public static final String CONFIGURATION_PROPERTY_NAME = "window-rate-limiter";
 
+	/** Time from the Redis server's clock, for reads made by operators. */
 	private static final String REDIS_CLOCK = "";
 
 	/** Fail-mode closed: denied, retry in a second, when Redis may well be back. */
 	private static final Decision CLOSED_DENIAL = new Decision(false, 0, 1_000, 1_000);
 
-	private final Map<Algorithm, WindowAlgorithm> algorithms = new EnumMap<>(Algorithm.class);
-
 	private final LimitScript script;
 
-	private final Map<String, Route> routes = new ConcurrentHashMap<>();
+	private final PolicyRegistry registry;
+
+	private final PlanSource plans;
 
 	/** Routes given their limits by {@link #register}, each at most once. */
 	private final Set<String> registered = ConcurrentHashMap.newKeySet();
@@ -77,22 +78,27 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	private volatile DenialListener denialListener = DenialListener.NONE;
 
 	/**
-	 * @param script decides the limits; built from the same {@code algorithms}
-	 * @param algorithms the algorithms routes may use
+	 * @param script decides the limits
+	 * @param registry compiles routes with the plans and scopes they name
+	 * @param assignments plans and overrides assigned to clients at run time; null for none
+	 * @param planResolver reads a client's plan from its request; null for none
 	 * @param guard bounds every Redis call (timeout, circuit breaker)
 	 * @param denyCache answers clients Redis has denied, until their denial ends
 	 * @param localLimiter decides for routes in fail-mode {@code local} while Redis is away
 	 * @param headers which headers to send, under which names
 	 * @param metrics where to count answers
 	 * @param problemDetails whether to mark refused requests for a problem-details body
+	 * @param logInterval at most one log line per this interval about unknown plans
 	 * @param clock this instance's clock, used only by the local limiter
 	 */
-	public WindowRateLimiter(LimitScript script, List<? extends WindowAlgorithm> algorithms, RedisGuard guard,
-			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
-			boolean problemDetails, Clock clock) {
+	public WindowRateLimiter(LimitScript script, PolicyRegistry registry, @Nullable PlanAssignments assignments,
+			@Nullable PlanResolver planResolver, RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter,
+			RateLimitHeaders headers, RateLimitMetrics metrics, boolean problemDetails, Duration logInterval,
+			Clock clock) {
 		super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
-		algorithms.forEach(algorithm -> this.algorithms.put(algorithm.algorithm(), algorithm));
 		this.script = script;
+		this.registry = registry;
+		this.plans = new PlanSource(registry, assignments, planResolver, metrics, logInterval);
 		this.guard = guard;
 		this.denyCache = denyCache;
 		this.localLimiter = localLimiter;
@@ -100,60 +106,83 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		this.metrics = metrics;
 		this.problemDetails = problemDetails;
 		this.clock = clock;
+		if (assignments != null) {
+			// denials given under a client's old plan say nothing about its new one
+			assignments.onChange(denyCache::clear);
+		}
 	}
 
-	/** A limiter with every algorithm, default headers, no metrics and no problem details. */
-	public static WindowRateLimiter of(List<? extends WindowAlgorithm> algorithms, LimitScript script,
-			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, Clock clock) {
-		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter,
+	/** A limiter without plans, assignments or plan resolver. */
+	public WindowRateLimiter(LimitScript script, RedisGuard guard,
+			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			boolean problemDetails, Clock clock) {
+		this(script, new PolicyRegistry(Map.of()), null, null, guard, denyCache, localLimiter, headers,
+				metrics, problemDetails, Duration.ofSeconds(10), clock);
+	}
+
+	/** A limiter with default headers, no metrics, no problem details and no plans. */
+	public static WindowRateLimiter of(LimitScript script, RedisGuard guard, DenyCache denyCache,
+			LocalWindowLimiter localLimiter, Clock clock) {
+		return new WindowRateLimiter(script, guard, denyCache, localLimiter,
 				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, false, clock);
 	}
 
 	@Override
 	public Mono<Response> isAllowed(String routeId, String id) {
-		Route route = routeOf(routeId);
+		CompiledRoute route = routeOf(routeId);
 		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' uses " + BEAN_NAME + " without "
 					+ CONFIGURATION_PROPERTY_NAME + ".limit and " + CONFIGURATION_PROPERTY_NAME + ".window"));
 		}
-		List<String> keys = route.keysFor(routeId, id);
-		String cacheKey = keys.get(0);
-		DenyCache.Denial denial = route.policy.shadow() ? null : this.denyCache.denial(cacheKey);
-		if (denial != null) {
-			this.metrics.decision(routeId, route.algorithms, Outcome.DENIED);
-			this.denialListener.denied(routeId, id);
-			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
-			return ReadyAnswer.of(answer(route, route.limits, denial.limitIndex(), denial.decision()));
+		CompiledPolicy policy = this.plans.known(routeId, route, id);
+		if (policy != null) {
+			return decide(routeId, policy, id);
 		}
-		Timer.Sample sample = this.metrics.startRedis();
-		return this.guard.protect(this.script.decide(keys, route.arguments))
-			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
-			.doOnError(error -> this.metrics.stopRedis(sample, routeId, false))
-			.map(verdict -> answer(routeId, id, route, cacheKey, verdict))
-			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, route, keys)));
+		// the plan comes from the request, which only the Reactor context carries this far
+		return Mono.deferContextual(context -> this.plans.fromRequest(routeId, route, context))
+			.flatMap(fromRequest -> decide(routeId, fromRequest, id));
 	}
 
-	private Response answer(String routeId, String id, Route route, String cacheKey, Verdict verdict) {
+	private Mono<Response> decide(String routeId, CompiledPolicy policy, String id) {
+		List<String> keys = policy.keysFor(id);
+		String cacheKey = policy.denyPrefix + id;
+		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey);
+		if (denial != null) {
+			this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
+			this.denialListener.denied(routeId, id);
+			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
+			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision()));
+		}
+		Timer.Sample sample = this.metrics.startRedis();
+		return this.guard.protect(this.script.decide(keys, policy.arguments))
+			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
+			.doOnError(error -> this.metrics.stopRedis(sample, routeId, false))
+			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
+			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys)));
+	}
+
+	private Response answer(String routeId, String id, CompiledPolicy policy, String cacheKey, Verdict verdict) {
 		int reported = verdict.reported();
-		if (!verdict.allowed() && !route.policy.shadow()) {
+		boolean shadow = policy.route.shadow();
+		if (!verdict.allowed() && !shadow) {
 			this.denyCache.remember(cacheKey, reported, verdict.retryAfterMillis());
 		}
 		if (!verdict.allowed()) {
 			this.denialListener.denied(routeId, id);
 		}
-		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : route.policy.shadow() ? Outcome.SHADOWED : Outcome.DENIED;
-		this.metrics.decision(routeId, route.algorithms, outcome);
-		List<String> violated = verdict.denying().stream().map(i -> route.policy.limits().get(i).name()).toList();
-		return answer(route, route.limits, reported, verdict.reportedDecision(), verdict.allowed(), violated);
+		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
+		this.metrics.decision(routeId, policy.algorithms, outcome);
+		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
+		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated);
 	}
 
 	/**
 	 * @param violated the names of the limits that refused the request, for a problem-details body; empty
 	 * when the refusal is not about quota (fail-mode closed)
 	 */
-	private Response answer(Route route, Limits limits, int reported, Decision decision, boolean allowed,
-			List<String> violated) {
-		boolean blocked = !allowed && !route.policy.shadow();
+	private Response answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision,
+			boolean allowed, List<String> violated) {
+		boolean blocked = !allowed && !policy.route.shadow();
 		Map<String, String> headers = this.headers.of(limits.policyHeader(), limits.list().get(reported), decision,
 				blocked);
 		if (blocked && this.problemDetails && !violated.isEmpty()) {
@@ -162,52 +191,52 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		return new Response(!blocked, headers);
 	}
 
-	private Response answer(Route route, Limits limits, int reported, Decision decision) {
+	private Response answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision) {
 		List<String> violated = decision.allowed() ? List.of() : List.of(limits.list().get(reported).name());
-		return answer(route, limits, reported, decision, decision.allowed(), violated);
+		return answer(policy, limits, reported, decision, decision.allowed(), violated);
 	}
 
-	private Response whenRedisFails(String routeId, Route route, List<String> keys) {
-		return switch (route.policy.failMode()) {
+	private Response whenRedisFails(String routeId, CompiledPolicy policy, List<String> keys) {
+		return switch (policy.route.failMode()) {
 			case OPEN -> {
-				this.metrics.decision(routeId, route.algorithms, Outcome.ERROR);
+				this.metrics.decision(routeId, policy.algorithms, Outcome.ERROR);
 				yield new Response(true, Map.of());
 			}
 			case CLOSED -> {
-				this.metrics.decision(routeId, route.algorithms, Outcome.FALLBACK);
-				yield answer(route, route.limits, 0, CLOSED_DENIAL, false, List.of());
+				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
+				yield answer(policy, policy.reported, 0, CLOSED_DENIAL, false, List.of());
 			}
 			case LOCAL -> {
-				this.metrics.decision(routeId, route.algorithms, Outcome.FALLBACK);
-				yield local(route, keys);
+				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
+				yield local(policy, keys);
 			}
 		};
 	}
 
 	/** Each limit's share for this instance, in memory, reported as such; stops at the first that denies. */
-	private Response local(Route route, List<String> keys) {
-		List<RouteLimit> shares = route.shares.list();
+	private Response local(CompiledPolicy policy, List<String> keys) {
+		List<RouteLimit> shares = policy.shares.list();
 		Decision closest = null;
 		int reported = 0;
 		for (int i = 0; i < keys.size(); i++) {
 			WindowPolicy share = shares.get(i).policy();
 			Decision decision = this.localLimiter.decide(keys.get(i), share.limit(), share.window(),
-					route.policy.cost(), this.clock.millis());
+					policy.route.cost(), this.clock.millis());
 			if (!decision.allowed()) {
-				return answer(route, route.shares, i, decision);
+				return answer(policy, policy.shares, i, decision);
 			}
 			if (closest == null || decision.remaining() < closest.remaining()) {
 				closest = decision;
 				reported = i;
 			}
 		}
-		return answer(route, route.shares, reported, closest);
+		return answer(policy, policy.shares, reported, closest);
 	}
 
 	/** The route's own policy, else one set on the gateway's default filters. */
-	private @Nullable Route routeOf(String routeId) {
-		Route route = this.routes.get(routeId);
-		return (route != null) ? route : this.routes.get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
+	private @Nullable CompiledRoute routeOf(String routeId) {
+		CompiledRoute route = this.registry.route(routeId);
+		return (route != null) ? route : this.registry.route(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
 	}
 
 	/** Called for every filter's arguments when routes are built; a bad config fails that route. */
@@ -253,19 +282,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 	/** Makes the route's policy from its arguments; a bad argument fails the route. */
 	private void configure(String routeId, Map<String, Object> args) {
-		RoutePolicy policy = RouteArgs.parse(routeId, args);
-		List<WindowAlgorithm> implementations = new ArrayList<>();
-		for (RouteLimit limit : policy.limits()) {
-			WindowAlgorithm algorithm = this.algorithms.get(limit.policy().algorithm());
-			if (algorithm == null) {
-				throw new IllegalStateException("Route '" + routeId + "' uses " + limit.policy().algorithm()
-						+ ", which this limiter was built without");
-			}
-			implementations.add(algorithm);
-		}
+		boolean changed = this.registry.put(routeId, args);
 		getConfig().put(routeId, new Config(args));
-		Route previous = this.routes.put(routeId, new Route(policy, implementations));
-		if (previous == null || !previous.policy.equals(policy)) {
+		if (changed) {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
 		}
@@ -280,41 +299,72 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 	/** Every route given limits, by route id ({@code defaultFilters} for the gateway's default filters). */
 	public Map<String, RoutePolicy> policies() {
-		Map<String, RoutePolicy> policies = new TreeMap<>();
-		this.routes.forEach((routeId, route) -> policies.put(routeId, route.policy));
-		return policies;
+		return this.registry.policies();
 	}
 
-	/** The policy requests of the route are decided by (its own, else the default filters'), or null. */
+	/** The policy of the route (its own, else the default filters'), or null when it has none. */
 	public @Nullable RoutePolicy policyOf(String routeId) {
-		Route route = routeOf(routeId);
+		CompiledRoute route = routeOf(routeId);
 		return (route != null) ? route.policy : null;
 	}
 
 	/**
-	 * The client's standing on each of the route's limits now, read by the decision script at cost 0, so
-	 * reading spends nothing. Empty when the route has no limits here.
+	 * The client's standing on each limit that decides it on the route now (its assignment's, else the
+	 * route's default), read by the decision script at cost 0, so reading spends nothing. A plan its
+	 * requests name is not known here: the default's limits are read then. Empty for a route without limits.
 	 */
-	public Mono<Verdict> peek(String routeId, String clientKey) {
-		Route route = routeOf(routeId);
+	public Mono<Standing> peek(String routeId, String clientKey) {
+		CompiledRoute route = routeOf(routeId);
 		if (route == null) {
 			return Mono.empty();
 		}
-		return this.guard.protect(this.script.decide(route.keysFor(routeId, clientKey), route.peekArguments));
+		CompiledPolicy policy = knownPolicy(routeId, route, clientKey);
+		List<String> arguments = LimitScript.arguments(policy.limits.stream().map(RouteLimit::policy).toList(), 0,
+				REDIS_CLOCK);
+		return this.guard.protect(this.script.decide(policy.keysFor(clientKey), arguments))
+			.map(verdict -> new Standing(policy.plan.isEmpty() ? null : policy.plan, policy.limits, verdict.decisions()));
 	}
 
-	/** The Redis keys holding the client's counts on the route, one per limit; empty when it has no limits. */
+	/**
+	 * Every Redis key that may hold the client's counts on the route: under its assignment, the default and
+	 * each plan (scoped limits' keys are shared with the other routes naming the scope). Empty for a route
+	 * without limits.
+	 */
 	public List<String> keysOf(String routeId, String clientKey) {
-		Route route = routeOf(routeId);
-		return (route != null) ? route.keysFor(routeId, clientKey) : List.of();
+		CompiledRoute route = routeOf(routeId);
+		if (route == null) {
+			return List.of();
+		}
+		Set<String> keys = new LinkedHashSet<>();
+		choices(routeId, route, clientKey).forEach(policy -> keys.addAll(policy.keysFor(clientKey)));
+		return List.copyOf(keys);
 	}
 
-	/** Forgets this instance's cached denial of the client on the route: Redis decides its next request. */
+	/** Forgets this instance's cached denials of the client on the route: Redis decides its next request. */
 	public void forgetDenial(String routeId, String clientKey) {
-		List<String> keys = keysOf(routeId, clientKey);
-		if (!keys.isEmpty()) {
-			this.denyCache.forget(keys.get(0));
+		CompiledRoute route = routeOf(routeId);
+		if (route != null) {
+			choices(routeId, route, clientKey).forEach(policy -> this.denyCache.forget(policy.denyPrefix + clientKey));
 		}
+	}
+
+	private CompiledPolicy knownPolicy(String routeId, CompiledRoute route, String clientKey) {
+		CompiledPolicy known = this.plans.known(routeId, route, clientKey);
+		return (known != null) ? known : route.byDefault;
+	}
+
+	/** Every policy that may decide the client on the route: its assignment's, the default, each plan's. */
+	private Set<CompiledPolicy> choices(String routeId, CompiledRoute route, String clientKey) {
+		Set<CompiledPolicy> choices = new LinkedHashSet<>();
+		choices.add(knownPolicy(routeId, route, clientKey));
+		choices.add(route.byDefault);
+		for (String plan : this.registry.plans()) {
+			CompiledPolicy compiled = route.plan(plan);
+			if (compiled != null) {
+				choices.add(compiled);
+			}
+		}
+		return choices;
 	}
 
 	/**
@@ -338,67 +388,13 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 	}
 
-	/** Limits as reported to clients, with their policy header, which is the same for every answer. */
-	private record Limits(List<RouteLimit> list, String policyHeader) {
-
-		Limits(List<RouteLimit> list) {
-			this(list, RateLimitHeaders.policy(list));
-		}
-
-	}
-
-	/** A route's policy with what each request needs of it worked out once. */
-	private static final class Route {
-
-		final RoutePolicy policy;
-
-		final List<WindowAlgorithm> implementations;
-
-		/** The script's ARGV, the same for every request of the route. */
-		final List<String> arguments;
-
-		/** The ARGV of a read: cost 0, nothing recorded. */
-		final List<String> peekArguments;
-
-		final Limits limits;
-
-		/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
-		final Limits shares;
-
-		/** The metrics tag: the route's algorithms, e.g. {@code fixed-window+sliding-log}. */
-		final String algorithms;
-
-		Route(RoutePolicy policy, List<WindowAlgorithm> implementations) {
-			this.policy = policy;
-			this.implementations = implementations;
-			List<WindowPolicy> policies = policy.limits().stream().map(RouteLimit::policy).toList();
-			this.arguments = LimitScript.arguments(implementations, policies, policy.cost(), REDIS_CLOCK);
-			this.peekArguments = LimitScript.arguments(implementations, policies, 0, REDIS_CLOCK);
-			this.limits = new Limits(policy.limits());
-			List<RouteLimit> shares = new ArrayList<>(policies.size());
-			for (RouteLimit limit : policy.limits()) {
-				WindowPolicy own = limit.policy();
-				long share = Math.max(1, own.limit() / policy.instances());
-				shares.add(new RouteLimit(limit.name(), new WindowPolicy(own.algorithm(), share, own.window())));
-			}
-			this.shares = new Limits(List.copyOf(shares));
-			this.algorithms = policy.limits()
-				.stream()
-				.map(limit -> limit.policy().algorithm().id())
-				.distinct()
-				.collect(Collectors.joining("+"));
-		}
-
-		List<String> keysFor(String routeId, String clientKey) {
-			List<String> keys = new ArrayList<>(this.implementations.size());
-			for (int i = 0; i < this.implementations.size(); i++) {
-				String suffix = this.implementations.get(i).keySuffix();
-				// the first limit's key has no index, so a route's keys stay put when it gains a limit
-				keys.add(RedisKeys.of(routeId, clientKey, (i == 0) ? suffix : suffix + i));
-			}
-			return keys;
-		}
-
+	/**
+	 * A client's standing on a route.
+	 * @param plan the plan whose limits these are; null for the route's own limits
+	 * @param limits the limits that decide the client, in order
+	 * @param decisions one per limit: remaining and reset now (nothing was spent)
+	 */
+	public record Standing(@Nullable String plan, List<RouteLimit> limits, List<Decision> decisions) {
 	}
 
 	/** One route's limiter arguments as written, e.g. {@code window-rate-limiter.limit: 100}. */

@@ -2,15 +2,12 @@ package io.windowlimiter.gateway;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.RedisKeys;
@@ -49,8 +46,7 @@ class DenyCacheTests {
 	@Test
 	void theLimiterSkipsRedisForADeniedClient() {
 		ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
-		List<WindowAlgorithm> algorithms = List.of(new FixedWindow(redis));
-		WindowRateLimiter limiter = WindowRateLimiter.of(algorithms, new LimitScript(redis, algorithms),
+		WindowRateLimiter limiter = WindowRateLimiter.of(new LimitScript(redis),
 				new RedisGuard(Duration.ofMillis(600), Duration.ofMillis(400), Duration.ofSeconds(10)),
 				this.cache, new LocalWindowLimiter(10), Clock.systemUTC());
 		limiter.onApplicationEvent(new FilterArgsEvent(this, "deny-cache", Map.of("window-rate-limiter.algorithm",

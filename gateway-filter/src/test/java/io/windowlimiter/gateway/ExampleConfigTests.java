@@ -2,6 +2,7 @@ package io.windowlimiter.gateway;
 
 import java.util.List;
 
+import io.windowlimiter.gateway.plan.PlanResolver;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +10,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.gateway.route.Route;
 import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,6 +50,30 @@ class ExampleConfigTests {
 			assertThat(WindowRateLimiter.policyFor("catalog", limiter.getConfig().get("catalog").getArgs()).shadow())
 				.isTrue();
 			assertThat(context.getBeansOfType(ProblemDetailsFilter.class)).hasSize(1);
+		}
+	}
+
+	@Test
+	void thePlansExampleStartsWithFreeAndProPlansBurstsPerRouteAndADailyScope() {
+		try (ConfigurableApplicationContext context = start("gateway-plans.yml")) {
+			assertThat(routeIds(context)).containsExactlyInAnyOrder("orders", "search", "exports");
+			PolicyRegistry registry = context.getBean(PolicyRegistry.class);
+			assertThat(registry.plans()).containsExactly("free", "pro");
+			CompiledRoute orders = registry.route("orders");
+			assertThat(orders.byDefault.reported.policyHeader())
+				.isEqualTo("\"burst\";q=5;w=1, \"daily\";q=1000;w=86400");
+			assertThat(orders.plan("pro").reported.policyHeader())
+				.isEqualTo("\"burst\";q=50;w=1, \"daily\";q=100000;w=86400");
+			// the burst is the route's own, the daily quota the scope's, on one hash tag
+			assertThat(orders.byDefault.keysFor("alice")).containsExactly("wrl:{alice}:orders:tb",
+					"wrl:{alice}:scope:api:fw");
+			assertThat(registry.route("search").byDefault.keysFor("alice")).containsExactly("wrl:{alice}:search:tb",
+					"wrl:{alice}:scope:api:fw");
+			assertThat(registry.route("exports").policy.cost()).isEqualTo(5);
+			// the example's plan header is read (Spring Security is on the test class path: its principal first)
+			PlanResolver resolver = context.getBean(PlanResolver.class);
+			assertThat(resolver.resolve(MockServerWebExchange.from(MockServerHttpRequest.get("/orders").header("X-Plan", "pro")))
+				.block()).isEqualTo("pro");
 		}
 	}
 

@@ -158,4 +158,36 @@ class StartupCheckTests {
 		}
 	}
 
+	@Test
+	void aBadPlanStopsStartUpNamingPlanAndProperty() {
+		assertThat(startUpFailure(List.of(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.plan=free",
+				"window-rate-limiter.plans.free.limits[0].limit=10",
+				"window-rate-limiter.plans.free.limits[0].window=1s",
+				"window-rate-limiter.plans.free.limits[0].algorithm=leaky-bucket")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on plan 'free': window-rate-limiter.plans.free.limits[0].algorithm is "
+					+ "'leaky-bucket'; allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket");
+	}
+
+	@Test
+	void aScopeWithOtherLimitsOnTwoRoutesStopsStartUpNamingBoth() {
+		String second = "spring.cloud.gateway.server.webflux.routes[1].";
+		assertThat(startUpFailure(List.of(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.scope=api",
+				ROUTE + "filters[0].args.window-rate-limiter.limit=100",
+				ROUTE + "filters[0].args.window-rate-limiter.window=1d", second + "id=search",
+				second + "uri=http://127.0.0.1:9", second + "predicates[0]=Path=/search/**",
+				second + "filters[0].name=RequestRateLimiter",
+				second + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				second + "filters[0].args.key-resolver=#{@headerKeyResolver}",
+				second + "filters[0].args.window-rate-limiter.scope=api",
+				second + "filters[0].args.window-rate-limiter.limit=200",
+				second + "filters[0].args.window-rate-limiter.window=1d")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("Invalid rate limit on route 'search': window-rate-limiter.scope 'api' is "
+					+ "['api' 200 per 1d sliding-window-counter] here but ['api' 100 per 1d sliding-window-counter] "
+					+ "on route 'orders'");
+	}
+
 }

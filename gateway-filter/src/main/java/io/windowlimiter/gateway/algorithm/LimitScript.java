@@ -6,7 +6,6 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 
 import reactor.core.publisher.Mono;
@@ -15,8 +14,8 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The one Lua script that decides a request: {@code decide.lua} preceded by the module of each given
- * algorithm, assembled once and run by SHA (Spring Data Redis falls back to EVAL when Redis answers
+ * The one Lua script that decides a request: {@code decide.lua} preceded by the module of every
+ * {@link Algorithm}, assembled once and run by SHA (Spring Data Redis falls back to EVAL when Redis answers
  * NOSCRIPT). One round trip decides every limit of a route atomically, all or nothing.
  */
 public final class LimitScript {
@@ -26,18 +25,18 @@ public final class LimitScript {
 	private final RedisScript<List<Long>> script;
 
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	public LimitScript(ReactiveStringRedisTemplate redis, Collection<? extends WindowAlgorithm> algorithms) {
+	public LimitScript(ReactiveStringRedisTemplate redis) {
 		this.redis = redis;
 		StringBuilder source = new StringBuilder("local algorithms = {}\n");
-		for (WindowAlgorithm algorithm : algorithms) {
+		for (Algorithm algorithm : Algorithm.values()) {
 			source.append(read(algorithm.moduleFile())).append('\n');
 		}
 		source.append(read("decide.lua"));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
 	}
 
-	/** One limit of a decision: the algorithm, the client's key for it and the limit itself. */
-	public record Limit(WindowAlgorithm algorithm, String key, WindowPolicy policy) {
+	/** One limit of a decision: the client's key for it and the limit itself, which names its algorithm. */
+	public record Limit(String key, WindowPolicy policy) {
 	}
 
 	/**
@@ -48,14 +47,22 @@ public final class LimitScript {
 	 */
 	public Mono<Verdict> decide(List<Limit> limits, long cost, String now) {
 		List<String> keys = new ArrayList<>(limits.size());
-		List<WindowAlgorithm> algorithms = new ArrayList<>(limits.size());
 		List<WindowPolicy> policies = new ArrayList<>(limits.size());
 		for (Limit limit : limits) {
 			keys.add(limit.key());
-			algorithms.add(limit.algorithm());
 			policies.add(limit.policy());
 		}
-		return decide(keys, arguments(algorithms, policies, cost, now));
+		return decide(keys, arguments(policies, cost, now));
+	}
+
+	/**
+	 * Decides one request against one limit, e.g. for tests and the tools that replay traffic.
+	 * @param key the client's key for this limit
+	 * @param cost what the request consumes of the limit
+	 * @param now time in ms since the epoch, or empty for the Redis server's clock
+	 */
+	public Mono<Decision> decideOne(String key, WindowPolicy policy, long cost, String now) {
+		return decide(List.of(new Limit(key, policy)), cost, now).map(verdict -> verdict.decisions().get(0));
 	}
 
 	/**
@@ -69,16 +76,17 @@ public final class LimitScript {
 			.map(reply -> Verdict.fromReply(reply, keys.size()));
 	}
 
-	/** The script's ARGV for these limits (in order), this cost and this time ("" for the Redis clock). */
-	public static List<String> arguments(List<? extends WindowAlgorithm> algorithms, List<WindowPolicy> policies,
-			long cost, String now) {
+	/**
+	 * The script's ARGV for these limits (in order, each deciding by its policy's algorithm), this cost
+	 * and this time ("" for the Redis clock).
+	 */
+	public static List<String> arguments(List<WindowPolicy> policies, long cost, String now) {
 		List<String> args = new ArrayList<>(2 + 4 * policies.size());
 		args.add(now);
 		args.add(Long.toString(cost));
-		for (int i = 0; i < policies.size(); i++) {
-			WindowAlgorithm algorithm = algorithms.get(i);
-			WindowPolicy policy = policies.get(i);
-			args.add(algorithm.algorithm().name());
+		for (WindowPolicy policy : policies) {
+			Algorithm algorithm = policy.algorithm();
+			args.add(algorithm.name());
 			args.add(Long.toString(policy.limit()));
 			args.add(Long.toString(policy.windowMillis()));
 			args.add(algorithm.extra(policy));

@@ -2,32 +2,32 @@ package io.windowlimiter.gateway.autoconfigure;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DenyCache;
+import io.windowlimiter.gateway.ExchangeContextFilter;
+import io.windowlimiter.gateway.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.RateLimitMetrics;
 import io.windowlimiter.gateway.DecisionWarmUp;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.SlidingLogSortedSet;
-import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
-import io.windowlimiter.gateway.algorithm.TokenBucket;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
 import io.windowlimiter.gateway.operations.ChangeBroadcast;
+import io.windowlimiter.gateway.plan.HeaderPlanResolver;
+import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.gateway.plan.PlanResolver;
+import io.windowlimiter.gateway.plan.PrincipalPlanResolver;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -37,13 +37,15 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoCo
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.util.ClassUtils;
 
 /**
- * Wires the window rate limiter: one bean per algorithm, the limiter itself, the key resolvers and the
- * start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
+ * Wires the window rate limiter: the script of every algorithm, the policy registry (routes, plans, scopes),
+ * plan assignments and resolver, the limiter itself, the key resolvers and the start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
  * reached by name ({@code #{@windowRateLimiter}}), never injected by type, so the gateway's own defaults
  * ({@code redisRateLimiter}, {@code principalNameKeyResolver}) or the user's stay the defaults, unless
  * {@code window-rate-limiter.default-limiter} opts in. Internal beans back off for the user's own.
@@ -55,37 +57,10 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 @EnableConfigurationProperties(WindowRateLimiterProperties.class)
 public class WindowRateLimiterAutoConfiguration {
 
+	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
+
+
 	private static final String DEFAULT_LIMITER = WindowRateLimiterProperties.PREFIX + ".default-limiter";
-
-	@Bean
-	@ConditionalOnMissingBean
-	public FixedWindow windowRateLimiterFixedWindow(ReactiveStringRedisTemplate redis) {
-		return new FixedWindow(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public SlidingLog windowRateLimiterSlidingLog(ReactiveStringRedisTemplate redis) {
-		return new SlidingLog(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public SlidingLogSortedSet windowRateLimiterSlidingLogSortedSet(ReactiveStringRedisTemplate redis) {
-		return new SlidingLogSortedSet(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public SlidingWindowCounter windowRateLimiterSlidingWindowCounter(ReactiveStringRedisTemplate redis) {
-		return new SlidingWindowCounter(redis);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public TokenBucket windowRateLimiterTokenBucket(ReactiveStringRedisTemplate redis) {
-		return new TokenBucket(redis);
-	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -108,14 +83,73 @@ public class WindowRateLimiterAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis, List<WindowAlgorithm> algorithms) {
-		return new LimitScript(redis, algorithms);
+	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis) {
+		return new LimitScript(redis);
 	}
 
 	@Bean
-	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, List<WindowAlgorithm> algorithms,
-			RedisGuard guard) {
-		return new DecisionWarmUp(script, algorithms, guard, Duration.ofSeconds(10));
+	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, RedisGuard guard) {
+		return new DecisionWarmUp(script, guard, Duration.ofSeconds(10));
+	}
+
+	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */
+	@Bean
+	@ConditionalOnMissingBean
+	public PolicyRegistry windowRateLimiterPolicyRegistry(WindowRateLimiterProperties properties) {
+		return new PolicyRegistry(properties.planArguments());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public PlanAssignments windowRateLimiterPlanAssignments(ReactiveStringRedisTemplate redis, PolicyRegistry registry,
+			WindowRateLimiterProperties properties) {
+		WindowRateLimiterProperties.Assignments assignments = properties.getAssignments();
+		return new PlanAssignments(redis, registry.plans(), assignments.getRefreshInterval(),
+				assignments.getMaxEntries(), properties.getFailureLogInterval(), System::currentTimeMillis);
+	}
+
+	/**
+	 * The built-in plan resolvers, in order: the authenticated principal's claim or authority when Spring
+	 * Security is there, then the plan header when one is set.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(PlanResolver.class)
+	@Conditional(BuiltInPlanResolvers.class)
+	public PlanResolver windowRateLimiterPlanResolver(WindowRateLimiterProperties properties) {
+		PlanResolver header = (properties.getPlanHeader() != null) ? new HeaderPlanResolver(properties.getPlanHeader())
+				: null;
+		if (!ClassUtils.isPresent(SPRING_SECURITY, getClass().getClassLoader())) {
+			return header;
+		}
+		PlanResolver principal = new PrincipalPlanResolver(properties.getPlanClaim(),
+				properties.getPlanAuthorityPrefix());
+		return (header != null) ? principal.orElse(header) : principal;
+	}
+
+	/** Spring Security on the class path, or a plan header set. */
+	static class BuiltInPlanResolvers extends AnyNestedCondition {
+
+		BuiltInPlanResolvers() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnClass(name = SPRING_SECURITY)
+		static class SpringSecurity {
+
+		}
+
+		@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".plan-header")
+		static class PlanHeader {
+
+		}
+
+	}
+
+	/** Hands the request to the limiter (its SPI passes only route and key), for plan resolvers. */
+	@Bean
+	@ConditionalOnMissingBean
+	public ExchangeContextFilter windowRateLimiterExchangeContextFilter() {
+		return new ExchangeContextFilter();
 	}
 
 	@Bean
@@ -140,10 +174,12 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean(name = WindowRateLimiter.BEAN_NAME, defaultCandidate = false)
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
 	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "false", matchIfMissing = true)
-	public WindowRateLimiter windowRateLimiter(LimitScript script, List<WindowAlgorithm> algorithms,
-			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers,
-			RateLimitMetrics metrics, WindowRateLimiterProperties properties) {
-		return limiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics, properties);
+	public WindowRateLimiter windowRateLimiter(LimitScript script, PolicyRegistry registry,
+			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
+			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			WindowRateLimiterProperties properties) {
+		return limiter(script, registry, assignments, planResolver, guard, denyCache, localLimiter, headers, metrics,
+				properties);
 	}
 
 	/**
@@ -154,17 +190,21 @@ public class WindowRateLimiterAutoConfiguration {
 	@Primary
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
 	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "true")
-	public WindowRateLimiter windowRateLimiterAsDefault(LimitScript script, List<WindowAlgorithm> algorithms,
-			RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers,
-			RateLimitMetrics metrics, WindowRateLimiterProperties properties) {
-		return limiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics, properties);
-	}
-
-	private static WindowRateLimiter limiter(LimitScript script, List<WindowAlgorithm> algorithms, RedisGuard guard,
+	public WindowRateLimiter windowRateLimiterAsDefault(LimitScript script, PolicyRegistry registry,
+			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
 			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
 			WindowRateLimiterProperties properties) {
-		return new WindowRateLimiter(script, algorithms, guard, denyCache, localLimiter, headers, metrics,
-				properties.getProblemDetails().isEnabled(), Clock.systemUTC());
+		return limiter(script, registry, assignments, planResolver, guard, denyCache, localLimiter, headers, metrics,
+				properties);
+	}
+
+	private static WindowRateLimiter limiter(LimitScript script, PolicyRegistry registry, PlanAssignments assignments,
+			ObjectProvider<PlanResolver> planResolver, RedisGuard guard, DenyCache denyCache,
+			LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			WindowRateLimiterProperties properties) {
+		return new WindowRateLimiter(script, registry, assignments, planResolver.getIfUnique(), guard, denyCache,
+				localLimiter, headers, metrics, properties.getProblemDetails().isEnabled(),
+				properties.getFailureLogInterval(), Clock.systemUTC());
 	}
 
 	/**
@@ -219,8 +259,8 @@ public class WindowRateLimiterAutoConfiguration {
 
 	@Bean
 	public StartupRouteCheck windowRateLimiterStartupRouteCheck(ObjectProvider<GatewayProperties> gatewayProperties,
-			WindowRateLimiterProperties properties) {
-		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new),
+			PolicyRegistry registry, WindowRateLimiterProperties properties) {
+		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new), registry,
 				properties.isDefaultLimiter());
 	}
 

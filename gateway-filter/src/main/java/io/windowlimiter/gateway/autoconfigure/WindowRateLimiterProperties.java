@@ -2,7 +2,9 @@ package io.windowlimiter.gateway.autoconfigure;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
@@ -14,8 +16,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * Global settings of the window rate limiter. Limits themselves are per route, in the
- * {@code RequestRateLimiter} filter's {@code window-rate-limiter.*} arguments.
+ * Global settings of the window rate limiter, and the plans routes may use. Limits themselves are per
+ * route, in the {@code RequestRateLimiter} filter's {@code window-rate-limiter.*} arguments, or per plan.
  */
 @ConfigurationProperties(WindowRateLimiterProperties.PREFIX)
 @Validated
@@ -93,8 +95,84 @@ public class WindowRateLimiterProperties {
 	 */
 	private boolean clusterTopologyRefresh = true;
 
-	/** The shortest time between two log lines about failed decisions. */
+	/**
+	 * The shortest time between two log lines about failed decisions, about failed reloads of plan
+	 * assignments, and about clients naming an undeclared plan.
+	 */
 	private Duration failureLogInterval = Duration.ofSeconds(10);
+
+	/**
+	 * Plans by name, declared once for all routes: each a list of limits with the properties of a route's
+	 * {@code limits[i]}. A route uses them with {@code window-rate-limiter.plan: <its default plan>}; a
+	 * client's plan then comes from an assignment made at run time, the request (plan-header or a
+	 * PlanResolver bean), or else the route's default.
+	 */
+	private Map<String, Plan> plans = new LinkedHashMap<>();
+
+	/**
+	 * The request header a client's plan is read from, on routes that use plans. Set it only when a
+	 * filter you trust sets that header before the limiter and overwrites what the client sent: else every
+	 * client can pick its own plan. Unset (the default), no header is read.
+	 */
+	private String planHeader;
+
+	/**
+	 * The claim of an authenticated principal's token (a JWT's, say) that names its plan, read when Spring
+	 * Security's OAuth2 support is on the class path. Unset (the default), no claim is read.
+	 */
+	private String planClaim;
+
+	/**
+	 * The prefix of an authenticated principal's authority that names its plan, read when Spring Security
+	 * is on the class path: with PLAN_, the authority PLAN_pro puts the client on plan pro.
+	 */
+	private String planAuthorityPrefix = "PLAN_";
+
+	/** Plans and overrides assigned to clients at run time. */
+	private final Assignments assignments = new Assignments();
+
+	public Map<String, Plan> getPlans() {
+		return this.plans;
+	}
+
+	public void setPlans(Map<String, Plan> plans) {
+		this.plans = plans;
+	}
+
+	/** Each plan's limits as route arguments, {@code limits[i].limit} and so on, for checking like a route's. */
+	public Map<String, Map<String, String>> planArguments() {
+		Map<String, Map<String, String>> arguments = new LinkedHashMap<>();
+		this.plans.forEach((name, plan) -> arguments.put(name, plan.arguments()));
+		return arguments;
+	}
+
+	public String getPlanClaim() {
+		return this.planClaim;
+	}
+
+	public void setPlanClaim(String planClaim) {
+		this.planClaim = planClaim;
+	}
+
+	public String getPlanAuthorityPrefix() {
+		return this.planAuthorityPrefix;
+	}
+
+	public void setPlanAuthorityPrefix(String planAuthorityPrefix) {
+		this.planAuthorityPrefix = planAuthorityPrefix;
+	}
+
+	public String getPlanHeader() {
+		return this.planHeader;
+	}
+
+	public void setPlanHeader(String planHeader) {
+		this.planHeader = planHeader;
+	}
+
+	public Assignments getAssignments() {
+		return this.assignments;
+	}
 
 	public Duration getRedisTimeout() {
 		return this.redisTimeout;
@@ -278,6 +356,159 @@ public class WindowRateLimiterProperties {
 
 		public void setRateLimit(String rateLimit) {
 			this.rateLimit = rateLimit;
+		}
+
+	}
+
+	/** A plan: limits decided together, as a route's own would be. */
+	public static class Plan {
+
+		/** The plan's limits, decided together, all or nothing. */
+		private List<PlanLimit> limits = new ArrayList<>();
+
+		public List<PlanLimit> getLimits() {
+			return this.limits;
+		}
+
+		public void setLimits(List<PlanLimit> limits) {
+			this.limits = limits;
+		}
+
+		Map<String, String> arguments() {
+			Map<String, String> arguments = new LinkedHashMap<>();
+			for (int i = 0; i < this.limits.size(); i++) {
+				String prefix = "limits[" + i + "].";
+				this.limits.get(i).arguments().forEach((name, value) -> arguments.put(prefix + name, value));
+			}
+			return arguments;
+		}
+
+	}
+
+	/**
+	 * One limit of a plan, as text: it is checked like a route's limit, with the same messages.
+	 */
+	public static class PlanLimit {
+
+		/** fixed-window, sliding-log, sliding-window-counter (the default) or token-bucket. */
+		private String algorithm;
+
+		/** Requests per window, a whole number from 1. */
+		private String limit;
+
+		/** The window: whole milliseconds from 1ms to 366d, such as 500ms, 10s, 1m, 1h or 1d. */
+		private String window;
+
+		/** ring (the default) or sorted-set, only with sliding-log. */
+		private String logStorage;
+
+		/** Requests allowed at once from a full bucket, only with token-bucket; the limit by default. */
+		private String burst;
+
+		/** The policy's name, shown to clients; {@code <plan>-<i>}, or the scope's name, by default. */
+		private String name;
+
+		/** The scope whose counters this limit shares with every route naming it; none by default. */
+		private String scope;
+
+		Map<String, String> arguments() {
+			Map<String, String> arguments = new LinkedHashMap<>();
+			String[][] all = { { "algorithm", this.algorithm }, { "limit", this.limit }, { "window", this.window },
+					{ "log-storage", this.logStorage }, { "burst", this.burst }, { "name", this.name },
+					{ "scope", this.scope } };
+			for (String[] pair : all) {
+				if (pair[1] != null) {
+					arguments.put(pair[0], pair[1]);
+				}
+			}
+			return arguments;
+		}
+
+		public String getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(String algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public String getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(String limit) {
+			this.limit = limit;
+		}
+
+		public String getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(String window) {
+			this.window = window;
+		}
+
+		public String getLogStorage() {
+			return this.logStorage;
+		}
+
+		public void setLogStorage(String logStorage) {
+			this.logStorage = logStorage;
+		}
+
+		public String getBurst() {
+			return this.burst;
+		}
+
+		public void setBurst(String burst) {
+			this.burst = burst;
+		}
+
+		public String getName() {
+			return this.name;
+		}
+
+		public void setName(String name) {
+			this.name = name;
+		}
+
+		public String getScope() {
+			return this.scope;
+		}
+
+		public void setScope(String scope) {
+			this.scope = scope;
+		}
+
+	}
+
+	/** Plans and overrides assigned to clients at run time (see PlanAssignments). */
+	public static class Assignments {
+
+		/**
+		 * How often each instance asks Redis whether assignments changed (one GET); a change takes effect on
+		 * every instance within this interval plus one reload.
+		 */
+		private Duration refreshInterval = Duration.ofMillis(250);
+
+		/** The most assignments kept; a new one beyond it is refused. Every instance holds all of them. */
+		@Min(1)
+		private long maxEntries = 100_000;
+
+		public Duration getRefreshInterval() {
+			return this.refreshInterval;
+		}
+
+		public void setRefreshInterval(Duration refreshInterval) {
+			this.refreshInterval = refreshInterval;
+		}
+
+		public long getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(long maxEntries) {
+			this.maxEntries = maxEntries;
 		}
 
 	}

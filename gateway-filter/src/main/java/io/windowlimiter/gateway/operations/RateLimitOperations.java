@@ -77,24 +77,23 @@ public class RateLimitOperations {
 		}
 		RouteLimits limits = RouteLimits.of(policy);
 		return new RouteDetails(target, limits.limits(), limits.cost(), limits.shadow(), limits.failMode(),
-				new TopDenied(this.deniedClients.window().toString(), this.deniedClients.top(target, TOP_DENIED)));
+				limits.plan(), new TopDenied(this.deniedClients.window().toString(), this.deniedClients.top(target, TOP_DENIED)));
 	}
 
-	/** The client's standing on each limit of the route now; empty when the route has no limits here. */
+	/**
+	 * The client's standing on each limit that decides it on the route now (see
+	 * {@link WindowRateLimiter#peek}); empty when the route has no limits here.
+	 */
 	public Mono<ClientStanding> standing(String target, String client) {
-		RoutePolicy policy = this.limiter.policyOf(target);
-		if (policy == null) {
-			return Mono.empty();
-		}
-		return this.limiter.peek(target, client).timeout(REDIS_TIMEOUT).map(verdict -> {
+		return this.limiter.peek(target, client).timeout(REDIS_TIMEOUT).map(standing -> {
 			List<LimitStanding> limits = new ArrayList<>();
-			for (int i = 0; i < policy.limits().size(); i++) {
-				RouteLimit limit = policy.limits().get(i);
-				Decision decision = verdict.decisions().get(i);
-				limits.add(new LimitStanding(limit.name(), limit.policy().limit(), limit.policy().window().toString(),
-						decision.remaining(), ceilSeconds(decision.resetMillis())));
+			for (int i = 0; i < standing.limits().size(); i++) {
+				RouteLimit limit = standing.limits().get(i);
+				Decision decision = standing.decisions().get(i);
+				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
+						limit.policy().window().toString(), decision.remaining(), ceilSeconds(decision.resetMillis())));
 			}
-			return new ClientStanding(target, client, limits);
+			return new ClientStanding(target, client, standing.plan(), limits);
 		});
 	}
 
@@ -147,12 +146,14 @@ public class RateLimitOperations {
 	 * @param cost what one request consumes of every limit
 	 * @param shadow whether the route only counts, never refuses
 	 * @param failMode what the route does when Redis cannot decide
+	 * @param plan the plan of clients without one, when the route's limits come from plans; else null
 	 */
-	public record RouteLimits(List<LimitSpec> limits, long cost, boolean shadow, String failMode) {
+	public record RouteLimits(List<LimitSpec> limits, long cost, boolean shadow, String failMode,
+			@Nullable String plan) {
 
 		static RouteLimits of(RoutePolicy policy) {
 			return new RouteLimits(policy.limits().stream().map(LimitSpec::of).toList(), policy.cost(), policy.shadow(),
-					policy.failMode().id());
+					policy.failMode().id(), policy.plan());
 		}
 
 	}
@@ -165,14 +166,15 @@ public class RateLimitOperations {
 	 * @param limit requests per window
 	 * @param window ISO-8601, e.g. {@code PT1M}
 	 * @param burst for the token bucket, requests allowed at once; else the limit
+	 * @param scope the scope whose counters the limit shares with other routes; null for none
 	 */
 	public record LimitSpec(String name, String algorithm, @Nullable String logStorage, long limit, String window,
-			long burst) {
+			long burst, @Nullable String scope) {
 
 		static LimitSpec of(RouteLimit limit) {
 			WindowPolicy policy = limit.policy();
 			return new LimitSpec(limit.name(), policy.algorithm().id(), policy.algorithm().storage(), policy.limit(),
-					policy.window().toString(), policy.burst());
+					policy.window().toString(), policy.burst(), limit.scope());
 		}
 
 	}
@@ -184,10 +186,11 @@ public class RateLimitOperations {
 	 * @param cost what one request consumes of every limit
 	 * @param shadow whether the route only counts, never refuses
 	 * @param failMode what the route does when Redis cannot decide
+	 * @param plan the plan of clients without one, when the route's limits come from plans; else null
 	 * @param topDenied the clients refused most lately
 	 */
 	public record RouteDetails(String target, List<LimitSpec> limits, long cost, boolean shadow, String failMode,
-			TopDenied topDenied) {
+			@Nullable String plan, TopDenied topDenied) {
 	}
 
 	/**
@@ -202,20 +205,24 @@ public class RateLimitOperations {
 	 * A client's standing on every limit of a route.
 	 * @param target the route id
 	 * @param client the client's key
-	 * @param limits one per limit, in the route's order
+	 * @param plan the plan whose limits decide the client (its assignment, else the route's default); null
+	 * for the route's own limits
+	 * @param limits one per limit, in order
 	 */
-	public record ClientStanding(String target, String client, List<LimitStanding> limits) {
+	public record ClientStanding(String target, String client, @Nullable String plan, List<LimitStanding> limits) {
 	}
 
 	/**
 	 * A client's standing on one limit now.
 	 * @param name the limit's policy name
+	 * @param scope the scope whose counters the limit shares with other routes; null for none
 	 * @param limit requests per window
 	 * @param window ISO-8601, e.g. {@code PT1M}
 	 * @param remaining requests the client may still make now
 	 * @param reset seconds until quota frees, rounded up, as in {@code X-RateLimit-Reset}
 	 */
-	public record LimitStanding(String name, long limit, String window, long remaining, long reset) {
+	public record LimitStanding(String name, @Nullable String scope, long limit, String window, long remaining,
+			long reset) {
 	}
 
 	/**

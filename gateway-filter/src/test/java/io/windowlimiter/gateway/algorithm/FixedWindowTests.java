@@ -8,97 +8,95 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class FixedWindowTests extends ScriptTestSupport {
 
-	private final FixedWindow fixedWindow = new FixedWindow(this.redis);
-
 	private final WindowPolicy tenPerMinute = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
 
 	@Test
 	void countsDownWithinOneWindowAndDeniesPastTheLimit() {
 		for (int i = 1; i <= 10; i++) {
-			Decision decision = decide(this.fixedWindow, this.tenPerMinute, T0 + 1_000 * i);
+			Decision decision = decide(this.tenPerMinute, T0 + 1_000 * i);
 			assertThat(decision.allowed()).isTrue();
 			assertThat(decision.remaining()).isEqualTo(10 - i);
 			assertThat(decision.resetMillis()).isEqualTo(60_000 - 1_000 * i);
 			assertThat(decision.retryAfterMillis()).isZero();
 		}
-		Decision denied = decide(this.fixedWindow, this.tenPerMinute, T0 + 45_000);
+		Decision denied = decide(this.tenPerMinute, T0 + 45_000);
 		assertThat(denied).isEqualTo(new Decision(false, 0, 15_000, 15_000));
 	}
 
 	@Test
 	void aNewWindowStartsFromZeroAtTheClockEdge() {
 		// not at T0 + 59.999 s: the key's expiry (PX, real time) would then be 1 ms and could pass mid-burst
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 50_000, 11)).isEqualTo(10);
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 59_999).allowed()).isFalse();
-		Decision next = decide(this.fixedWindow, this.tenPerMinute, T0 + 60_000);
+		assertThat(burst(this.tenPerMinute, T0 + 50_000, 11)).isEqualTo(10);
+		assertThat(decide(this.tenPerMinute, T0 + 59_999).allowed()).isFalse();
+		Decision next = decide(this.tenPerMinute, T0 + 60_000);
 		assertThat(next.allowed()).isTrue();
 		assertThat(next.remaining()).isEqualTo(9);
 	}
 
 	@Test
 	void retryAfterIsTheWindowEndAndIsExact() {
-		burst(this.fixedWindow, this.tenPerMinute, T0 + 20_000, 10);
-		Decision denied = decide(this.fixedWindow, this.tenPerMinute, T0 + 20_500);
+		burst(this.tenPerMinute, T0 + 20_000, 10);
+		Decision denied = decide(this.tenPerMinute, T0 + 20_500);
 		assertThat(denied.retryAfterMillis()).isEqualTo(39_500);
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 20_500 + 39_499).allowed()).isFalse();
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 20_500 + 39_500).allowed()).isTrue();
+		assertThat(decide(this.tenPerMinute, T0 + 20_500 + 39_499).allowed()).isFalse();
+		assertThat(decide(this.tenPerMinute, T0 + 20_500 + 39_500).allowed()).isTrue();
 	}
 
 	@Test
 	void theKeyExpiresWhenItsWindowEndsAndDenialsWriteNothing() {
-		decide(this.fixedWindow, this.tenPerMinute, T0 + 15_000);
+		decide(this.tenPerMinute, T0 + 15_000);
 		assertThat(pttl()).isBetween(44_000L, 45_000L);
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 60_000) + ":1:60000");
 
-		burst(this.fixedWindow, this.tenPerMinute, T0 + 15_000, 9);
+		burst(this.tenPerMinute, T0 + 15_000, 9);
 		String full = this.redis.opsForValue().get(this.key).block(TIMEOUT);
-		decide(this.fixedWindow, this.tenPerMinute, T0 + 16_000);
+		decide(this.tenPerMinute, T0 + 16_000);
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo(full);
 	}
 
 	@Test
 	void windowsAreAlignedToTheEpoch() {
 		WindowPolicy perSecond = policy(Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(1_000));
-		assertThat(decide(this.fixedWindow, perSecond, 1_999).allowed()).isTrue();
-		assertThat(decide(this.fixedWindow, perSecond, 2_000).allowed()).isTrue();
-		assertThat(decide(this.fixedWindow, perSecond, 2_999).retryAfterMillis()).isEqualTo(1);
+		assertThat(decide(perSecond, 1_999).allowed()).isTrue();
+		assertThat(decide(perSecond, 2_000).allowed()).isTrue();
+		assertThat(decide(perSecond, 2_999).retryAfterMillis()).isEqualTo(1);
 	}
 
 	@Test
 	void aRaisedLimitCountsTheSameWindow() {
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 10_000, 10)).isEqualTo(10);
+		assertThat(burst(this.tenPerMinute, T0 + 10_000, 10)).isEqualTo(10);
 		WindowPolicy twelve = policy(Algorithm.FIXED_WINDOW, 12, Duration.ofMinutes(1));
-		assertThat(burst(this.fixedWindow, twelve, T0 + 20_000, 10)).isEqualTo(2);
-		assertThat(burst(this.fixedWindow, twelve, T0 + 60_000, 20)).isEqualTo(12);
+		assertThat(burst(twelve, T0 + 20_000, 10)).isEqualTo(2);
+		assertThat(burst(twelve, T0 + 60_000, 20)).isEqualTo(12);
 	}
 
 	@Test
 	void aLoweredLimitDeniesUntilTheWindowEnds() {
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 10_000, 8)).isEqualTo(8);
+		assertThat(burst(this.tenPerMinute, T0 + 10_000, 8)).isEqualTo(8);
 		WindowPolicy five = policy(Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
-		assertThat(decide(this.fixedWindow, five, T0 + 20_000)).isEqualTo(new Decision(false, 0, 40_000, 40_000));
-		assertThat(burst(this.fixedWindow, five, T0 + 60_000, 10)).isEqualTo(5);
+		assertThat(decide(five, T0 + 20_000)).isEqualTo(new Decision(false, 0, 40_000, 40_000));
+		assertThat(burst(five, T0 + 60_000, 10)).isEqualTo(5);
 	}
 
 	@Test
 	void aLongerWindowThatContainsTheCountedOneKeepsItsCount() {
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 10_000, 10)).isEqualTo(10);
+		assertThat(burst(this.tenPerMinute, T0 + 10_000, 10)).isEqualTo(10);
 		WindowPolicy tenPerHour = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofHours(1));
 		// the minute's ten lie in this hour: denied until the hour ends
-		assertThat(decide(this.fixedWindow, tenPerHour, T0 + 30_000)).isEqualTo(new Decision(false, 0, 3_570_000, 3_570_000));
-		assertThat(decide(this.fixedWindow, tenPerHour, T0 + 3_599_999).allowed()).isFalse();
-		assertThat(burst(this.fixedWindow, tenPerHour, T0 + 3_600_000, 20)).isEqualTo(10);
+		assertThat(decide(tenPerHour, T0 + 30_000)).isEqualTo(new Decision(false, 0, 3_570_000, 3_570_000));
+		assertThat(decide(tenPerHour, T0 + 3_599_999).allowed()).isFalse();
+		assertThat(burst(tenPerHour, T0 + 3_600_000, 20)).isEqualTo(10);
 	}
 
 	@Test
 	void aShorterWindowStartsWhenTheCountedOneEnds() {
 		WindowPolicy tenPerHour = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofHours(1));
-		assertThat(burst(this.fixedWindow, tenPerHour, T0 + 10_000, 10)).isEqualTo(10);
+		assertThat(burst(tenPerHour, T0 + 10_000, 10)).isEqualTo(10);
 		// twenty minutes in, the limit becomes 10 a minute: the hour's ten count until the hour ends
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(false, 0, 2_400_000, 2_400_000));
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 3_599_999).allowed()).isFalse();
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 3_600_000, 20)).isEqualTo(10);
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 3_660_000, 20)).isEqualTo(10);
+		assertThat(decide(this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(false, 0, 2_400_000, 2_400_000));
+		assertThat(decide(this.tenPerMinute, T0 + 3_599_999).allowed()).isFalse();
+		assertThat(burst(this.tenPerMinute, T0 + 3_600_000, 20)).isEqualTo(10);
+		assertThat(burst(this.tenPerMinute, T0 + 3_660_000, 20)).isEqualTo(10);
 	}
 
 	@Test
@@ -106,30 +104,30 @@ class FixedWindowTests extends ScriptTestSupport {
 		// 90 s windows: [T0, T0 + 90 s) holds ten; then 60 s windows, whose edge T0 + 60 s falls within it
 		WindowPolicy ninety = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(90));
 		assertThat(T0 % 90_000).isZero();
-		assertThat(burst(this.fixedWindow, ninety, T0 + 10_000, 10)).isEqualTo(10);
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 20_000)).isEqualTo(new Decision(false, 0, 100_000, 100_000));
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 119_999).allowed()).isFalse();
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 120_000).allowed()).isTrue();
+		assertThat(burst(ninety, T0 + 10_000, 10)).isEqualTo(10);
+		assertThat(decide(this.tenPerMinute, T0 + 20_000)).isEqualTo(new Decision(false, 0, 100_000, 100_000));
+		assertThat(decide(this.tenPerMinute, T0 + 119_999).allowed()).isFalse();
+		assertThat(decide(this.tenPerMinute, T0 + 120_000).allowed()).isTrue();
 	}
 
 	@Test
 	void aClockSteppingBackKeepsCountingTheLaterWindow() {
 		// five requests in the window [T0 + 60 s, T0 + 120 s), then the Redis clock reads T0 + 50 s
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 70_000, 5)).isEqualTo(5);
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 50_000, 10)).isEqualTo(5);
-		Decision denied = decide(this.fixedWindow, this.tenPerMinute, T0 + 50_000);
+		assertThat(burst(this.tenPerMinute, T0 + 70_000, 5)).isEqualTo(5);
+		assertThat(burst(this.tenPerMinute, T0 + 50_000, 10)).isEqualTo(5);
+		Decision denied = decide(this.tenPerMinute, T0 + 50_000);
 		assertThat(denied).isEqualTo(new Decision(false, 0, 70_000, 70_000));
-		assertThat(decide(this.fixedWindow, this.tenPerMinute, T0 + 119_999).allowed()).isFalse();
-		assertThat(burst(this.fixedWindow, this.tenPerMinute, T0 + 120_000, 20)).isEqualTo(10);
+		assertThat(decide(this.tenPerMinute, T0 + 119_999).allowed()).isFalse();
+		assertThat(burst(this.tenPerMinute, T0 + 120_000, 20)).isEqualTo(10);
 	}
 
 	@Test
 	void requestsAtTenSecondsThenAtNineGetNoFreshQuota() {
 		// 10 s windows: t = 10 s opens a window, t = 9 s lies in the one before
 		WindowPolicy perTenSeconds = policy(Algorithm.FIXED_WINDOW, 3, Duration.ofSeconds(10));
-		assertThat(burst(this.fixedWindow, perTenSeconds, T0 + 10_000, 3)).isEqualTo(3);
-		assertThat(burst(this.fixedWindow, perTenSeconds, T0 + 9_000, 3)).isZero();
-		assertThat(decide(this.fixedWindow, perTenSeconds, T0 + 9_000).retryAfterMillis()).isEqualTo(11_000);
+		assertThat(burst(perTenSeconds, T0 + 10_000, 3)).isEqualTo(3);
+		assertThat(burst(perTenSeconds, T0 + 9_000, 3)).isZero();
+		assertThat(decide(perTenSeconds, T0 + 9_000).retryAfterMillis()).isEqualTo(11_000);
 	}
 
 }

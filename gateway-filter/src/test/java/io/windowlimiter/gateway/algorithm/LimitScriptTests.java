@@ -22,20 +22,12 @@ class LimitScriptTests {
 
 	private final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
 
-	private final List<WindowAlgorithm> all = List.of(new FixedWindow(this.redis), new SlidingLog(this.redis),
-			new SlidingLogSortedSet(this.redis), new SlidingWindowCounter(this.redis), new TokenBucket(this.redis));
-
-	private final LimitScript script = new LimitScript(this.redis, this.all);
+	private final LimitScript script = new LimitScript(this.redis);
 
 	private final String tag = "{" + UUID.randomUUID() + "}";
 
-	private WindowAlgorithm algorithm(Algorithm algorithm) {
-		return this.all.stream().filter(candidate -> candidate.algorithm() == algorithm).findFirst().orElseThrow();
-	}
-
 	private LimitScript.Limit limit(Algorithm algorithm, long limit, Duration window, String name) {
-		return new LimitScript.Limit(algorithm(algorithm), "test:" + this.tag + ":" + name,
-				new WindowPolicy(algorithm, limit, window));
+		return new LimitScript.Limit("test:" + this.tag + ":" + name, new WindowPolicy(algorithm, limit, window));
 	}
 
 	private Verdict decide(List<LimitScript.Limit> limits, long cost, long now) {

@@ -19,31 +19,24 @@ abstract class ScriptTestSupport {
 
 	final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
 
+	final LimitScript script = new LimitScript(this.redis);
+
 	final String key = "test:{" + UUID.randomUUID() + "}";
 
 	static WindowPolicy policy(Algorithm algorithm, long limit, Duration window) {
 		return new WindowPolicy(algorithm, limit, window);
 	}
 
-	static WindowAlgorithm algorithm(Algorithm algorithm, ReactiveStringRedisTemplate redis) {
-		return switch (algorithm) {
-			case FIXED_WINDOW -> new FixedWindow(redis);
-			case SLIDING_LOG -> new SlidingLog(redis);
-			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis);
-			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis);
-			case TOKEN_BUCKET -> new TokenBucket(redis);
-		};
-	}
-
-	Decision decide(WindowAlgorithm algorithm, WindowPolicy policy, long now) {
-		return algorithm.decideAt(this.key, policy, now).block(TIMEOUT);
+	/** Decides one request of cost 1 on this test's key at {@code now}. */
+	Decision decide(WindowPolicy policy, long now) {
+		return this.script.decideOne(this.key, policy, 1, Long.toString(now)).block(TIMEOUT);
 	}
 
 	/** Sends {@code count} requests at one instant and returns how many were allowed. */
-	int burst(WindowAlgorithm algorithm, WindowPolicy policy, long now, int count) {
+	int burst(WindowPolicy policy, long now, int count) {
 		int allowed = 0;
 		for (int i = 0; i < count; i++) {
-			if (decide(algorithm, policy, now).allowed()) {
+			if (decide(policy, now).allowed()) {
 				allowed++;
 			}
 		}

@@ -25,9 +25,7 @@ class SlidingLogDifferentialTests {
 
 	private final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
 
-	private final SlidingLog ring = new SlidingLog(this.redis);
-
-	private final SlidingLogSortedSet sortedSet = new SlidingLogSortedSet(this.redis);
+	private final LimitScript script = new LimitScript(this.redis);
 
 	private record Trace(WindowPolicy ringPolicy, WindowPolicy sortedSetPolicy, List<Long> times) {
 	}
@@ -74,8 +72,8 @@ class SlidingLogDifferentialTests {
 		String ringKey = "diff:{" + UUID.randomUUID() + "}:ring";
 		String setKey = "diff:{" + UUID.randomUUID() + "}:set";
 		return Flux.fromIterable(trace.times())
-			.concatMap(now -> this.ring.decideAt(ringKey, trace.ringPolicy(), now)
-				.zipWith(this.sortedSet.decideAt(setKey, trace.sortedSetPolicy(), now))
+			.concatMap(now -> this.script.decideOne(ringKey, trace.ringPolicy(), 1, Long.toString(now))
+				.zipWith(this.script.decideOne(setKey, trace.sortedSetPolicy(), 1, Long.toString(now)))
 				.filter(pair -> !pair.getT1().equals(pair.getT2()))
 				.map(pair -> trace.ringPolicy() + " at " + now + ": ring " + pair.getT1() + " sorted set "
 						+ pair.getT2()));

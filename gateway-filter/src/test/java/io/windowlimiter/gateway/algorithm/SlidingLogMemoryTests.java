@@ -34,6 +34,8 @@ class SlidingLogMemoryTests {
 
 	private static ReactiveStringRedisTemplate redis;
 
+	private static LimitScript script;
+
 	@BeforeAll
 	static void start() {
 		server = RedisProcess.launch();
@@ -41,6 +43,7 @@ class SlidingLogMemoryTests {
 		connections.afterPropertiesSet();
 		connections.start();
 		redis = new ReactiveStringRedisTemplate(connections);
+		script = new LimitScript(redis);
 	}
 
 	@AfterAll
@@ -56,7 +59,7 @@ class SlidingLogMemoryTests {
 	}
 
 	/** Bytes of used_memory per client, after {@code clients} clients each made the requests {@code fill} makes. */
-	private static double bytesPerClient(WindowAlgorithm algorithm, int clients, Function<String, Mono<?>> fill) {
+	private static double bytesPerClient(Algorithm algorithm, int clients, Function<String, Mono<?>> fill) {
 		// load the script and let the first connection's buffers settle before measuring
 		fill.apply(RedisKeys.of("warm-up", UUID.randomUUID().toString(), algorithm.keySuffix())).block();
 		long before = usedMemory();
@@ -65,32 +68,32 @@ class SlidingLogMemoryTests {
 			.blockLast(Duration.ofMinutes(2));
 		double perClient = (usedMemory() - before) / (double) clients;
 		redis.execute(connection -> connection.serverCommands().flushAll()).blockLast(Duration.ofSeconds(30));
-		System.out.printf("memory %-24s %s%n", algorithm.algorithm(), String.format("%,.0f bytes per client", perClient));
+		System.out.printf("memory %-24s %s%n", algorithm, String.format("%,.0f bytes per client", perClient));
 		return perClient;
 	}
 
-	private static Mono<?> requests(WindowAlgorithm algorithm, String key, long limit, long cost, int times) {
-		WindowPolicy policy = new WindowPolicy(algorithm.algorithm(), limit, Duration.ofMinutes(1));
-		List<LimitScript.Limit> limits = List.of(new LimitScript.Limit(algorithm, key, policy));
+	private static Mono<?> requests(Algorithm algorithm, String key, long limit, long cost, int times) {
+		WindowPolicy policy = new WindowPolicy(algorithm, limit, Duration.ofMinutes(1));
+		List<LimitScript.Limit> limits = List.of(new LimitScript.Limit(key, policy));
 		return Flux.range(0, times)
-			.concatMap(i -> algorithm.alone().decide(limits, cost, Long.toString(T0 + i)))
+			.concatMap(i -> script.decide(limits, cost, Long.toString(T0 + i)))
 			.doOnNext(verdict -> assertThat(verdict.allowed()).isTrue())
 			.then();
 	}
 
-	private static double freshKey(WindowAlgorithm algorithm, long limit) {
+	private static double freshKey(Algorithm algorithm, long limit) {
 		System.out.print("fresh key, limit " + limit + ": ");
 		return bytesPerClient(algorithm, 1_000, key -> requests(algorithm, key, limit, 1, 1));
 	}
 
-	private static double fullClient(WindowAlgorithm algorithm, long limit, int clients) {
+	private static double fullClient(Algorithm algorithm, long limit, int clients) {
 		System.out.print("full client, limit " + limit + ": ");
 		return bytesPerClient(algorithm, clients, key -> requests(algorithm, key, limit, limit / 100, 100));
 	}
 
 	@Test
 	void aFreshKeyCostsLittleWhateverTheLimit() {
-		for (WindowAlgorithm log : List.of(new SlidingLog(redis), new SlidingLogSortedSet(redis))) {
+		for (Algorithm log : List.of(Algorithm.SLIDING_LOG, Algorithm.SLIDING_LOG_SORTED_SET)) {
 			assertThat(freshKey(log, 10_000)).isLessThanOrEqualTo(400);
 			assertThat(freshKey(log, 1_000_000)).isLessThanOrEqualTo(400);
 		}
@@ -98,7 +101,7 @@ class SlidingLogMemoryTests {
 
 	@Test
 	void aFullRingCostsAboutEightBytesPerUnitOfLimit() {
-		SlidingLog ring = new SlidingLog(redis);
+		Algorithm ring = Algorithm.SLIDING_LOG;
 		// What the ring allocated whole on a client's first request cost before it grew with the traffic,
 		// measured so: 83,467 bytes at 10,000 and 8,412,768 at 1,000,000 (jemalloc rounds the value up to
 		// its size class). A full ring is no bigger.
@@ -109,7 +112,7 @@ class SlidingLogMemoryTests {
 	@Test
 	void aFullSortedSetCostsWhatItsEntriesCost() {
 		// not asserted against the ring: reported for the README's comparison
-		assertThat(fullClient(new SlidingLogSortedSet(redis), 10_000, 5)).isGreaterThan(8 * 10_000);
+		assertThat(fullClient(Algorithm.SLIDING_LOG_SORTED_SET, 10_000, 5)).isGreaterThan(8 * 10_000);
 	}
 
 }

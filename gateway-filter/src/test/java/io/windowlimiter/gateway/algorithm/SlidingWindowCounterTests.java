@@ -8,130 +8,128 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class SlidingWindowCounterTests extends ScriptTestSupport {
 
-	private final SlidingWindowCounter counter = new SlidingWindowCounter(this.redis);
-
 	private final WindowPolicy tenPerMinute = policy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1));
 
 	@Test
 	void thePreviousWindowCountsByItsOverlap() {
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
+		assertThat(burst(this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
 		// 15 s into the next window: estimate = 10 * 45/60 + current = 7.5 + current, so 2 more fit
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 75_000, 5)).isEqualTo(2);
+		assertThat(burst(this.tenPerMinute, T0 + 75_000, 5)).isEqualTo(2);
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 60_000 + 1) + ":2:10:60000");
 	}
 
 	@Test
 	void remainingIsTheWholeRequestsLeftUnderTheEstimate() {
-		burst(this.counter, this.tenPerMinute, T0 + 30_000, 4);
+		burst(this.tenPerMinute, T0 + 30_000, 4);
 		// 30 s into the next window: 4 * 0.5 = 2 from before, plus this one: 3 used, 7 left
-		Decision decision = decide(this.counter, this.tenPerMinute, T0 + 90_000);
+		Decision decision = decide(this.tenPerMinute, T0 + 90_000);
 		assertThat(decision).isEqualTo(new Decision(true, 7, 30_000, 0));
 	}
 
 	@Test
 	void retryAfterWithinTheWindowIsWhenThePreviousWeightHasFadedEnough() {
-		burst(this.counter, this.tenPerMinute, T0, 10);
+		burst(this.tenPerMinute, T0, 10);
 		// 6 s into the next window the estimate is 10 * 54/60 = 9, so one more fits
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 66_000).allowed()).isTrue();
+		assertThat(decide(this.tenPerMinute, T0 + 66_000).allowed()).isTrue();
 		// previous 10, current 1: the next request needs 10 * (60 - e)/60 + 2 <= 10, so e >= 12 s
-		Decision denied = decide(this.counter, this.tenPerMinute, T0 + 67_000);
+		Decision denied = decide(this.tenPerMinute, T0 + 67_000);
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.retryAfterMillis()).isEqualTo(5_000);
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 71_999).allowed()).isFalse();
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 72_000).allowed()).isTrue();
+		assertThat(decide(this.tenPerMinute, T0 + 71_999).allowed()).isFalse();
+		assertThat(decide(this.tenPerMinute, T0 + 72_000).allowed()).isTrue();
 	}
 
 	@Test
 	void retryAfterLooksIntoTheNextWindowWhenThisOneIsFull() {
-		burst(this.counter, this.tenPerMinute, T0 + 10_000, 10);
+		burst(this.tenPerMinute, T0 + 10_000, 10);
 		// current 10 becomes previous at T0 + 60s; one more needs 10 * (60 - e)/60 + 1 <= 10, e >= 6 s
-		Decision denied = decide(this.counter, this.tenPerMinute, T0 + 20_000);
+		Decision denied = decide(this.tenPerMinute, T0 + 20_000);
 		assertThat(denied.retryAfterMillis()).isEqualTo(46_000);
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 65_999).allowed()).isFalse();
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 66_000).allowed()).isTrue();
+		assertThat(decide(this.tenPerMinute, T0 + 65_999).allowed()).isFalse();
+		assertThat(decide(this.tenPerMinute, T0 + 66_000).allowed()).isTrue();
 	}
 
 	@Test
 	void countsOlderThanThePreviousWindowAreForgotten() {
-		burst(this.counter, this.tenPerMinute, T0, 10);
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 120_000, 10)).isEqualTo(10);
+		burst(this.tenPerMinute, T0, 10);
+		assertThat(burst(this.tenPerMinute, T0 + 120_000, 10)).isEqualTo(10);
 	}
 
 	@Test
 	void theKeyExpiresWhenTheNextWindowEnds() {
-		decide(this.counter, this.tenPerMinute, T0 + 15_000);
+		decide(this.tenPerMinute, T0 + 15_000);
 		assertThat(pttl()).isBetween(104_000L, 105_000L);
 		String stored = this.redis.opsForValue().get(this.key).block(TIMEOUT);
-		burst(this.counter, this.tenPerMinute, T0 + 15_000, 20);
+		burst(this.tenPerMinute, T0 + 15_000, 20);
 		String full = this.redis.opsForValue().get(this.key).block(TIMEOUT);
 		assertThat(stored).isNotEqualTo(full);
-		decide(this.counter, this.tenPerMinute, T0 + 16_000);
+		decide(this.tenPerMinute, T0 + 16_000);
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo(full);
 	}
 
 	@Test
 	void aRaisedLimitCountsTheSameRequests() {
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
+		assertThat(burst(this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
 		WindowPolicy twelve = policy(Algorithm.SLIDING_WINDOW_COUNTER, 12, Duration.ofMinutes(1));
-		assertThat(burst(this.counter, twelve, T0 + 40_000, 10)).isEqualTo(2);
+		assertThat(burst(twelve, T0 + 40_000, 10)).isEqualTo(2);
 	}
 
 	@Test
 	void aLoweredLimitDeniesUntilTheEstimateFallsBelowIt() {
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 10_000, 8)).isEqualTo(8);
+		assertThat(burst(this.tenPerMinute, T0 + 10_000, 8)).isEqualTo(8);
 		WindowPolicy five = policy(Algorithm.SLIDING_WINDOW_COUNTER, 5, Duration.ofMinutes(1));
 		// next window: 8 * (60 - e)/60 + 1 <= 5 once e >= 30 s, at T0 + 90 s
-		assertThat(decide(this.counter, five, T0 + 20_000)).isEqualTo(new Decision(false, 0, 70_000, 70_000));
-		assertThat(decide(this.counter, five, T0 + 89_999).allowed()).isFalse();
-		assertThat(decide(this.counter, five, T0 + 90_000).allowed()).isTrue();
+		assertThat(decide(five, T0 + 20_000)).isEqualTo(new Decision(false, 0, 70_000, 70_000));
+		assertThat(decide(five, T0 + 89_999).allowed()).isFalse();
+		assertThat(decide(five, T0 + 90_000).allowed()).isTrue();
 	}
 
 	@Test
 	void aChangedWindowCarriesTheEstimateIntoTheNewWindow() {
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
+		assertThat(burst(this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
 		WindowPolicy tenPerHour = policy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofHours(1));
 		// ten used this minute are ten used in this hour: the next one needs
 		// 10 * (60 - e)/60 + 1 <= 10 in the next hour, e >= 6 min
-		Decision denied = decide(this.counter, tenPerHour, T0 + 40_000);
+		Decision denied = decide(tenPerHour, T0 + 40_000);
 		assertThat(denied).isEqualTo(new Decision(false, 0, 3_920_000, 3_920_000));
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 3_600_000) + ":10:0:3600000");
 		// read again later, the stored counts no longer fade by the minute
-		assertThat(decide(this.counter, tenPerHour, T0 + 180_000).allowed()).isFalse();
-		assertThat(decide(this.counter, tenPerHour, T0 + 3_959_999).allowed()).isFalse();
-		assertThat(decide(this.counter, tenPerHour, T0 + 3_960_000).allowed()).isTrue();
+		assertThat(decide(tenPerHour, T0 + 180_000).allowed()).isFalse();
+		assertThat(decide(tenPerHour, T0 + 3_959_999).allowed()).isFalse();
+		assertThat(decide(tenPerHour, T0 + 3_960_000).allowed()).isTrue();
 	}
 
 	@Test
 	void aShorterWindowStartsWithWhatTheLongerOneEstimated() {
 		WindowPolicy tenPerHour = policy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofHours(1));
-		assertThat(burst(this.counter, tenPerHour, T0 + 10_000, 6)).isEqualTo(6);
+		assertThat(burst(tenPerHour, T0 + 10_000, 6)).isEqualTo(6);
 		// at T0 + 20 min, the hour's 6 become this minute's 6: 4 more, then the weight fades
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 1_200_000, 10)).isEqualTo(4);
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 1_320_000, 20)).isEqualTo(10);
+		assertThat(burst(this.tenPerMinute, T0 + 1_200_000, 10)).isEqualTo(4);
+		assertThat(burst(this.tenPerMinute, T0 + 1_320_000, 20)).isEqualTo(10);
 	}
 
 	@Test
 	void aClockSteppingBackKeepsCountingTheLaterWindow() {
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 70_000, 6)).isEqualTo(6);
+		assertThat(burst(this.tenPerMinute, T0 + 70_000, 6)).isEqualTo(6);
 		// the Redis clock reads T0 + 50 s: the window [T0 + 60 s, T0 + 120 s) stays the current one
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 50_000, 10)).isEqualTo(4);
-		Decision denied = decide(this.counter, this.tenPerMinute, T0 + 50_000);
+		assertThat(burst(this.tenPerMinute, T0 + 50_000, 10)).isEqualTo(4);
+		Decision denied = decide(this.tenPerMinute, T0 + 50_000);
 		// its ten become the previous window's at T0 + 120 s: 10 * (60 - e)/60 + 1 <= 10 once e >= 6 s
 		assertThat(denied).isEqualTo(new Decision(false, 0, 76_000, 76_000));
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 125_999).allowed()).isFalse();
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 126_000).allowed()).isTrue();
+		assertThat(decide(this.tenPerMinute, T0 + 125_999).allowed()).isFalse();
+		assertThat(decide(this.tenPerMinute, T0 + 126_000).allowed()).isTrue();
 	}
 
 	@Test
 	void aPreviousWindowAheadOfTheClockCountsInFull() {
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 50_000, 8)).isEqualTo(8);
+		assertThat(burst(this.tenPerMinute, T0 + 50_000, 8)).isEqualTo(8);
 		// 10 s into the next window: 8 * 50/60 = 6.67 + 2 fit
-		assertThat(burst(this.counter, this.tenPerMinute, T0 + 70_000, 2)).isEqualTo(2);
+		assertThat(burst(this.tenPerMinute, T0 + 70_000, 2)).isEqualTo(2);
 		// back to T0 + 55 s, before the current window began: the previous 8 weigh in full, 8 + 2 + 1 > 10;
 		// 8 * (60 - e)/60 + 3 <= 10 once e >= 7.5 s, at T0 + 67.5 s
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 55_000)).isEqualTo(new Decision(false, 0, 12_500, 12_500));
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 67_499).allowed()).isFalse();
-		assertThat(decide(this.counter, this.tenPerMinute, T0 + 67_500).allowed()).isTrue();
+		assertThat(decide(this.tenPerMinute, T0 + 55_000)).isEqualTo(new Decision(false, 0, 12_500, 12_500));
+		assertThat(decide(this.tenPerMinute, T0 + 67_499).allowed()).isFalse();
+		assertThat(decide(this.tenPerMinute, T0 + 67_500).allowed()).isTrue();
 	}
 
 }

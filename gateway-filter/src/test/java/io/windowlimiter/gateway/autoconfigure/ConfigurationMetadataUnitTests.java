@@ -28,7 +28,8 @@ class ConfigurationMetadataUnitTests {
 					"window-rate-limiter.ipv6-prefix-length", "window-rate-limiter.deny-cache-max-clients",
 					"window-rate-limiter.problem-details.enabled", "window-rate-limiter.headers.x-enabled",
 					"window-rate-limiter.redis-stall-timeout", "window-rate-limiter.local-max-clients",
-					"window-rate-limiter.default-limiter");
+					"window-rate-limiter.default-limiter", "window-rate-limiter.plans", "window-rate-limiter.plan-header",
+					"window-rate-limiter.assignments.refresh-interval", "window-rate-limiter.assignments.max-entries");
 		assertThat(properties).allSatisfy(property -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
 			.isNotBlank());

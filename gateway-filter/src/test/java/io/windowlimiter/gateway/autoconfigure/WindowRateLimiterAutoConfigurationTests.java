@@ -1,7 +1,7 @@
 package io.windowlimiter.gateway.autoconfigure;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 
@@ -47,13 +47,13 @@ class WindowRateLimiterAutoConfigurationTests {
 
 	@Test
 	void internalBeansHavePrefixedNamesAndBackOffForTheUsersOwn() {
-		this.runner.withBean("ownFixedWindow", FixedWindow.class, () -> new FixedWindow(RedisTestServer.get().template()))
+		this.runner.withBean("ownScript", LimitScript.class, () -> new LimitScript(RedisTestServer.get().template()))
 			.run(context -> {
-				assertThat(context).getBeans(FixedWindow.class).containsOnlyKeys("ownFixedWindow");
-				assertThat(context).hasBean("windowRateLimiterSlidingLog")
-					.hasBean("windowRateLimiterTokenBucket")
-					.doesNotHaveBean("slidingLog")
-					.doesNotHaveBean("tokenBucket");
+				assertThat(context).getBeans(LimitScript.class).containsOnlyKeys("ownScript");
+				assertThat(context).hasBean("windowRateLimiterPolicyRegistry")
+					.hasBean("windowRateLimiterDenyCache")
+					.doesNotHaveBean("policyRegistry")
+					.doesNotHaveBean("denyCache");
 			});
 	}
 

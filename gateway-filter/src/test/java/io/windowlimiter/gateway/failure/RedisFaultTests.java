@@ -11,11 +11,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.windowlimiter.gateway.DecisionWarmUp;
 import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
 import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -65,13 +61,11 @@ class RedisFaultTests {
 		this.connectionFactory.start();
 		ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.guard = new RedisGuard(TIMEOUT, STALL, Duration.ofSeconds(10));
-		List<WindowAlgorithm> algorithms = List.of(new FixedWindow(template), new SlidingLog(template),
-				new SlidingWindowCounter(template));
-		LimitScript script = new LimitScript(template, algorithms);
-		this.limiter = WindowRateLimiter.of(algorithms, script, this.guard, new DenyCache(1_000, System::nanoTime),
+		LimitScript script = new LimitScript(template);
+		this.limiter = WindowRateLimiter.of(script, this.guard, new DenyCache(1_000, System::nanoTime),
 				new LocalWindowLimiter(1_000), Clock.systemUTC());
 		// as the application does before it serves: connect, load the script, warm the path
-		new DecisionWarmUp(script, algorithms, this.guard, Duration.ofSeconds(10)).start();
+		new DecisionWarmUp(script, this.guard, Duration.ofSeconds(10)).start();
 		route("open", "open", "1");
 		route("closed", "closed", "1");
 		route("local", "local", "2");

@@ -8,9 +8,7 @@ import java.util.UUID;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisTestServer;
@@ -54,14 +52,14 @@ class ClockSkewTests {
 	@Test
 	void onTheRedisClockSkewedInstancesAgreeOnRetryAfter() {
 		WindowPolicy twoPerMinute = new WindowPolicy(Algorithm.SLIDING_LOG, 2, Duration.ofMinutes(1));
-		String key = RedisKeys.of("skew", this.client, this.slow.log.keySuffix());
-		assertThat(this.slow.log.decide(key, twoPerMinute).block(TIMEOUT).allowed()).isTrue();
-		assertThat(this.fast.log.decide(key, twoPerMinute).block(TIMEOUT).allowed()).isTrue();
-		Decision denied = this.fast.log.decide(key, twoPerMinute).block(TIMEOUT);
+		String key = RedisKeys.of("skew", this.client, Algorithm.SLIDING_LOG.keySuffix());
+		assertThat(this.slow.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT).allowed()).isTrue();
+		assertThat(this.fast.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT).allowed()).isTrue();
+		Decision denied = this.fast.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT);
 		// the slow instance's request leaves the window a minute after it was made, on one clock
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.retryAfterMillis()).isBetween(55_000L, 60_000L);
-		Decision deniedToo = this.slow.log.decide(key, twoPerMinute).block(TIMEOUT);
+		Decision deniedToo = this.slow.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT);
 		assertThat(Math.abs(deniedToo.retryAfterMillis() - denied.retryAfterMillis())).isLessThan(5_000);
 	}
 
@@ -69,10 +67,11 @@ class ClockSkewTests {
 	void onTheirOwnClocksTheSameInstancesWouldDisagree() {
 		// the control: each instance passes its own clock, as a limiter timed on the gateway would
 		WindowPolicy twoPerMinute = new WindowPolicy(Algorithm.SLIDING_LOG, 2, Duration.ofMinutes(1));
-		String key = RedisKeys.of("skew-local", this.client, this.slow.log.keySuffix());
-		this.slow.log.decideAt(key, twoPerMinute, this.slow.clock.millis()).block(TIMEOUT);
-		this.fast.log.decideAt(key, twoPerMinute, this.fast.clock.millis()).block(TIMEOUT);
-		Decision denied = this.fast.log.decideAt(key, twoPerMinute, this.fast.clock.millis()).block(TIMEOUT);
+		String key = RedisKeys.of("skew-local", this.client, Algorithm.SLIDING_LOG.keySuffix());
+		this.slow.script.decideOne(key, twoPerMinute, 1, Long.toString(this.slow.clock.millis())).block(TIMEOUT);
+		this.fast.script.decideOne(key, twoPerMinute, 1, Long.toString(this.fast.clock.millis())).block(TIMEOUT);
+		Decision denied = this.fast.script.decideOne(key, twoPerMinute, 1, Long.toString(this.fast.clock.millis()))
+			.block(TIMEOUT);
 		// the slow instance's request seems 20 s old to the fast one: Retry-After is 20 s short
 		assertThat(denied.retryAfterMillis()).isBetween(35_000L, 41_000L);
 	}
@@ -84,28 +83,30 @@ class ClockSkewTests {
 		Clock slowClock = Clock.fixed(trueTime.minus(SKEW), ZoneOffset.UTC);
 		Clock fastClock = Clock.fixed(trueTime.plus(SKEW), ZoneOffset.UTC);
 		WindowPolicy tenPerMinute = new WindowPolicy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
-		String key = RedisKeys.of("skew-edge", this.client, this.slow.fixed.keySuffix());
+		String key = RedisKeys.of("skew-edge", this.client, Algorithm.FIXED_WINDOW.keySuffix());
 		int allowed = 0;
 		for (int i = 0; i < 20; i++) {
-			allowed += this.slow.fixed.decideAt(key, tenPerMinute, slowClock.millis()).block(TIMEOUT).allowed() ? 1 : 0;
+			Decision decision = this.slow.script.decideOne(key, tenPerMinute, 1, Long.toString(slowClock.millis()))
+				.block(TIMEOUT);
+			allowed += decision.allowed() ? 1 : 0;
 		}
 		for (int i = 0; i < 20; i++) {
-			allowed += this.fast.fixed.decideAt(key, tenPerMinute, fastClock.millis()).block(TIMEOUT).allowed() ? 1 : 0;
+			Decision decision = this.fast.script.decideOne(key, tenPerMinute, 1, Long.toString(fastClock.millis()))
+				.block(TIMEOUT);
+			allowed += decision.allowed() ? 1 : 0;
 		}
 		// on one clock these 40 requests fall into one window and 10 pass
 		assertThat(allowed).isEqualTo(20);
 	}
 
-	/** One gateway instance: its own connections, algorithms and clock. */
+	/** One gateway instance: its own connections, script and clock. */
 	private static final class Instance implements AutoCloseable {
 
 		final Clock clock;
 
 		final LettuceConnectionFactory connections;
 
-		final FixedWindow fixed;
-
-		final WindowAlgorithm log;
+		final LimitScript script;
 
 		Instance(Clock clock) {
 			this.clock = clock;
@@ -114,8 +115,7 @@ class ClockSkewTests {
 			this.connections.afterPropertiesSet();
 			this.connections.start();
 			ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(this.connections);
-			this.fixed = new FixedWindow(template);
-			this.log = new SlidingLog(template);
+			this.script = new LimitScript(template);
 		}
 
 		@Override

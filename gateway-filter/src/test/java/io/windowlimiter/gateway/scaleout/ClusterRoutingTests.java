@@ -11,10 +11,8 @@ import java.util.regex.Pattern;
 import io.lettuce.core.ReadFrom;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
-import io.windowlimiter.gateway.algorithm.SlidingLog;
-import io.windowlimiter.gateway.algorithm.SlidingWindowCounter;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisClusterTestServer;
@@ -40,22 +38,21 @@ class ClusterRoutingTests {
 
 	private final RedisClusterTestServer cluster = RedisClusterTestServer.get();
 
-	private static List<WindowAlgorithm> algorithms(ReactiveStringRedisTemplate redis) {
-		return List.of(new FixedWindow(redis), new SlidingLog(redis), new SlidingWindowCounter(redis));
-	}
+	private static final List<Algorithm> ALGORITHMS = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_LOG,
+			Algorithm.SLIDING_WINDOW_COUNTER);
 
-	private static WindowPolicy policy(WindowAlgorithm algorithm) {
-		return new WindowPolicy(algorithm.algorithm(), 10, Duration.ofMinutes(1));
+	private static WindowPolicy policy(Algorithm algorithm) {
+		return new WindowPolicy(algorithm, 10, Duration.ofMinutes(1));
 	}
 
 	@Test
 	void eachClientKeepsItsKeysOnOneSlotAndClientsSpreadOverEveryMaster() {
 		String route = "spread-" + UUID.randomUUID().toString().substring(0, 8);
-		List<WindowAlgorithm> algorithms = algorithms(this.cluster.template());
+		LimitScript script = new LimitScript(this.cluster.template());
 		long decided = Flux.range(0, CLIENTS)
-			.flatMap(client -> Flux.fromIterable(algorithms)
-				.flatMap(algorithm -> algorithm.decide(RedisKeys.of(route, "client-" + client, algorithm.keySuffix()),
-						policy(algorithm))))
+			.flatMap(client -> Flux.fromIterable(ALGORITHMS)
+				.flatMap(algorithm -> script.decideOne(RedisKeys.of(route, "client-" + client, algorithm.keySuffix()),
+						policy(algorithm), 1, "")))
 			.filter(Decision::allowed)
 			.count()
 			.block(TIMEOUT);
@@ -64,7 +61,7 @@ class ClusterRoutingTests {
 		RedisNode anyNode = this.cluster.masters().get(0);
 		for (int client = 0; client < CLIENTS; client++) {
 			String name = "client-" + client;
-			List<Long> slots = algorithms.stream()
+			List<Long> slots = ALGORITHMS.stream()
 				.map(algorithm -> this.cluster.onNode(anyNode,
 						redis -> redis.clusterKeyslot(RedisKeys.of(route, name, algorithm.keySuffix()))))
 				.distinct()
@@ -74,7 +71,7 @@ class ClusterRoutingTests {
 
 		Map<RedisNode, Integer> keysPerMaster = new HashMap<>();
 		for (RedisNode master : this.cluster.masters()) {
-			keysPerMaster.put(master, this.cluster.onNode(master, redis -> redis.keys("wrl:{" + route + ":*")).size());
+			keysPerMaster.put(master, this.cluster.onNode(master, redis -> redis.keys("wrl:{*}:" + route + ":*")).size());
 		}
 		assertThat(keysPerMaster.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(3 * CLIENTS);
 		// a third each is expected; a hash tag without the client key would put everything on one master
@@ -92,11 +89,11 @@ class ClusterRoutingTests {
 			awaitReadsFromReplicas(redis, route);
 			Map<RedisNode, Long> evalsBefore = calls("evalsha|eval");
 			Map<RedisNode, Long> getsBefore = calls("get");
-			List<WindowAlgorithm> algorithms = algorithms(redis);
+			LimitScript script = new LimitScript(redis);
 			long allowed = Flux.range(0, 100)
-				.flatMap(client -> Flux.fromIterable(algorithms)
-					.flatMap(algorithm -> algorithm.decide(RedisKeys.of(route, "c" + client, algorithm.keySuffix()),
-							policy(algorithm))))
+				.flatMap(client -> Flux.fromIterable(ALGORITHMS)
+					.flatMap(algorithm -> script.decideOne(RedisKeys.of(route, "c" + client, algorithm.keySuffix()),
+							policy(algorithm), 1, "")))
 				.filter(Decision::allowed)
 				.count()
 				.block(TIMEOUT);

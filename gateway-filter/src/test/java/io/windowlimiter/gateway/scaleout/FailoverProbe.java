@@ -11,7 +11,7 @@ import java.util.stream.IntStream;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.WindowAlgorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisNode;
@@ -38,7 +38,7 @@ final class FailoverProbe {
 
 	private static final long LIMIT = 200_000;
 
-	private final WindowAlgorithm algorithm;
+	private final LimitScript script;
 
 	private final WindowPolicy policy = new WindowPolicy(Algorithm.FIXED_WINDOW, LIMIT, WindowPolicy.MAX_WINDOW);
 
@@ -47,17 +47,15 @@ final class FailoverProbe {
 	private final int callers;
 
 	/**
-	 * @param algorithm a fixed-window algorithm on the Redis under test
+	 * @param script the limiter's script on the Redis under test; the probe counts with a fixed window
 	 * @param clients how many client keys to spread the decisions over (they spread over slots)
 	 * @param callers how many decisions are in flight at once
 	 */
-	FailoverProbe(WindowAlgorithm algorithm, int clients, int callers) {
-		if (algorithm.algorithm() != Algorithm.FIXED_WINDOW) {
-			throw new IllegalArgumentException("The probe counts with a fixed window");
-		}
-		this.algorithm = algorithm;
+	FailoverProbe(LimitScript script, int clients, int callers) {
+		this.script = script;
 		String route = "failover-" + System.nanoTime();
-		this.keys = IntStream.range(0, clients).mapToObj(i -> RedisKeys.of(route, "client-" + i, algorithm.keySuffix())).toList();
+		String suffix = this.policy.algorithm().keySuffix();
+		this.keys = IntStream.range(0, clients).mapToObj(i -> RedisKeys.of(route, "client-" + i, suffix)).toList();
 		this.callers = callers;
 	}
 
@@ -78,7 +76,7 @@ final class FailoverProbe {
 					long start = System.nanoTime();
 					boolean ok;
 					try {
-						Decision decision = this.algorithm.decide(this.keys.get(client), this.policy).block(GIVE_UP);
+						Decision decision = this.script.decideOne(this.keys.get(client), this.policy, 1, "").block(GIVE_UP);
 						ok = decision != null && decision.allowed();
 						if (ok) {
 							acknowledged.incrementAndGet(client);
@@ -126,7 +124,8 @@ final class FailoverProbe {
 		for (int client = 0; client < this.keys.size(); client++) {
 			Decision after;
 			try {
-				after = this.algorithm.decide(this.keys.get(client), this.policy).block(GIVE_UP.multipliedBy(5));
+				after = this.script.decideOne(this.keys.get(client), this.policy, 1, "")
+					.block(GIVE_UP.multipliedBy(5));
 			}
 			catch (RuntimeException stillFailing) {
 				unread++;

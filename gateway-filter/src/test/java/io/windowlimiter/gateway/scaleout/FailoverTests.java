@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.windowlimiter.gateway.GatewayTestApplication;
-import io.windowlimiter.gateway.algorithm.FixedWindow;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.autoconfigure.RedisTopologyCustomizer;
 import io.windowlimiter.gateway.test.RedisClusterTestServer;
 import io.windowlimiter.gateway.test.RedisNode;
@@ -19,7 +19,6 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -99,7 +98,7 @@ class FailoverTests {
 
 	/** A probe deciding through the gateway's own Redis connections. */
 	static FailoverProbe probe(ConfigurableApplicationContext gateway) {
-		return new FailoverProbe(new FixedWindow(gateway.getBean(ReactiveStringRedisTemplate.class)), 200, 8);
+		return new FailoverProbe(gateway.getBean(LimitScript.class), 200, 8);
 	}
 
 	/**

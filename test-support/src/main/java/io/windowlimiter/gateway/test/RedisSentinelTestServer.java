@@ -8,6 +8,7 @@ import java.util.function.Function;
 import java.util.stream.IntStream;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -92,7 +93,14 @@ public final class RedisSentinelTestServer implements AutoCloseable {
 	public void awaitReplica(RedisNode node, Duration within) {
 		long deadline = System.nanoTime() + within.toNanos();
 		while (true) {
-			String replication = onNode(node, redis -> redis.info("replication"));
+			String replication;
+			try {
+				replication = onNode(node, redis -> redis.info("replication"));
+			}
+			catch (RedisException ex) {
+				// the Sentinels demote the old primary with CLIENT KILL: our connection may be reset mid-way
+				replication = "";
+			}
 			if (replication.contains("role:slave") && replication.contains("master_link_status:up")
 					&& replication.contains("master_port:" + primaryPort() + "\r\n")) {
 				return;

@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * topology. Each test works on a key of its own whose hash tag is random, so on a cluster the tests
  * land on every master.
  */
-abstract class WindowAlgorithmContract {
+abstract class AlgorithmContract {
 
 	static final Duration TIMEOUT = Duration.ofSeconds(5);
 
@@ -34,28 +34,28 @@ abstract class WindowAlgorithmContract {
 	/** Empties the script cache of every node that may run a script. */
 	abstract void flushScripts();
 
-	WindowAlgorithm algorithm(Algorithm algorithm) {
-		return switch (algorithm) {
-			case FIXED_WINDOW -> new FixedWindow(redis());
-			case SLIDING_LOG -> new SlidingLog(redis());
-			case SLIDING_LOG_SORTED_SET -> new SlidingLogSortedSet(redis());
-			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter(redis());
-			case TOKEN_BUCKET -> new TokenBucket(redis());
-		};
+	private LimitScript script;
+
+	/** The limiter's script on {@link #redis()}, built on first use. */
+	LimitScript script() {
+		if (this.script == null) {
+			this.script = new LimitScript(redis());
+		}
+		return this.script;
 	}
 
 	static WindowPolicy policy(Algorithm algorithm, long limit, Duration window) {
 		return new WindowPolicy(algorithm, limit, window);
 	}
 
-	Decision decide(WindowAlgorithm algorithm, WindowPolicy policy, long now) {
-		return algorithm.decideAt(this.key, policy, now).block(TIMEOUT);
+	Decision decide(WindowPolicy policy, long now) {
+		return script().decideOne(this.key, policy, 1, Long.toString(now)).block(TIMEOUT);
 	}
 
-	int burst(WindowAlgorithm algorithm, WindowPolicy policy, long now, int count) {
+	int burst(WindowPolicy policy, long now, int count) {
 		int allowed = 0;
 		for (int i = 0; i < count; i++) {
-			allowed += decide(algorithm, policy, now).allowed() ? 1 : 0;
+			allowed += decide(policy, now).allowed() ? 1 : 0;
 		}
 		return allowed;
 	}
@@ -76,26 +76,24 @@ abstract class WindowAlgorithmContract {
 
 	@Test
 	void fixedWindowCountsDownAndDeniesPastTheLimitUntilTheWindowEnds() {
-		WindowAlgorithm fixed = algorithm(Algorithm.FIXED_WINDOW);
 		WindowPolicy tenPerMinute = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
 		for (int i = 1; i <= 10; i++) {
-			assertThat(decide(fixed, tenPerMinute, T0 + 1_000 * i)).isEqualTo(new Decision(true, 10 - i, 60_000 - 1_000 * i, 0));
+			assertThat(decide(tenPerMinute, T0 + 1_000 * i)).isEqualTo(new Decision(true, 10 - i, 60_000 - 1_000 * i, 0));
 		}
-		assertThat(decide(fixed, tenPerMinute, T0 + 45_000)).isEqualTo(new Decision(false, 0, 15_000, 15_000));
-		assertThat(decide(fixed, tenPerMinute, T0 + 59_999).allowed()).isFalse();
-		assertThat(decide(fixed, tenPerMinute, T0 + 60_000)).isEqualTo(new Decision(true, 9, 60_000, 0));
+		assertThat(decide(tenPerMinute, T0 + 45_000)).isEqualTo(new Decision(false, 0, 15_000, 15_000));
+		assertThat(decide(tenPerMinute, T0 + 59_999).allowed()).isFalse();
+		assertThat(decide(tenPerMinute, T0 + 60_000)).isEqualTo(new Decision(true, 9, 60_000, 0));
 	}
 
 	@Test
 	void fixedWindowKeyExpiresWithItsWindowAndDenialsWriteNothing() {
-		WindowAlgorithm fixed = algorithm(Algorithm.FIXED_WINDOW);
 		WindowPolicy tenPerMinute = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
-		decide(fixed, tenPerMinute, T0 + 15_000);
+		decide(tenPerMinute, T0 + 15_000);
 		assertThat(pttl()).isBetween(44_000L, 45_000L);
 		assertThat(stored()).isEqualTo((T0 / 60_000) + ":1:60000");
-		burst(fixed, tenPerMinute, T0 + 15_000, 9);
+		burst(tenPerMinute, T0 + 15_000, 9);
 		String full = stored();
-		decide(fixed, tenPerMinute, T0 + 16_000);
+		decide(tenPerMinute, T0 + 16_000);
 		assertThat(stored()).isEqualTo(full);
 	}
 
@@ -103,22 +101,20 @@ abstract class WindowAlgorithmContract {
 
 	@Test
 	void slidingLogCountsEachRequestForExactlyOneWindow() {
-		WindowAlgorithm log = algorithm(Algorithm.SLIDING_LOG_SORTED_SET);
 		WindowPolicy threePerMinute = policy(Algorithm.SLIDING_LOG_SORTED_SET, 3, Duration.ofMinutes(1));
-		assertThat(decide(log, threePerMinute, T0 + 10_000).allowed()).isTrue();
-		assertThat(decide(log, threePerMinute, T0 + 20_000).allowed()).isTrue();
-		assertThat(decide(log, threePerMinute, T0 + 30_000)).isEqualTo(new Decision(true, 0, 40_000, 0));
-		assertThat(decide(log, threePerMinute, T0 + 69_999)).isEqualTo(new Decision(false, 0, 1, 1));
-		assertThat(decide(log, threePerMinute, T0 + 70_000).allowed()).isTrue();
+		assertThat(decide(threePerMinute, T0 + 10_000).allowed()).isTrue();
+		assertThat(decide(threePerMinute, T0 + 20_000).allowed()).isTrue();
+		assertThat(decide(threePerMinute, T0 + 30_000)).isEqualTo(new Decision(true, 0, 40_000, 0));
+		assertThat(decide(threePerMinute, T0 + 69_999)).isEqualTo(new Decision(false, 0, 1, 1));
+		assertThat(decide(threePerMinute, T0 + 70_000).allowed()).isTrue();
 		assertThat(logEntries()).isEqualTo(3);
 		assertThat(pttl()).isBetween(59_000L, 60_000L);
 	}
 
 	@Test
 	void slidingLogLogsEveryRequestOfOneMillisecondAndNoDenial() {
-		WindowAlgorithm log = algorithm(Algorithm.SLIDING_LOG_SORTED_SET);
 		WindowPolicy hundred = policy(Algorithm.SLIDING_LOG_SORTED_SET, 100, Duration.ofMinutes(1));
-		assertThat(burst(log, hundred, T0, 150)).isEqualTo(100);
+		assertThat(burst(hundred, T0, 150)).isEqualTo(100);
 		assertThat(logEntries()).isEqualTo(100);
 	}
 
@@ -126,16 +122,15 @@ abstract class WindowAlgorithmContract {
 
 	@Test
 	void slidingWindowCounterWeighsThePreviousWindowByItsOverlap() {
-		WindowAlgorithm counter = algorithm(Algorithm.SLIDING_WINDOW_COUNTER);
 		WindowPolicy tenPerMinute = policy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1));
-		assertThat(burst(counter, tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
+		assertThat(burst(tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
 		// 15 s into the next window: 10 * 45/60 = 7.5 taken, so 2 more fit
-		assertThat(burst(counter, tenPerMinute, T0 + 75_000, 5)).isEqualTo(2);
+		assertThat(burst(tenPerMinute, T0 + 75_000, 5)).isEqualTo(2);
 		assertThat(stored()).isEqualTo((T0 / 60_000 + 1) + ":2:10:60000");
 		assertThat(pttl()).isBetween(104_000L, 105_000L);
 		// previous 10, current 2: one more needs 10 * (60 - e)/60 + 3 <= 10, so e >= 18 s
-		assertThat(decide(counter, tenPerMinute, T0 + 76_000)).isEqualTo(new Decision(false, 0, 2_000, 2_000));
-		assertThat(burst(counter, tenPerMinute, T0 + 180_000, 10)).isEqualTo(10);
+		assertThat(decide(tenPerMinute, T0 + 76_000)).isEqualTo(new Decision(false, 0, 2_000, 2_000));
+		assertThat(burst(tenPerMinute, T0 + 180_000, 10)).isEqualTo(10);
 	}
 
 	// every algorithm
@@ -144,9 +139,8 @@ abstract class WindowAlgorithmContract {
 	@EnumSource(Algorithm.class)
 	void theWindowEdgeCaseOfTheDesignNotes(Algorithm algorithm) {
 		// limit 100 per minute; 100 requests at second 59 and 100 at second 61
-		WindowAlgorithm window = algorithm(algorithm);
 		WindowPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1));
-		int allowed = burst(window, policy, T0 + 59_000, 100) + burst(window, policy, T0 + 61_000, 100);
+		int allowed = burst(policy, T0 + 59_000, 100) + burst(policy, T0 + 61_000, 100);
 		int expected = switch (algorithm) {
 			case FIXED_WINDOW -> 200;
 			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> 100;
@@ -161,20 +155,19 @@ abstract class WindowAlgorithmContract {
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void retryAfterIsTruthfulAndTight(Algorithm algorithm) {
-		WindowAlgorithm window = algorithm(algorithm);
 		WindowPolicy policy = policy(algorithm, 7, Duration.ofSeconds(60));
 		Random random = new Random(42);
 		long now = T0;
 		int denials = 0;
 		for (int i = 0; i < 200; i++) {
 			now += random.nextInt(8_000);
-			Decision decision = decide(window, policy, now);
+			Decision decision = decide(policy, now);
 			if (!decision.allowed()) {
 				denials++;
 				long retry = decision.retryAfterMillis();
-				assertThat(decide(window, policy, now + retry - 1).allowed()).as("%s at retry - 1 ms", algorithm).isFalse();
+				assertThat(decide(policy, now + retry - 1).allowed()).as("%s at retry - 1 ms", algorithm).isFalse();
 				now += retry;
-				assertThat(decide(window, policy, now).allowed()).as("%s after retry-after", algorithm).isTrue();
+				assertThat(decide(policy, now).allowed()).as("%s after retry-after", algorithm).isTrue();
 			}
 		}
 		assertThat(denials).as("the trace must exercise denials").isGreaterThan(10);
@@ -183,11 +176,10 @@ abstract class WindowAlgorithmContract {
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void exactlyTheLimitPassesUnderConcurrencyOnTheRedisClock(Algorithm algorithm) {
-		WindowAlgorithm window = algorithm(algorithm);
 		// 366-day epoch-aligned windows: an edge falls inside this test's second once a year at most
 		WindowPolicy policy = policy(algorithm, 50, WindowPolicy.MAX_WINDOW);
 		long allowed = Flux.range(0, 200)
-			.flatMap(i -> window.decide(this.key, policy), 200)
+			.flatMap(i -> script().decideOne(this.key, policy, 1, ""), 200)
 			.filter(Decision::allowed)
 			.count()
 			.block(Duration.ofSeconds(30));
@@ -197,12 +189,11 @@ abstract class WindowAlgorithmContract {
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void aFlushedScriptCacheIsRefilledTransparently(Algorithm algorithm) {
-		WindowAlgorithm window = algorithm(algorithm);
 		WindowPolicy policy = policy(algorithm, 2, Duration.ofMinutes(1));
-		assertThat(decide(window, policy, T0).allowed()).isTrue();
+		assertThat(decide(policy, T0).allowed()).isTrue();
 		flushScripts();
-		assertThat(decide(window, policy, T0).allowed()).isTrue();
-		assertThat(decide(window, policy, T0).allowed()).isFalse();
+		assertThat(decide(policy, T0).allowed()).isTrue();
+		assertThat(decide(policy, T0).allowed()).isFalse();
 	}
 
 }

@@ -5,7 +5,7 @@ import io.windowlimiter.gateway.test.RedisTestServer;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /** The algorithm suite on one standalone Redis. */
-class StandaloneWindowAlgorithmTests extends WindowAlgorithmContract {
+class StandaloneAlgorithmTests extends AlgorithmContract {
 
 	@Override
 	ReactiveStringRedisTemplate redis() {

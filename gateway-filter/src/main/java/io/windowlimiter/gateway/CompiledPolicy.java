@@ -1,0 +1,107 @@
+package io.windowlimiter.gateway;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import io.windowlimiter.gateway.key.RedisKeys;
+
+/**
+ * One way a route decides a client: its own limits, or a plan's, or an override's, with everything a
+ * request needs of them worked out once (key layout, the script's arguments, the policy header, the
+ * local shares). Built by the {@link PolicyRegistry} when routes are built, never per request.
+ */
+final class CompiledPolicy {
+
+	private static final String REDIS_CLOCK = "";
+
+	/** Which limits these are, for the deny cache and logs: "" for the route's own, else the plan's name. */
+	final String plan;
+
+	final RoutePolicy route;
+
+	/** The limits in decision order: the route's own and its scopes', as the route or plan lists them. */
+	final List<RouteLimit> limits;
+
+	/** The script's ARGV, the same for every request. */
+	final List<String> arguments;
+
+	final Reported reported;
+
+	/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
+	final Reported shares;
+
+	/** The metrics tag: the algorithms, e.g. {@code fixed-window+sliding-log}. */
+	final String algorithms;
+
+	/** What the deny cache keys a client by, before the client key: route and plan, since scopes share keys. */
+	final String denyPrefix;
+
+	/** Per limit: the route id or scope name its key is made of, and the key's suffix. */
+	private final String[] owners;
+
+	private final boolean[] scoped;
+
+	private final String[] suffixes;
+
+	CompiledPolicy(String routeId, String plan, RoutePolicy route, List<RouteLimit> limits) {
+		this.plan = plan;
+		this.route = route;
+		this.limits = List.copyOf(limits);
+		List<WindowPolicy> policies = limits.stream().map(RouteLimit::policy).toList();
+		this.arguments = LimitScript.arguments(policies, route.cost(), REDIS_CLOCK);
+		this.reported = new Reported(this.limits);
+		List<RouteLimit> shares = new ArrayList<>(limits.size());
+		for (RouteLimit limit : limits) {
+			WindowPolicy own = limit.policy();
+			long share = Math.max(1, own.limit() / route.instances());
+			shares.add(new RouteLimit(limit.name(), new WindowPolicy(own.algorithm(), share, own.window()), limit.scope()));
+		}
+		this.shares = new Reported(List.copyOf(shares));
+		this.algorithms = policies.stream().map(policy -> policy.algorithm().id()).distinct().collect(Collectors.joining("+"));
+		this.denyPrefix = routeId + '\n' + plan + '\n';
+		this.owners = new String[limits.size()];
+		this.scoped = new boolean[limits.size()];
+		this.suffixes = new String[limits.size()];
+		// a limit's key is numbered by its place among the limits of its route or scope; the first has no
+		// number, so a route's keys stay put when it gains a limit
+		Map<String, Integer> places = new HashMap<>();
+		for (int i = 0; i < limits.size(); i++) {
+			String scope = limits.get(i).scope();
+			this.scoped[i] = scope != null;
+			this.owners[i] = (scope != null) ? scope : routeId;
+			int place = places.merge((scope != null) ? "scope:" + scope : "", 1, Integer::sum) - 1;
+			String suffix = limits.get(i).policy().algorithm().keySuffix();
+			this.suffixes[i] = (place == 0) ? suffix : suffix + place;
+		}
+	}
+
+	/** The client's keys, one per limit, all with the client's hash tag. */
+	List<String> keysFor(String clientKey) {
+		List<String> keys = new ArrayList<>(this.owners.length);
+		for (int i = 0; i < this.owners.length; i++) {
+			keys.add(this.scoped[i] ? RedisKeys.ofScope(this.owners[i], clientKey, this.suffixes[i])
+					: RedisKeys.of(this.owners[i], clientKey, this.suffixes[i]));
+		}
+		return keys;
+	}
+
+	/** The limits of one scope among these, in order. */
+	List<RouteLimit> scopeLimits(String scope) {
+		return this.limits.stream().filter(limit -> scope.equals(limit.scope())).toList();
+	}
+
+	/** Limits as reported to clients, with their policy header, which is the same for every answer. */
+	record Reported(List<RouteLimit> list, String policyHeader) {
+
+		Reported(List<RouteLimit> list) {
+			this(list, RateLimitHeaders.policy(list));
+		}
+
+	}
+
+}

@@ -1,0 +1,322 @@
+package io.windowlimiter.gateway.plan;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.windowlimiter.gateway.GatewayTestApplication;
+import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.test.Downstream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.server.ServerWebExchange;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Plans, scopes, plan resolvers, assignments and overrides through two gateway instances on one Redis,
+ * over HTTP to a real downstream. Plan free: 3 per route and 5 in scope {@code api}; plan pro: 6 and
+ * 10. Routes {@code orders} and {@code search} default to free; {@code a} and {@code b} have limits of
+ * their own in scope {@code ab}. Windows are 366 days, so no edge falls inside a test; each test has
+ * client keys of its own. One subclass per Redis topology.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class PlansContract {
+
+	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
+
+	private static final String YEAR = "366d";
+
+	private static final long W = Duration.ofDays(366).toSeconds();
+
+	private static final String FREE = "\"per-route\";q=3;w=" + W + ", \"daily\";q=5;w=" + W;
+
+	private static final String PRO = "\"per-route\";q=6;w=" + W + ", \"daily\";q=10;w=" + W;
+
+	private final Downstream downstream = Downstream.start();
+
+	private final List<ConfigurableApplicationContext> instances = new ArrayList<>();
+
+	private final WebClient client = WebClient.create();
+
+	/** The {@code spring.data.redis.*} properties of the Redis both instances share. */
+	abstract List<String> redisProperties();
+
+	/**
+	 * Stands for an authentication filter the user trusts: it runs before the limiter, drops any plan
+	 * header the client sent and sets the plan it vouches for.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class TrustedPlanFilter {
+
+		@Bean
+		GlobalFilter trustedPlanFilter() {
+			return new PlanFilter();
+		}
+
+		@Bean
+		MeterRegistry meterRegistry() {
+			return new SimpleMeterRegistry();
+		}
+
+	}
+
+	static class PlanFilter implements GlobalFilter, Ordered {
+
+		@Override
+		public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+			String vouched = exchange.getRequest().getHeaders().getFirst("X-Test-Auth");
+			return chain.filter(exchange.mutate().request(request -> request.headers(headers -> {
+				headers.remove("X-Plan");
+				if (vouched != null) {
+					headers.set("X-Plan", vouched);
+				}
+			})).build());
+		}
+
+		@Override
+		public int getOrder() {
+			return -10;
+		}
+
+	}
+
+	@BeforeAll
+	void startTwoInstances() {
+		for (int i = 0; i < 2; i++) {
+			this.instances.add(new SpringApplicationBuilder(GatewayTestApplication.class, TrustedPlanFilter.class)
+				.properties(properties().toArray(String[]::new))
+				.run());
+		}
+	}
+
+	@AfterAll
+	void stop() {
+		this.instances.forEach(ConfigurableApplicationContext::close);
+		this.downstream.close();
+	}
+
+	private List<String> properties() {
+		List<String> properties = new ArrayList<>(redisProperties());
+		properties.add("server.port=0");
+		properties.add("window-rate-limiter.plan-header=X-Plan");
+		properties.add("window-rate-limiter.problem-details.enabled=true");
+		plan(properties, "free", 3, 5);
+		plan(properties, "pro", 6, 10);
+		route(properties, 0, "orders", "plan=free");
+		route(properties, 1, "search", "plan=free");
+		route(properties, 2, "a", "scope=ab", "algorithm=sliding-log", "limit=4", "window=" + YEAR);
+		route(properties, 3, "b", "scope=ab", "algorithm=sliding-log", "limit=4", "window=" + YEAR);
+		return properties;
+	}
+
+	private static void plan(List<String> properties, String plan, int perRoute, int daily) {
+		String limits = "window-rate-limiter.plans." + plan + ".limits";
+		properties.addAll(List.of(limits + "[0].name=per-route", limits + "[0].algorithm=fixed-window",
+				limits + "[0].limit=" + perRoute, limits + "[0].window=" + YEAR, limits + "[1].name=daily",
+				limits + "[1].limit=" + daily, limits + "[1].window=" + YEAR, limits + "[1].scope=api"));
+	}
+
+	private void route(List<String> properties, int index, String id, String... args) {
+		String route = ROUTES + "[" + index + "].";
+		properties.add(route + "id=" + id);
+		properties.add(route + "uri=" + this.downstream.uri());
+		properties.add(route + "predicates[0]=Path=/" + id + "/**");
+		properties.add(route + "filters[0].name=RequestRateLimiter");
+		properties.add(route + "filters[0].args.rate-limiter=#{@windowRateLimiter}");
+		properties.add(route + "filters[0].args.key-resolver=#{@headerKeyResolver}");
+		for (String arg : args) {
+			properties.add(route + "filters[0].args.window-rate-limiter." + arg);
+		}
+	}
+
+	record Answer(int status, HttpHeaders headers, String body) {
+
+		String policy() {
+			return this.headers.getFirst("RateLimit-Policy");
+		}
+
+	}
+
+	private Answer get(int instance, String route, String apiKey, String... headers) {
+		int port = ((WebServerApplicationContext) this.instances.get(instance)).getWebServer().getPort();
+		return this.client.get().uri("http://127.0.0.1:" + port + "/" + route + "/items").headers(h -> {
+			h.set("X-API-Key", apiKey);
+			for (int i = 0; i < headers.length; i += 2) {
+				h.set(headers[i], headers[i + 1]);
+			}
+		})
+			.exchangeToMono(response -> response.bodyToMono(String.class)
+				.defaultIfEmpty("")
+				.map(body -> new Answer(response.statusCode().value(), response.headers().asHttpHeaders(), body)))
+			.block(Duration.ofSeconds(30));
+	}
+
+	private PlanAssignments assignments(int instance) {
+		return this.instances.get(instance).getBean(PlanAssignments.class);
+	}
+
+	private static String key() {
+		return UUID.randomUUID().toString();
+	}
+
+	/** How long until instance 1 sees what instance 0 changed; fails past 1 s. */
+	private long millisUntilSeenOnTheOtherInstance(String target, String client, boolean present) {
+		long started = System.nanoTime();
+		while ((assignments(1).find(target, client) != null) != present) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("seen on the other instance within 1 s")
+				.isLessThan(Duration.ofSeconds(1));
+			Thread.onSpinWait();
+		}
+		long millis = Duration.ofNanos(System.nanoTime() - started).toMillis();
+		System.out.println("Assignment change seen on the other instance after " + millis + " ms");
+		return millis;
+	}
+
+	@Test
+	void aScopeCountsAcrossRoutesAndInstancesWhileEachRouteKeepsItsOwnLimit() {
+		String client = key();
+		for (int i = 0; i < 3; i++) {
+			Answer allowed = get(i % 2, "orders", client);
+			assertThat(allowed.status()).isEqualTo(200);
+			assertThat(allowed.policy()).isEqualTo(FREE);
+		}
+		Answer perRoute = get(1, "orders", client);
+		assertThat(perRoute.status()).isEqualTo(429);
+		assertThat(perRoute.headers().getFirst("RateLimit")).startsWith("\"per-route\";r=0;");
+		assertThat(get(0, "search", client).status()).isEqualTo(200);
+		Answer last = get(1, "search", client);
+		assertThat(last.status()).isEqualTo(200);
+		assertThat(last.headers().getFirst("RateLimit")).startsWith("\"daily\";r=0;");
+		// search's own limit has room left; the shared daily scope has none
+		Answer scope = get(0, "search", client);
+		assertThat(scope.status()).isEqualTo(429);
+		assertThat(scope.headers().getFirst("RateLimit")).startsWith("\"daily\";r=0;");
+		// the problem names the client's own policy that refused it
+		assertThat(scope.body()).contains("\"violated-policies\":[\"daily\"]");
+		assertThat(this.downstream.hits("/orders/items", client)).isEqualTo(3);
+		assertThat(this.downstream.hits("/search/items", client)).isEqualTo(2);
+	}
+
+	@Test
+	void routesWithLimitsOfTheirOwnShareTheirScope() {
+		String client = key();
+		assertThat(List.of(get(0, "a", client), get(1, "b", client), get(0, "a", client), get(1, "b", client)))
+			.extracting(Answer::status)
+			.containsOnly(200);
+		assertThat(get(0, "b", client).status()).isEqualTo(429);
+		assertThat(get(1, "a", client).status()).isEqualTo(429);
+		assertThat(get(0, "a", client).policy()).isEqualTo("\"ab\";q=4;w=" + W);
+	}
+
+	@Test
+	void aTrustedFiltersPlanPicksThePlanAndAClientCannotPickItsOwn() {
+		String pro = key();
+		for (int i = 0; i < 6; i++) {
+			Answer allowed = get(i % 2, "orders", pro, "X-Test-Auth", "pro");
+			assertThat(allowed.status()).isEqualTo(200);
+			assertThat(allowed.policy()).isEqualTo(PRO);
+		}
+		assertThat(get(0, "orders", pro, "X-Test-Auth", "pro").status()).isEqualTo(429);
+
+		String claimsPro = key();
+		Answer answer = get(0, "orders", claimsPro, "X-Plan", "pro");
+		assertThat(answer.policy()).isEqualTo(FREE);
+	}
+
+	@Test
+	void anUnknownPlanFallsBackToTheRoutesDefaultAndIsCounted() {
+		MeterRegistry registry = this.instances.get(1).getBean(MeterRegistry.class);
+		double before = unknownPlans(registry);
+		Answer answer = get(1, "orders", key(), "X-Test-Auth", "gold");
+		assertThat(answer.status()).isEqualTo(200);
+		assertThat(answer.policy()).isEqualTo(FREE);
+		assertThat(unknownPlans(registry)).isEqualTo(before + 1);
+	}
+
+	private static double unknownPlans(MeterRegistry registry) {
+		var counter = registry.find("gateway.ratelimit.plans.unknown").tag("route", "orders").counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	@Test
+	void aPlanAssignedOnAScopeReachesEveryInstanceWithinASecondAndEveryRouteNamingIt() {
+		String client = key();
+		assertThat(get(1, "orders", client).policy()).isEqualTo(FREE);
+		assignments(0).assign("api", client, "pro", null).block(Duration.ofSeconds(5));
+		// the instance that assigned has it at once
+		assertThat(assignments(0).find("api", client)).isEqualTo(new Assignment("pro", List.of(), 0));
+		millisUntilSeenOnTheOtherInstance("api", client, true);
+		assertThat(get(1, "orders", client).policy()).isEqualTo(PRO);
+		assertThat(get(1, "search", client).policy()).isEqualTo(PRO);
+		// an assignment outranks the request's plan
+		assertThat(get(1, "search", client, "X-Test-Auth", "free").policy()).isEqualTo(PRO);
+
+		assignments(0).clear("api", client).block(Duration.ofSeconds(5));
+		millisUntilSeenOnTheOtherInstance("api", client, false);
+		assertThat(get(1, "orders", client).policy()).isEqualTo(FREE);
+	}
+
+	@Test
+	void anOverrideGivesOneClientLimitsOfItsOwnOnOneRouteUntilItExpires() {
+		String client = key();
+		assignments(0).override("orders", client,
+				List.of(Map.of("name", "tight", "algorithm", "fixed-window", "limit", 1, "window", YEAR)),
+				Duration.ofSeconds(2))
+			.block(Duration.ofSeconds(5));
+		millisUntilSeenOnTheOtherInstance("orders", client, true);
+		Answer first = get(1, "orders", client);
+		assertThat(first.status()).isEqualTo(200);
+		assertThat(first.policy()).isEqualTo("\"tight\";q=1;w=" + W);
+		Answer refused = get(0, "orders", client);
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.body()).contains("\"violated-policies\":[\"tight\"]");
+		// the override is for orders alone
+		assertThat(get(1, "search", client).policy()).isEqualTo(FREE);
+
+		long started = System.nanoTime();
+		while (assignments(1).find("orders", client) != null) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+			Thread.onSpinWait();
+		}
+		Answer expired = get(1, "orders", client);
+		assertThat(expired.policy()).isEqualTo(FREE);
+		assertThat(expired.status()).isEqualTo(200);
+	}
+
+	@Test
+	void anUndeclaredPlanCannotBeAssigned() {
+		org.assertj.core.api.Assertions
+			.assertThatThrownBy(() -> assignments(0).assign("orders", key(), "gold", null).block())
+			.hasMessageContaining("Plan 'gold' is not declared; declared: ");
+	}
+
+	@Test
+	void withoutTheRequestTheRoutesDefaultPlanDecides() {
+		// called as the gateway's SPI is, but outside any request: no exchange in the Reactor context
+		WindowRateLimiter limiter = this.instances.get(0).getBean(WindowRateLimiter.class);
+		RateLimiter.Response response = limiter.isAllowed("orders", key()).block(Duration.ofSeconds(5));
+		assertThat(response.isAllowed()).isTrue();
+		assertThat(response.getHeaders()).containsEntry("RateLimit-Policy", FREE);
+	}
+
+}

@@ -1,0 +1,38 @@
+-- Sets or clears one assignment of a plan or override to a client, and bumps the version every gateway
+-- instance polls, so that each reloads the assignments within its refresh interval. Expired assignments
+-- are dropped here, on the next write; readers ignore them meanwhile.
+--
+-- KEYS[1]  hash: field = target and client, value = "<expires at ms, 0 for never>\n<assignment>"
+-- KEYS[2]  sorted set: field by expiry time, for dropping expired ones
+-- KEYS[3]  version counter
+-- ARGV[1]  field
+-- ARGV[2]  the assignment, or "" to clear it
+-- ARGV[3]  time to live in ms, or "" for none
+-- ARGV[4]  the most assignments kept; a new one beyond it is refused
+-- Reply    the new version, or an error when full
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+for _, field in ipairs(expired) do
+  redis.call('HDEL', KEYS[1], field)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+else
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then
+    return redis.error_reply('ERR window-rate-limiter: ' .. ARGV[4] .. ' assignments already, the most allowed')
+  end
+  local expires = 0
+  if ARGV[3] ~= '' then
+    expires = now + tonumber(ARGV[3])
+    redis.call('ZADD', KEYS[2], expires, ARGV[1])
+  else
+    redis.call('ZREM', KEYS[2], ARGV[1])
+  end
+  redis.call('HSET', KEYS[1], ARGV[1], expires .. '\n' .. ARGV[2])
+end
+return redis.call('INCR', KEYS[3])
