@@ -9,6 +9,7 @@ import io.windowlimiter.gateway.operations.ChangeBroadcast;
 import io.windowlimiter.gateway.operations.DeniedClients;
 import io.windowlimiter.gateway.operations.RateLimitOperations;
 import io.windowlimiter.gateway.operations.RateLimitsEndpoint;
+import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 
@@ -57,6 +58,34 @@ class WindowRateLimiterEndpointAutoConfigurationTests {
 		this.runner.withPropertyValues(EXPOSE).withClassLoader(new FilteredClassLoader(Endpoint.class)).run(context -> {
 			assertThat(context).hasNotFailed().doesNotHaveBean(RateLimitsEndpoint.class).hasSingleBean(ChangeBroadcast.class);
 		});
+	}
+
+	/** On a route of plans the read follows the client's assignment, and a reset deletes its counts there. */
+	@Test
+	void readsAndResetsFollowTheClientsPlan() {
+		this.runner.withPropertyValues(EXPOSE, "window-rate-limiter.plans.free.limits[0].limit=2",
+				"window-rate-limiter.plans.free.limits[0].window=1h", "window-rate-limiter.plans.gold.limits[0].limit=50",
+				"window-rate-limiter.plans.gold.limits[0].window=1h")
+			.run(context -> {
+				String route = "planned-" + UUID.randomUUID();
+				WindowRateLimiter limiter = context.getBean(WindowRateLimiter.BEAN_NAME, WindowRateLimiter.class);
+				limiter.register(route, Map.of("plan", "free"));
+				RateLimitOperations operations = context.getBean(RateLimitOperations.class);
+				RateLimitOperations.ClientStanding free = operations.standing(route, "bob").block(Duration.ofSeconds(5));
+				assertThat(free.plan()).isEqualTo("free");
+				assertThat(free.limits()).extracting(RateLimitOperations.LimitStanding::remaining).containsExactly(2L);
+
+				context.getBean(PlanAssignments.class).assign(route, "bob", "gold", null).block(Duration.ofSeconds(5));
+				limiter.isAllowed(route, "bob").block(Duration.ofSeconds(5));
+				RateLimitOperations.ClientStanding gold = operations.standing(route, "bob").block(Duration.ofSeconds(5));
+				assertThat(gold.plan()).isEqualTo("gold");
+				assertThat(gold.limits()).extracting(RateLimitOperations.LimitStanding::remaining).containsExactly(49L);
+
+				assertThat(operations.reset(route, "bob", null).block(Duration.ofSeconds(5)).deletedKeys()).isEqualTo(1);
+				assertThat(operations.standing(route, "bob").block(Duration.ofSeconds(5)).limits())
+					.extracting(RateLimitOperations.LimitStanding::remaining)
+					.containsExactly(50L);
+			});
 	}
 
 	@Test
