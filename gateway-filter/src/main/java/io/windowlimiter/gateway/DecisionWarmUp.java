@@ -8,18 +8,18 @@ import java.util.UUID;
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
-import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.RedisKeys;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;
 
 /**
  * Runs the decision path before the web server takes its first request: connects to Redis, loads the
- * script, and decides a few hundred requests of a throwaway client through the {@link RedisGuard}
+ * script, and decides a few hundred requests of a throwaway client
  * with every algorithm, so that class loading, the connection and the first compilations are paid
  * here and not by the first clients. Without it the first decisions of a fresh instance were the
  * slowest it ever made (measured: several hundred ms on two busy cores).
@@ -43,15 +43,12 @@ public class DecisionWarmUp implements SmartLifecycle {
 
 	private final LimitScript script;
 
-	private final RedisGuard guard;
-
 	private final Duration maxWait;
 
 	private volatile boolean running;
 
-	public DecisionWarmUp(LimitScript script, RedisGuard guard, Duration maxWait) {
+	public DecisionWarmUp(LimitScript script, Duration maxWait) {
 		this.script = script;
-		this.guard = guard;
 		this.maxWait = maxWait;
 	}
 
@@ -71,7 +68,9 @@ public class DecisionWarmUp implements SmartLifecycle {
 			// a blocking wait, once, at start-up: nothing is served before it ends
 			Long decided = this.script.load()
 				.thenMany(Flux.range(0, DECISIONS)
-					.flatMap(i -> this.guard.protect(this.script.decide(keys, arguments)), CONCURRENCY))
+					// not through the Redis guard: a cold first call may outlast its bounds, which is what
+					// this is for, and must not count as a failed decision; maxWait bounds the whole
+					.flatMap(i -> this.script.decide(keys, arguments).onErrorResume(error -> Mono.empty()), CONCURRENCY))
 				.count()
 				.block(this.maxWait);
 			logger.debug("Warmed up with " + decided + " decisions in "

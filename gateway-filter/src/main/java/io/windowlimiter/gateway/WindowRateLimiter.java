@@ -213,24 +213,12 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		};
 	}
 
-	/** Each limit's share for this instance, in memory, reported as such; stops at the first that denies. */
+	/** Each limit's share for this instance, in memory, reported as such. */
 	private Response local(CompiledPolicy policy, List<String> keys) {
-		List<RouteLimit> shares = policy.shares.list();
-		Decision closest = null;
-		int reported = 0;
-		for (int i = 0; i < keys.size(); i++) {
-			WindowPolicy share = shares.get(i).policy();
-			Decision decision = this.localLimiter.decide(keys.get(i), share.limit(), share.window(),
-					policy.route.cost(), this.clock.millis());
-			if (!decision.allowed()) {
-				return answer(policy, policy.shares, i, decision);
-			}
-			if (closest == null || decision.remaining() < closest.remaining()) {
-				closest = decision;
-				reported = i;
-			}
-		}
-		return answer(policy, policy.shares, reported, closest);
+		List<WindowPolicy> shares = policy.shares.list().stream().map(RouteLimit::policy).toList();
+		LocalWindowLimiter.Reported local = this.localLimiter.decideAll(keys, shares, policy.route.cost(),
+				this.clock.millis());
+		return answer(policy, policy.shares, local.limitIndex(), local.decision());
 	}
 
 	/** The route's own policy, else one set on the gateway's default filters. */

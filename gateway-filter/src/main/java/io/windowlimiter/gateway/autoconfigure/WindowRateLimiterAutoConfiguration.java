@@ -88,8 +88,8 @@ public class WindowRateLimiterAutoConfiguration {
 	}
 
 	@Bean
-	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, RedisGuard guard) {
-		return new DecisionWarmUp(script, guard, Duration.ofSeconds(10));
+	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script) {
+		return new DecisionWarmUp(script, Duration.ofSeconds(10));
 	}
 
 	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */

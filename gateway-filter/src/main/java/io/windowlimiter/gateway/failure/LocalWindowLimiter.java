@@ -1,11 +1,13 @@
 package io.windowlimiter.gateway.failure;
 
 import java.time.Duration;
+import java.util.List;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import io.windowlimiter.gateway.algorithm.Decision;
+import io.windowlimiter.gateway.algorithm.WindowPolicy;
 
 /**
  * The stand-in for Redis in fail-mode {@code local}: a sliding window counter per route and client in
@@ -36,6 +38,31 @@ public class LocalWindowLimiter {
 	}
 
 	/** How many clients are held now (for tests of the bound). */
+	/**
+	 * Decides one request against several limits, in memory, stopping at the first that denies.
+	 * @param keys one per limit
+	 * @param limits this instance's share of each limit, in the same order
+	 * @return the limit to report (the denying one, else the one with the least left) and its decision
+	 */
+	public Reported decideAll(List<String> keys, List<WindowPolicy> limits, long cost, long nowMillis) {
+		Reported closest = null;
+		for (int i = 0; i < keys.size(); i++) {
+			WindowPolicy limit = limits.get(i);
+			Decision decision = decide(keys.get(i), limit.limit(), limit.window(), cost, nowMillis);
+			if (!decision.allowed()) {
+				return new Reported(i, decision);
+			}
+			if (closest == null || decision.remaining() < closest.decision().remaining()) {
+				closest = new Reported(i, decision);
+			}
+		}
+		return closest;
+	}
+
+	/** Which limit a local answer reports, and its decision. */
+	public record Reported(int limitIndex, Decision decision) {
+	}
+
 	public long size() {
 		this.counts.cleanUp();
 		return this.counts.estimatedSize();

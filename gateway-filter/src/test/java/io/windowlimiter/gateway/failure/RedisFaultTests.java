@@ -65,7 +65,7 @@ class RedisFaultTests {
 		this.limiter = WindowRateLimiter.of(script, this.guard, new DenyCache(1_000, System::nanoTime),
 				new LocalWindowLimiter(1_000), Clock.systemUTC());
 		// as the application does before it serves: connect, load the script, warm the path
-		new DecisionWarmUp(script, this.guard, Duration.ofSeconds(10)).start();
+		new DecisionWarmUp(script, Duration.ofSeconds(10)).start();
 		route("open", "open", "1");
 		route("closed", "closed", "1");
 		route("local", "local", "2");
