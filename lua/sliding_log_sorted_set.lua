@@ -10,13 +10,12 @@
 -- denial, and a request is logged no earlier than the newest entry (the Redis clock may step back
 -- after a failover), so both storages keep the same entries and decide alike whatever the clock does.
 algorithms['SLIDING_LOG_SORTED_SET'] = function(key, limit, window, now, cost)
-  local kept = redis.call('ZCARD', key)
-  local count = redis.call('ZCOUNT', key, '(' .. string.format('%d', now - window), '+inf')
-  local low = kept - count
+  local after = '(' .. string.format('%d', now - window)
+  local count = redis.call('ZCOUNT', key, after, '+inf')
 
-  -- the i-th entry in the window, 0 = the oldest
+  -- the i-th entry in the window, 0 = the oldest (by score, without counting what lies before it)
   local function time_of(index)
-    return tonumber(redis.call('ZRANGE', key, low + index, low + index, 'WITHSCORES')[2])
+    return tonumber(redis.call('ZRANGE', key, after, '+inf', 'BYSCORE', 'LIMIT', index, 1, 'WITHSCORES')[2])
   end
 
   if count + cost > limit then
