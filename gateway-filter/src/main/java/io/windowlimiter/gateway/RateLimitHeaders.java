@@ -106,7 +106,8 @@ public final class RateLimitHeaders {
 		return policies.toString();
 	}
 
-	static long ceilSeconds(long millis) {
+	/** Milliseconds as whole seconds, rounded up, never negative: how every reset and wait is reported. */
+	public static long ceilSeconds(long millis) {
 		return Math.max(0, Math.floorDiv(millis + 999, 1000));
 	}
 

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.RouteLimit;
 import io.windowlimiter.gateway.RoutePolicy;
 import io.windowlimiter.gateway.WindowRateLimiter;
@@ -91,7 +92,7 @@ public class RateLimitOperations {
 				RouteLimit limit = standing.limits().get(i);
 				Decision decision = standing.decisions().get(i);
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
-						limit.policy().window().toString(), decision.remaining(), ceilSeconds(decision.resetMillis())));
+						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis())));
 			}
 			return new ClientStanding(target, client, standing.plan(), limits);
 		});
@@ -134,10 +135,6 @@ public class RateLimitOperations {
 			data.put("deletedKeys", reset.deletedKeys());
 			this.auditEvents.publishEvent(new AuditApplicationEvent((principal != null) ? principal : "", RESET_EVENT, data));
 		}
-	}
-
-	private static long ceilSeconds(long millis) {
-		return (millis + 999) / 1000;
 	}
 
 	/**
