@@ -136,8 +136,9 @@ public final class RedisGuard implements AutoCloseable {
 					waiting.deliver(() -> fail(sink, error));
 				}
 			}, () -> {
-				replied();
+				// after a value this finds the decision finished: its reply was counted already
 				if (waiting.finish()) {
+					replied();
 					waiting.deliver(sink::success);
 				}
 			});
