@@ -126,13 +126,20 @@ final class DecisionThroughputBenchmark {
 	}
 
 	private Timed timed(WindowRateLimiter limiter, String routeId, Duration duration) {
+		return timed(limiter, routeId, duration, this.keys, this.inFlight);
+	}
+
+	/**
+	 * Decisions of random clients among {@code keys}, {@code inFlight} at a time, for {@code duration};
+	 * also the load of {@link PlanBenchmark}.
+	 */
+	static Timed timed(WindowRateLimiter limiter, String routeId, Duration duration, int keys, int inFlight) {
 		AtomicLong undecided = new AtomicLong();
 		long start = System.nanoTime();
 		long deadline = start + duration.toNanos();
 		Long answers = Flux.range(0, Integer.MAX_VALUE)
 			.takeWhile(i -> System.nanoTime() < deadline)
-			.flatMap(i -> limiter.isAllowed(routeId, clientKey(ThreadLocalRandom.current().nextInt(this.keys))),
-					this.inFlight)
+			.flatMap(i -> limiter.isAllowed(routeId, clientKey(ThreadLocalRandom.current().nextInt(keys))), inFlight)
 			.doOnNext(response -> {
 				// Failing open (timeout, circuit open, Redis error) answers without headers
 				if (!response.isAllowed() || response.getHeaders().isEmpty()) {

@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.plan.PlanAssignments;
@@ -110,22 +108,9 @@ final class PlanBenchmark {
 	}
 
 	private Result timed(WindowRateLimiter limiter, String routeId, Duration duration) {
-		AtomicLong undecided = new AtomicLong();
-		long start = System.nanoTime();
-		long deadline = start + duration.toNanos();
-		Long answers = Flux.range(0, Integer.MAX_VALUE)
-			.takeWhile(i -> System.nanoTime() < deadline)
-			.flatMap(i -> limiter.isAllowed(routeId,
-					DecisionThroughputBenchmark.clientKey(ThreadLocalRandom.current().nextInt(this.keys))), this.inFlight)
-			.doOnNext(response -> {
-				if (!response.isAllowed() || response.getHeaders().isEmpty()) {
-					undecided.incrementAndGet();
-				}
-			})
-			.count()
-			.block();
-		double seconds = (System.nanoTime() - start) / 1e9;
-		return new Result(routeId, (answers - undecided.get()) / seconds, undecided.get());
+		DecisionThroughputBenchmark.Timed run = DecisionThroughputBenchmark.timed(limiter, routeId, duration, this.keys,
+				this.inFlight);
+		return new Result(routeId, run.perSecond(), run.undecided());
 	}
 
 }
