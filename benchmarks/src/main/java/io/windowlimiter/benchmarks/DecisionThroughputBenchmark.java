@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.gateway.algorithm.LimitScript;
 import reactor.core.publisher.Flux;
 
 /**
@@ -163,8 +164,8 @@ final class DecisionThroughputBenchmark {
 		probe.configureRoute(routeId, algorithm, this.limit, this.window);
 		String client = clientKey(0);
 		probe.limiter().isAllowed(routeId, client).block(Duration.ofSeconds(10));
-		RecordingRedisTemplate.ScriptCall call = probe.lastCall();
-		String sha = this.redis.scriptLoad(call.script().getScriptAsString(), call.script().getSha1());
+		ScriptRecorder.ScriptCall call = probe.lastCall();
+		String sha = this.redis.scriptLoad(probe.bean(LimitScript.class).script().getScriptAsString(), call.script());
 		List<String> command = new ArrayList<>(List.of("EVALSHA", sha, Integer.toString(call.keys().size())));
 		for (String key : call.keys()) {
 			if (!key.contains(client) || !key.endsWith(algorithm.keySuffix())) {

@@ -26,14 +26,14 @@ final class Library implements AutoCloseable {
 
 	private final AnnotationConfigApplicationContext context;
 
-	private final @Nullable RecordingRedisTemplate recorder;
+	private final @Nullable ScriptRecorder recorder;
 
 	/** The library as a gateway has it. */
 	Library(String host, int port) {
 		this(host, port, false);
 	}
 
-	/** With {@code recording}, on a template that notes what each script is sent (see {@link #lastCall}). */
+	/** With {@code recording}, noting what each script is sent (see {@link #lastCall}). */
 	Library(String host, int port, boolean recording) {
 		this(host, port, recording, Map.of());
 	}
@@ -43,9 +43,11 @@ final class Library implements AutoCloseable {
 		this.connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
 		this.connectionFactory.afterPropertiesSet();
 		this.connectionFactory.start();
-		this.recorder = recording ? new RecordingRedisTemplate(this.connectionFactory) : null;
-		ReactiveStringRedisTemplate template = (this.recorder != null) ? this.recorder
-				: new ReactiveStringRedisTemplate(this.connectionFactory);
+		this.recorder = recording ? new ScriptRecorder() : null;
+		if (this.recorder != null) {
+			this.connectionFactory.getRequiredNativeClient().addListener(this.recorder);
+		}
+		ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.context = new AnnotationConfigApplicationContext();
 		Map<String, Object> settings = new java.util.HashMap<>(properties);
 		if (!Settings.redisTimeout().isEmpty()) {
@@ -77,8 +79,8 @@ final class Library implements AutoCloseable {
 	}
 
 	/** The script the library last ran, as sent; only for a recording library. */
-	RecordingRedisTemplate.ScriptCall lastCall() {
-		RecordingRedisTemplate.ScriptCall call = (this.recorder != null) ? this.recorder.lastCall() : null;
+	ScriptRecorder.ScriptCall lastCall() {
+		ScriptRecorder.ScriptCall call = (this.recorder != null) ? this.recorder.lastCall() : null;
 		if (call == null) {
 			throw new IllegalStateException("No script run recorded");
 		}

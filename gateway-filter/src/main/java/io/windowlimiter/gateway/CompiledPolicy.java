@@ -28,7 +28,7 @@ final class CompiledPolicy {
 	final List<RouteLimit> limits;
 
 	/** The script's ARGV, the same for every request. */
-	final List<String> arguments;
+	final LimitScript.Arguments arguments;
 
 	final Reported reported;
 

@@ -63,7 +63,7 @@ public class DecisionWarmUp implements SmartLifecycle {
 			keys.add(RedisKeys.of("window-rate-limiter", client, algorithm.keySuffix()));
 			policies.add(new WindowPolicy(algorithm, LIMIT, WINDOW));
 		}
-		List<String> arguments = LimitScript.arguments(policies, 1, "");
+		LimitScript.Arguments arguments = LimitScript.arguments(policies, 1, "");
 		try {
 			// a blocking wait, once, at start-up: nothing is served before it ends
 			Long decided = this.script.load()

@@ -307,7 +307,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			return Mono.empty();
 		}
 		CompiledPolicy policy = knownPolicy(routeId, route, clientKey);
-		List<String> arguments = LimitScript.arguments(policy.limits.stream().map(RouteLimit::policy).toList(), 0,
+		LimitScript.Arguments arguments = LimitScript.arguments(policy.limits.stream().map(RouteLimit::policy).toList(), 0,
 				REDIS_CLOCK);
 		return this.guard.protect(this.script.decide(policy.keysFor(clientKey), arguments))
 			.map(verdict -> new Standing(policy.plan.isEmpty() ? null : policy.plan, policy.limits, verdict.decisions()));

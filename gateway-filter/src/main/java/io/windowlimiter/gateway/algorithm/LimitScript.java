@@ -3,36 +3,46 @@ package io.windowlimiter.gateway.algorithm;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
 import reactor.core.publisher.Mono;
 
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The one Lua script that decides a request: {@code decide.lua} preceded by the module of every
- * {@link Algorithm}, assembled once and run by SHA (Spring Data Redis falls back to EVAL when Redis answers
- * NOSCRIPT). One round trip decides every limit of a route atomically, all or nothing.
+ * {@link Algorithm}, assembled once and run by SHA (by its source when Redis answers NOSCRIPT). One round
+ * trip decides every limit of a route atomically, all or nothing. The {@link ScriptSender} writes it to
+ * Redis.
  */
 public final class LimitScript {
 
-	private final ReactiveStringRedisTemplate redis;
-
 	private final RedisScript<List<Long>> script;
 
+	private final ScriptSender sender;
+
+	/**
+	 * @param redis the template whose connection factory, a {@link LettuceConnectionFactory} (the only one
+	 * with reactive support), reaches Redis
+	 */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	public LimitScript(ReactiveStringRedisTemplate redis) {
-		this.redis = redis;
+		if (!(redis.getConnectionFactory() instanceof LettuceConnectionFactory factory)) {
+			throw new IllegalArgumentException("The window rate limiter needs Lettuce, got "
+					+ redis.getConnectionFactory().getClass().getName());
+		}
 		StringBuilder source = new StringBuilder("local algorithms = {}\n");
 		for (Algorithm algorithm : Algorithm.values()) {
 			source.append(read(algorithm.moduleFile())).append('\n');
 		}
 		source.append(read("decide.lua"));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
+		this.sender = new ScriptSender(factory, this.script.getSha1().getBytes(StandardCharsets.US_ASCII),
+				source.toString().getBytes(StandardCharsets.UTF_8));
 	}
 
 	/** One limit of a decision: the client's key for it and the limit itself, which names its algorithm. */
@@ -70,17 +80,19 @@ public final class LimitScript {
 	 * every request, only the keys differ.
 	 * @param keys one per limit, sharing one hash tag
 	 */
-	public Mono<Verdict> decide(List<String> keys, List<String> arguments) {
-		return this.redis.execute(this.script, keys, arguments)
-			.next()
-			.map(reply -> Verdict.fromReply(reply, keys.size()));
+	public Mono<Verdict> decide(List<String> keys, Arguments arguments) {
+		byte[][] encoded = new byte[keys.size()][];
+		for (int i = 0; i < encoded.length; i++) {
+			encoded[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		return this.sender.run(encoded, arguments.encoded).map(reply -> Verdict.fromReply(reply, encoded.length));
 	}
 
 	/**
 	 * The script's ARGV for these limits (in order, each deciding by its policy's algorithm), this cost
 	 * and this time ("" for the Redis clock).
 	 */
-	public static List<String> arguments(List<WindowPolicy> policies, long cost, String now) {
+	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now) {
 		List<String> args = new ArrayList<>(2 + 4 * policies.size());
 		args.add(now);
 		args.add(Long.toString(cost));
@@ -91,7 +103,34 @@ public final class LimitScript {
 			args.add(Long.toString(policy.windowMillis()));
 			args.add(algorithm.extra(policy));
 		}
-		return List.copyOf(args);
+		return new Arguments(args);
+	}
+
+	/** The script's ARGV, encoded once: a route's are the same for every request. */
+	public static final class Arguments {
+
+		private final List<String> values;
+
+		private final byte[][] encoded;
+
+		private Arguments(List<String> values) {
+			this.values = List.copyOf(values);
+			this.encoded = new byte[values.size()][];
+			for (int i = 0; i < this.encoded.length; i++) {
+				this.encoded[i] = values.get(i).getBytes(StandardCharsets.UTF_8);
+			}
+		}
+
+		/** The arguments as text, in order, e.g. to replay them with redis-cli. */
+		public List<String> values() {
+			return this.values;
+		}
+
+		@Override
+		public String toString() {
+			return this.values.toString();
+		}
+
 	}
 
 	/**
@@ -99,8 +138,7 @@ public final class LimitScript {
 	 * decision then costs one round trip like any other instead of a connect and a NOSCRIPT retry.
 	 */
 	public Mono<String> load() {
-		ByteBuffer source = ByteBuffer.wrap(this.script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
-		return this.redis.execute(connection -> connection.scriptingCommands().scriptLoad(source)).next();
+		return this.sender.load();
 	}
 
 	/** The assembled script, e.g. for tests that run it by hand. */

@@ -1,0 +1,217 @@
+package io.windowlimiter.gateway.algorithm;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerListOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.FastThreadLocal;
+import io.netty.util.internal.ThreadExecutorMap;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Sends the decision script to Redis over the application's Lettuce connection, without a template in
+ * between: Spring Data Redis would open and close a connection handle and serialize every argument per
+ * call, where here a route's ARGV are encoded once. The commands asked for within one task of a Netty event
+ * loop (the requests read in one pass over the sockets) are written together when that task ends: one write
+ * and one flush for all of them, as a pipeline would, so a busy gateway makes one system call per batch and
+ * Redis reads the batch at once. Asked from any other thread, a command is written at once.
+ *
+ * <p>The connection is Spring Data Redis's shared byte-array connection (the one {@code RedisTemplate}
+ * uses), fetched off the request path on first use and again if it was closed.
+ */
+final class ScriptSender {
+
+	private static final ByteArrayCodec CODEC = ByteArrayCodec.INSTANCE;
+
+	private final LettuceConnectionFactory factory;
+
+	private final byte[] sha;
+
+	private final byte[] source;
+
+	private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
+
+	/** The commands this event loop's current task asked for; written when the task ends. */
+	private final FastThreadLocal<Batch> batches = new FastThreadLocal<>();
+
+	ScriptSender(LettuceConnectionFactory factory, byte[] sha, byte[] source) {
+		this.factory = factory;
+		this.sha = sha;
+		this.source = source;
+	}
+
+	/** Runs the script by SHA, by its source when Redis does not know it (restarted, failed over, flushed). */
+	Mono<List<Long>> run(byte[][] keys, byte[][] arguments) {
+		return send(CommandType.EVALSHA, this.sha, keys, arguments)
+			.onErrorResume(RedisNoScriptException.class, ex -> send(CommandType.EVAL, this.source, keys, arguments));
+	}
+
+	/** Loads the script into Redis (every master of a cluster), which also opens the connection. */
+	Mono<String> load() {
+		return connection().flatMap(connection -> {
+			RedisFuture<String> loaded = (connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)
+					? cluster.async().scriptLoad(this.source)
+					: ((StatefulRedisConnection<byte[], byte[]>) connection).async().scriptLoad(this.source);
+			return Mono.fromCompletionStage(loaded);
+		});
+	}
+
+	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments) {
+		StatefulConnection<byte[], byte[]> connection = this.connection;
+		if (connection == null) {
+			return connection().flatMap(fetched -> send(fetched, type, script, keys, arguments));
+		}
+		return send(connection, type, script, keys, arguments);
+	}
+
+	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, CommandType type, byte[] script,
+			byte[][] keys, byte[][] arguments) {
+		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(script).add(keys.length);
+		for (byte[] key : keys) {
+			args.addKey(key);
+		}
+		for (byte[] argument : arguments) {
+			args.addValue(argument);
+		}
+		AsyncCommand<byte[], byte[], List<Long>> command = new AsyncCommand<>(
+				new Command<>(type, new IntegerListOutput<>(CODEC), args));
+		EventExecutor loop = ThreadExecutorMap.currentExecutor();
+		if (loop == null) {
+			dispatch(connection, List.of(command));
+		}
+		else {
+			batchOf(loop).add(connection, command);
+		}
+		return Mono.fromFuture(command);
+	}
+
+	private Batch batchOf(EventExecutor loop) {
+		Batch batch = this.batches.get();
+		if (batch == null) {
+			batch = new Batch(loop);
+			this.batches.set(batch);
+		}
+		return batch;
+	}
+
+	private void dispatch(StatefulConnection<byte[], byte[]> connection,
+			List<AsyncCommand<byte[], byte[], List<Long>>> commands) {
+		try {
+			connection.dispatch(commands);
+		}
+		catch (RuntimeException ex) {
+			commands.forEach(command -> command.completeExceptionally(ex));
+		}
+		if (!connection.isOpen() && commands.get(0).isCompletedExceptionally()) {
+			forget(connection);
+		}
+	}
+
+	/** Fetched off the request path: the first use of a Spring Data Redis connection may connect. */
+	private Mono<StatefulConnection<byte[], byte[]>> connection() {
+		return Mono.fromCallable(this::fetch).subscribeOn(Schedulers.boundedElastic());
+	}
+
+	@SuppressWarnings("unchecked")
+	private StatefulConnection<byte[], byte[]> fetch() {
+		StatefulConnection<byte[], byte[]> known = this.connection;
+		if (known != null) {
+			return known;
+		}
+		RedisConnection handle = this.factory.getConnection();
+		Object commands = handle.getNativeConnection();
+		StatefulConnection<byte[], byte[]> fetched;
+		if (commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+			fetched = (StatefulConnection<byte[], byte[]>) cluster.getStatefulConnection();
+		}
+		else if (commands instanceof RedisAsyncCommands<?, ?> standalone) {
+			fetched = (StatefulConnection<byte[], byte[]>) standalone.getStatefulConnection();
+		}
+		else {
+			throw new IllegalStateException("Not a Lettuce connection: " + commands);
+		}
+		this.connection = fetched;
+		return fetched;
+	}
+
+	/**
+	 * Lettuce fails commands at once only on a connection closed for good (a disconnected one queues them
+	 * and reconnects); Spring Data Redis closes its shared connection when it resets it. Fetch anew then.
+	 */
+	private void forget(StatefulConnection<byte[], byte[]> closed) {
+		if (this.connection == closed) {
+			this.connection = null;
+			if (!this.factory.getShareNativeConnection()) {
+				// a dedicated connection is ours to close
+				closed.closeAsync();
+			}
+		}
+	}
+
+	/** One event loop's commands of its current task, all for one connection. */
+	private final class Batch implements Runnable {
+
+		private final EventExecutor loop;
+
+		private List<AsyncCommand<byte[], byte[], List<Long>>> commands = new ArrayList<>();
+
+		private @Nullable StatefulConnection<byte[], byte[]> connection;
+
+		Batch(EventExecutor loop) {
+			this.loop = loop;
+		}
+
+		void add(StatefulConnection<byte[], byte[]> connection, AsyncCommand<byte[], byte[], List<Long>> command) {
+			if (this.connection != null && this.connection != connection) {
+				// the connection was fetched anew in this task: what is queued goes to the old one first
+				run();
+			}
+			boolean first = this.commands.isEmpty();
+			this.connection = connection;
+			this.commands.add(command);
+			if (first) {
+				try {
+					this.loop.execute(this);
+				}
+				catch (RejectedExecutionException ex) {
+					// the loop is shutting down: write now rather than never
+					run();
+				}
+			}
+		}
+
+		@Override
+		public void run() {
+			List<AsyncCommand<byte[], byte[], List<Long>>> commands = this.commands;
+			StatefulConnection<byte[], byte[]> connection = this.connection;
+			if (commands.isEmpty() || connection == null) {
+				return;
+			}
+			// Lettuce encodes the list later, on its own thread: hand it over and start a new one
+			this.commands = new ArrayList<>();
+			this.connection = null;
+			dispatch(connection, commands);
+		}
+
+	}
+
+}
