@@ -44,9 +44,13 @@ final class Report {
 
 	private List<MemoryBenchmark.Result> memory = List.of();
 
-	private List<PlanBenchmark.Result> plans = List.of();
+	private List<SideBySideRoutes.Result> plans = List.of();
 
 	private String plansSetup = "";
+
+	private List<SideBySideRoutes.Result> scopes = List.of();
+
+	private String scopesSetup = "";
 
 	private final List<String[]> targets = new ArrayList<>();
 
@@ -73,9 +77,14 @@ final class Report {
 		this.memory = results;
 	}
 
-	void plans(List<PlanBenchmark.Result> results, String setup) {
+	void plans(List<SideBySideRoutes.Result> results, String setup) {
 		this.plans = results;
 		this.plansSetup = setup;
+	}
+
+	void scopes(List<SideBySideRoutes.Result> results, String setup) {
+		this.scopes = results;
+		this.scopesSetup = setup;
 	}
 
 	String markdown() {
@@ -96,7 +105,11 @@ final class Report {
 			.append(Machine.loadAverage()).append(" at the end (cores are shared with other work on the machine)\n");
 		md.append("- Redis, the load generators and the code measured share the machine's cores; compare ratios, "
 				+ "not absolute figures, across machines.\n\n");
-		String parts = decisionTable() + httpTables() + memoryTable() + plansTable();
+		String parts = decisionTable() + httpTables() + memoryTable()
+				+ sideBySideTable("4. Plans: the same limits inline, from a plan, from an assignment", this.plans,
+						this.plansSetup)
+				+ sideBySideTable("5. Scopes: the same limits the route's own and in a scope shared across routes",
+						this.scopes, this.scopesSetup);
 		md.append("## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
 		for (String[] row : this.targets) {
 			md.append("| ").append(String.join(" | ", row)).append(" |\n");
@@ -127,16 +140,22 @@ final class Report {
 		return md.append('\n').toString();
 	}
 
-	private String plansTable() {
-		if (this.plans.isEmpty()) {
+	/** Routes decided side by side, each against the first. */
+	private String sideBySideTable(String title, List<SideBySideRoutes.Result> results, String setup) {
+		if (results.isEmpty()) {
 			return "";
 		}
-		StringBuilder md = new StringBuilder("## 4. Plans: the same limits inline, from a plan, from an assignment\n\n");
-		md.append(this.plansSetup).append(".\n\n| limits | decisions/s | vs inline | not decided |\n|---|---:|---:|---:|\n");
-		double inline = this.plans.get(0).perSecond();
-		for (PlanBenchmark.Result r : this.plans) {
+		StringBuilder md = new StringBuilder("## ").append(title).append("\n\n");
+		md.append(setup).append(".\n\n| limits | decisions/s | vs ").append(results.get(0).name())
+			.append(" | not decided |\n|---|---:|---:|---:|\n");
+		double first = results.get(0).perSecond();
+		for (SideBySideRoutes.Result r : results) {
 			md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %d |%n", r.name(), r.perSecond(),
-					r.perSecond() / inline, r.undecided()));
+					r.perSecond() / first, r.undecided()));
+			if (r.undecided() > 0) {
+				this.targets.add(new String[] { "decisions, " + r.name(), r.undecided() + " not allowed or not decided",
+						"0", "**invalid run**" });
+			}
 		}
 		return md.append('\n').toString();
 	}
