@@ -9,6 +9,7 @@
 #   benchmarks/run-all.sh memory          3. Redis memory per client
 #   benchmarks/run-all.sh plans           4. decisions/s, the same limits inline, from a plan, assigned
 #   benchmarks/run-all.sh scopes          5. decisions/s, the same limits the route's own and in a scope
+#   benchmarks/run-all.sh hot             6. decisions/s of one client key vs 10,000, library and redis-benchmark
 #   BENCH_REF=HEAD benchmarks/run-all.sh  measure a commit (a clean export of it, built apart) instead
 #                                         of the working tree, e.g. while others are editing it
 #   BENCH_SKIP_BUILD=1 benchmarks/run-all.sh ...   use the jars already built

@@ -52,6 +52,10 @@ final class Report {
 
 	private String scopesSetup = "";
 
+	private List<HotClientBenchmark.Result> hot = List.of();
+
+	private String hotSetup = "";
+
 	private final List<String[]> targets = new ArrayList<>();
 
 	Report(Machine machine, String command) {
@@ -87,6 +91,11 @@ final class Report {
 		this.scopesSetup = setup;
 	}
 
+	void hot(List<HotClientBenchmark.Result> results, String setup) {
+		this.hot = results;
+		this.hotSetup = setup;
+	}
+
 	String markdown() {
 		this.targets.clear();
 		StringBuilder md = new StringBuilder();
@@ -109,7 +118,8 @@ final class Report {
 				+ sideBySideTable("4. Plans: the same limits inline, from a plan, from an assignment", this.plans,
 						this.plansSetup)
 				+ sideBySideTable("5. Scopes: the same limits the route's own and in a scope shared across routes",
-						this.scopes, this.scopesSetup);
+						this.scopes, this.scopesSetup)
+				+ hotTable();
 		md.append("## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
 		for (String[] row : this.targets) {
 			md.append("| ").append(String.join(" | ", row)).append(" |\n");
@@ -135,6 +145,31 @@ final class Report {
 			if (r.undecided() > 0) {
 				this.targets.add(new String[] { "decisions, " + name, r.undecided() + " not allowed or not decided",
 						"0", "**invalid run**" });
+			}
+		}
+		return md.append('\n').toString();
+	}
+
+	private String hotTable() {
+		if (this.hot.isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 6. One hot client: every decision on one key\n\n");
+		md.append(this.hotSetup).append(".\n\n| algorithm | library, 10,000 keys | library, one key | one key / 10,000 |"
+				+ " redis-benchmark -P 16, 10,000 keys | redis-benchmark -P 16, one key | one key / 10,000 |"
+				+ " library / -P 16, one key |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (HotClientBenchmark.Result r : this.hot) {
+			DecisionThroughputBenchmark.Result many = r.manyKeys();
+			DecisionThroughputBenchmark.Result one = r.oneKey();
+			String name = Algorithms.name(r.algorithm());
+			md.append(String.format(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f | %,.0f | %,.0f | %.2f | %.2f |%n", name,
+					many.libraryPerSecond(), one.libraryPerSecond(), one.libraryPerSecond() / many.libraryPerSecond(),
+					many.redisPipelined(), one.redisPipelined(), one.redisPipelined() / many.redisPipelined(),
+					one.ratioToPipelined()));
+			long undecided = many.undecided() + one.undecided();
+			if (undecided > 0) {
+				this.targets.add(new String[] { "hot client, " + name, undecided + " not allowed or not decided", "0",
+						"**invalid run**" });
 			}
 		}
 		return md.append('\n').toString();
