@@ -208,7 +208,7 @@ final class Report {
 		for (HttpBenchmark.Result r : this.http) {
 			if (!r.httpCase().flood()) {
 				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f | %.2f | %s |%n",
-						r.httpCase().limiter(), r.perSecond(), r.p50Millis(), r.p99Millis(), r.perSecond() / none,
+						r.httpCase().label(), r.perSecond(), r.p50Millis(), r.p99Millis(), r.perSecond() / none,
 						r.perSecond() / builtIn, rounds(r)));
 			}
 		}
@@ -220,7 +220,7 @@ final class Report {
 		for (HttpBenchmark.Result r : this.http) {
 			if (r.httpCase().flood()) {
 				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f%% | %.2f | %s |%n",
-						r.httpCase().limiter(), r.perSecond(), r.p50Millis(), r.p99Millis(), 100 * r.rejectedShare(),
+						r.httpCase().label(), r.perSecond(), r.p50Millis(), r.p99Millis(), 100 * r.rejectedShare(),
 						r.perSecond() / builtInFlood, rounds(r)));
 			}
 		}
@@ -232,13 +232,13 @@ final class Report {
 		}
 		for (HttpBenchmark.Result r : this.http) {
 			if (r.httpCase().ours() && !r.httpCase().flood()) {
-				atLeast("HTTP req/s, " + r.httpCase().limiter() + " / built-in", r.perSecond() / builtIn, VS_BUILT_IN_TARGET);
-				atLeast("HTTP req/s, " + r.httpCase().limiter() + " / no limiter", r.perSecond() / none, VS_NONE_TARGET);
+				atLeast("HTTP req/s, " + r.httpCase().label() + " / built-in", r.perSecond() / builtIn, VS_BUILT_IN_TARGET);
+				atLeast("HTTP req/s, " + r.httpCase().label() + " / no limiter", r.perSecond() / none, VS_NONE_TARGET);
 			}
 		}
 		for (HttpBenchmark.Result r : this.http) {
 			if (r.httpCase().ours() && r.httpCase().flood()) {
-				atLeast("flood req/s, " + r.httpCase().limiter() + " / built-in", r.perSecond() / builtInFlood,
+				atLeast("flood req/s, " + r.httpCase().label() + " / built-in", r.perSecond() / builtInFlood,
 						FLOOD_TARGET);
 			}
 		}
