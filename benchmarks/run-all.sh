@@ -3,7 +3,7 @@
 # own redis-server on a free loopback port, runs the parts one after another and prints a summary
 # (also written to benchmarks/results/<date>.md). Never part of `mvn verify`.
 #
-#   benchmarks/run-all.sh                 all three parts (about 8 minutes on 2 cores)
+#   benchmarks/run-all.sh                 decision, memory, http (about 9 minutes on 2 cores)
 #   benchmarks/run-all.sh decision        1. decisions/s, library alone vs redis-benchmark
 #   benchmarks/run-all.sh http            2. HTTP through gateway-app (wrk)
 #   benchmarks/run-all.sh memory          3. Redis memory per client
