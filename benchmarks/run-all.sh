@@ -3,11 +3,13 @@
 # own redis-server on a free loopback port, runs the parts one after another and prints a summary
 # (also written to benchmarks/results/<date>.md). Never part of `mvn verify`.
 #
-#   benchmarks/run-all.sh                 all three parts (about 8 minutes on 2 cores)
+#   benchmarks/run-all.sh                 decision, memory, http (about 9 minutes on 2 cores)
 #   benchmarks/run-all.sh decision        1. decisions/s, library alone vs redis-benchmark
 #   benchmarks/run-all.sh http            2. HTTP through gateway-app (wrk)
 #   benchmarks/run-all.sh memory          3. Redis memory per client
 #   benchmarks/run-all.sh plans           4. decisions/s, the same limits inline, from a plan, assigned
+#   benchmarks/run-all.sh scopes          5. decisions/s, the same limits the route's own and in a scope
+#   benchmarks/run-all.sh hot             6. decisions/s of one client key vs 10,000, library and redis-benchmark
 #   BENCH_REF=HEAD benchmarks/run-all.sh  measure a commit (a clean export of it, built apart) instead
 #                                         of the working tree, e.g. while others are editing it
 #   BENCH_SKIP_BUILD=1 benchmarks/run-all.sh ...   use the jars already built

@@ -12,6 +12,9 @@ import io.windowlimiter.gateway.algorithm.Algorithm;
  */
 final class Algorithms {
 
+	/** The highest limit the sliding log accepts (the library's RouteArgs.MAX_LOG_LIMIT, not public). */
+	static final long MAX_LOG_LIMIT = 1_000_000;
+
 	private Algorithms() {
 	}
 

@@ -38,11 +38,14 @@ final class DecisionThroughputBenchmark {
 
 	private final LocalRedis redis;
 
-	private final int keys = Settings.integer("keys", 10_000);
+	private final int keys;
 
-	private final long limit = Settings.allowedLimit();
+	private final long limit;
 
-	private final String window = "1m";
+	private final String window;
+
+	/** Whether redis-benchmark also runs without pipelining. */
+	private final boolean unpipelined;
 
 	private final int inFlight = Settings.integer("decision.in-flight", 256);
 
@@ -54,53 +57,41 @@ final class DecisionThroughputBenchmark {
 
 	private final int rounds = Settings.integer("decision.rounds", 2);
 
+	/** Part 1: 10,000 clients, all allowed at the usual limit of 1,000 a minute, -P 1 too. */
 	DecisionThroughputBenchmark(LocalRedis redis) {
+		this(redis, Settings.integer("keys", 10_000), Settings.allowedLimit(), "1m", true);
+	}
+
+	/** Decisions over {@code keys} client keys with {@code limit} per {@code window} each, all allowed. */
+	DecisionThroughputBenchmark(LocalRedis redis, int keys, long limit, String window, boolean unpipelined) {
 		this.redis = redis;
+		this.keys = keys;
+		this.limit = limit;
+		this.window = window;
+		this.unpipelined = unpipelined;
 	}
 
 	String setup() {
 		return String.format("`WindowRateLimiter.isAllowed` with %d decisions in flight over one Lettuce connection, "
 				+ "%,d client keys, limit %,d per %s (all allowed), %d s after %d s warm-up; `redis-benchmark -c %d -r %d` "
 				+ "running the same script by EVALSHA with the keys and arguments the library sends, for about %d s; "
-				+ "%d rounds of both, the fastest of each kept (-P 1: one round)",
+				+ "%d rounds of both, the fastest of each kept%s",
 				this.inFlight, this.keys, this.limit, this.window, this.measure.toSeconds(), this.warmUp.toSeconds(),
-				RedisBenchmarkTool.CLIENTS, this.keys, this.redisBenchmarkSeconds, this.rounds);
+				RedisBenchmarkTool.CLIENTS, this.keys, this.redisBenchmarkSeconds, this.rounds,
+				this.unpipelined ? " (-P 1: one round)" : "");
 	}
 
 	List<Result> run() throws IOException, InterruptedException {
 		List<Result> results = new ArrayList<>();
 		try (Library library = new Library(LocalRedis.HOST, this.redis.port());
 				Library probe = new Library(LocalRedis.HOST, this.redis.port(), true)) {
-			WindowRateLimiter limiter = library.limiter();
 			RedisBenchmarkTool redisBenchmark = new RedisBenchmarkTool(this.redis.port());
 			jitWarmUp(library);
 			for (Algorithm algorithm : Algorithm.values()) {
-				String name = Algorithms.name(algorithm);
-				String routeId = "bench-" + name;
-				library.configureRoute(routeId, algorithm, this.limit, this.window);
-
-				List<String> command = redisBenchmarkCommand(probe, routeId, algorithm);
-				// Rounds of library then redis-benchmark, each keeping its fastest: other work on the
-				// machine only slows a run down
-				Timed measured = null;
-				double pipelined = 0;
-				long undecided = 0;
-				for (int round = 0; round < this.rounds; round++) {
-					this.redis.flushAll();
-					timed(limiter, routeId, this.warmUp);
-					Timed run = timed(limiter, routeId, this.measure);
-					undecided += run.undecided();
-					measured = (measured == null || run.perSecond() > measured.perSecond()) ? run : measured;
-					pipelined = Math.max(pipelined, redisBenchmark(redisBenchmark, command, 16));
-					checkAllowed(command);
-				}
-				double unpipelined = redisBenchmark(redisBenchmark, command, 1);
-				checkAllowed(command);
-				Result result = new Result(algorithm, measured.perSecond(), pipelined, unpipelined,
-						undecided);
+				Result result = measure(library, probe, redisBenchmark, algorithm);
 				System.out.printf("decision %-24s library %,10.0f/s  redis-benchmark -P16 %,10.0f/s  -P1 %,10.0f/s  "
-						+ "ratio %.2f  (not decided %,d)%n", name, result.libraryPerSecond(), pipelined, unpipelined,
-						result.ratioToPipelined(), result.undecided());
+						+ "ratio %.2f  (not decided %,d)%n", Algorithms.name(algorithm), result.libraryPerSecond(),
+						result.redisPipelined(), result.redisUnpipelined(), result.ratioToPipelined(), result.undecided());
 				results.add(result);
 			}
 		}
@@ -108,8 +99,39 @@ final class DecisionThroughputBenchmark {
 		return results;
 	}
 
+	/**
+	 * One algorithm: rounds of the library then redis-benchmark -P 16, each keeping its fastest (other
+	 * work on the machine only slows a run down); then -P 1 once, if asked (else NaN). {@code probe} is a
+	 * recording library, for the command redis-benchmark sends.
+	 */
+	Result measure(Library library, Library probe, RedisBenchmarkTool redisBenchmark, Algorithm algorithm)
+			throws IOException, InterruptedException {
+		String routeId = "bench-" + Algorithms.name(algorithm);
+		library.configureRoute(routeId, algorithm, this.limit, this.window);
+		List<String> command = redisBenchmarkCommand(probe, routeId, algorithm);
+		Timed measured = null;
+		double pipelined = 0;
+		long undecided = 0;
+		for (int round = 0; round < this.rounds; round++) {
+			this.redis.flushAll();
+			timed(library.limiter(), routeId, this.warmUp);
+			Timed run = timed(library.limiter(), routeId, this.measure);
+			undecided += run.undecided();
+			measured = (measured == null || run.perSecond() > measured.perSecond()) ? run : measured;
+			pipelined = Math.max(pipelined, redisBenchmark(redisBenchmark, command, 16));
+			checkAllowed(command);
+		}
+		double unpipelined = Double.NaN;
+		if (this.unpipelined) {
+			unpipelined = redisBenchmark(redisBenchmark, command, 1);
+			checkAllowed(command);
+		}
+		this.redis.flushAll();
+		return new Result(algorithm, measured.perSecond(), pipelined, unpipelined, undecided);
+	}
+
 	/** The first algorithm measured should not pay for compiling the code all share. */
-	private void jitWarmUp(Library library) {
+	void jitWarmUp(Library library) {
 		for (Algorithm algorithm : Algorithm.values()) {
 			String routeId = "jit-" + Algorithms.name(algorithm);
 			library.configureRoute(routeId, algorithm, this.limit, this.window);

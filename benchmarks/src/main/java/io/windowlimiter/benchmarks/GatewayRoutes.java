@@ -44,8 +44,7 @@ final class GatewayRoutes {
 			}
 			else if (c.algorithm() != null) {
 				args(yaml, "#{@windowRateLimiter}",
-						c.flood() ? Algorithms.routeArgs(c.algorithm(), FLOOD_LIMIT, FLOOD_WINDOW)
-								: Algorithms.routeArgs(c.algorithm(), Settings.allowedLimit(), ALLOWED_WINDOW));
+						Algorithms.routeArgs(c.algorithm(), c.limit(), c.flood() ? FLOOD_WINDOW : ALLOWED_WINDOW));
 			}
 		}
 		return yaml.toString();

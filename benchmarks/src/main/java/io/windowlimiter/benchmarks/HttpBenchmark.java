@@ -17,7 +17,7 @@ import java.util.Map;
 
 /**
  * Part 2: HTTP through gateway-app, one case per route ({@link HttpCase}): no limiter, each
- * algorithm, the gateway's built-in {@code RedisRateLimiter}, 10,000 clients all allowed; then one
+ * algorithm (the sliding log also at its largest limit), the gateway's built-in {@code RedisRateLimiter}, 10,000 clients all allowed; then one
  * client flooding far over its limit, ours against the built-in. wrk loads each case for the same
  * time with the same threads and connections, one case after another in one run: a warm-up pass over
  * all cases, then rounds, every other round in reverse order so drift over the run does not favour
@@ -77,10 +77,11 @@ final class HttpBenchmark {
 				+ "(every other one in reverse order), one warm-up pass over all cases first, figures from each case's "
 				+ "fastest round (other work on the machine only slows rounds down); gateway-app's jar (%s) "
 				+ "proxying to a Reactor Netty downstream, Redis flushed before each case; %,d clients by X-API-Key "
-				+ "with limits of %,d per %s (built-in: replenish-rate and burst-capacity %s)",
+				+ "with limits of %,d per %s, the sliding log also at %,d, its maximum (built-in: replenish-rate and "
+				+ "burst-capacity %s)",
 				this.wrk.threads(), this.wrk.connections(), this.seconds, this.warmUpSeconds, this.rounds,
 				Settings.string("gateway.jvm-options", "-Xms512m -Xmx512m"), this.keys, Settings.allowedLimit(),
-				GatewayRoutes.ALLOWED_WINDOW, GatewayRoutes.BUILT_IN_HIGH_RATE);
+				GatewayRoutes.ALLOWED_WINDOW, Algorithms.MAX_LOG_LIMIT, GatewayRoutes.BUILT_IN_HIGH_RATE);
 		Map<HttpCase, List<Wrk.Run>> runs = new LinkedHashMap<>();
 		cases.forEach(c -> runs.put(c, new ArrayList<>()));
 		Map<HttpCase, Long> failed = new LinkedHashMap<>();

@@ -2,6 +2,7 @@ package io.windowlimiter.benchmarks;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import org.jspecify.annotations.Nullable;
@@ -14,25 +15,38 @@ import org.jspecify.annotations.Nullable;
  * @param algorithm our algorithm on the route, null for no limiter and for the built-in
  * @param builtIn whether the route uses the gateway's built-in {@code RedisRateLimiter}
  * @param flood whether one client floods it
+ * @param limit our limiter's limit per minute; 0 for no limiter and for the built-in
  */
-record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood) {
+record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood, long limit) {
 
 	static final String NONE = "none";
 
 	static final String BUILT_IN = "built-in";
 
-	/** No limiter, each algorithm, the built-in; then the flood cases, ours and the built-in's. */
+	/**
+	 * No limiter, each algorithm, the sliding log again at its largest limit (issue 15 asks for it: a
+	 * larger limit lets a client's log grow larger), the built-in; then the flood cases, ours and the
+	 * built-in's.
+	 */
 	static List<HttpCase> all() {
+		long allowed = Settings.allowedLimit();
 		List<HttpCase> cases = new ArrayList<>();
-		cases.add(new HttpCase(NONE, null, false, false));
+		cases.add(new HttpCase(NONE, null, false, false, 0));
 		for (Algorithm algorithm : Algorithm.values()) {
-			cases.add(new HttpCase(Algorithms.name(algorithm), algorithm, false, false));
+			cases.add(new HttpCase(Algorithms.name(algorithm), algorithm, false, false, allowed));
 		}
-		cases.add(new HttpCase(BUILT_IN, null, true, false));
 		for (Algorithm algorithm : Algorithm.values()) {
-			cases.add(new HttpCase("flood-" + Algorithms.name(algorithm), algorithm, false, true));
+			if (algorithm.id().equals("sliding-log") && allowed != Algorithms.MAX_LOG_LIMIT) {
+				cases.add(new HttpCase(Algorithms.name(algorithm) + "-" + Algorithms.MAX_LOG_LIMIT, algorithm, false,
+						false, Algorithms.MAX_LOG_LIMIT));
+			}
 		}
-		cases.add(new HttpCase("flood-" + BUILT_IN, null, true, true));
+		cases.add(new HttpCase(BUILT_IN, null, true, false, 0));
+		for (Algorithm algorithm : Algorithm.values()) {
+			cases.add(new HttpCase("flood-" + Algorithms.name(algorithm), algorithm, false, true,
+					GatewayRoutes.FLOOD_LIMIT));
+		}
+		cases.add(new HttpCase("flood-" + BUILT_IN, null, true, true, 0));
 		return cases;
 	}
 
@@ -42,6 +56,12 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 			return BUILT_IN;
 		}
 		return (this.algorithm != null) ? Algorithms.name(this.algorithm) : NONE;
+	}
+
+	/** The report's name for the case: the limiter, with its limit when it is not the run's usual one. */
+	String label() {
+		boolean usual = !ours() || this.flood || this.limit == Settings.allowedLimit();
+		return usual ? limiter() : String.format(Locale.ROOT, "%s at %,d/min", limiter(), this.limit);
 	}
 
 	boolean ours() {

@@ -10,9 +10,9 @@ import java.util.List;
 
 /**
  * Runs the benchmarks of one run against one Redis and writes one report. Arguments pick the parts:
- * {@code decision}, {@code http}, {@code memory}, {@code plans}; none means the first three. {@code bench.root} is the
- * project's root (the scripts set it); the report goes to {@code benchmarks/results/<date>.md} there
- * and to standard output. Settings: see {@link Settings} and the README's Performance section.
+ * {@code decision}, {@code http}, {@code memory}, {@code plans}, {@code scopes}, {@code hot}; none
+ * means the first three. {@code bench.root} is the project's root (the scripts set it); the report goes to
+ * {@code benchmarks/results/<date>.md} there and to standard output. Settings: see {@link Settings} and the README's Performance section.
  */
 public final class RunBenchmarks {
 
@@ -22,8 +22,9 @@ public final class RunBenchmarks {
 	public static void main(String[] args) throws Exception {
 		List<String> parts = (args.length == 0) ? List.of("decision", "memory", "http") : Arrays.asList(args);
 		for (String part : parts) {
-			if (!List.of("decision", "memory", "http", "plans").contains(part)) {
-				throw new IllegalArgumentException("Unknown part '" + part + "'; parts are decision, memory, http, plans");
+			if (!List.of("decision", "memory", "http", "plans", "scopes", "hot").contains(part)) {
+				throw new IllegalArgumentException(
+						"Unknown part '" + part + "'; parts are decision, memory, http, plans, scopes, hot");
 			}
 		}
 		Path root = Path.of(Settings.string("root", ".")).toAbsolutePath().normalize();
@@ -40,6 +41,14 @@ public final class RunBenchmarks {
 			if (parts.contains("plans")) {
 				PlanBenchmark plans = new PlanBenchmark(redis);
 				report.plans(plans.run(), plans.setup());
+			}
+			if (parts.contains("scopes")) {
+				ScopeBenchmark scopes = new ScopeBenchmark(redis);
+				report.scopes(scopes.run(), scopes.setup());
+			}
+			if (parts.contains("hot")) {
+				HotClientBenchmark hot = new HotClientBenchmark(redis);
+				report.hot(hot.run(), hot.setup());
 			}
 			if (parts.contains("memory")) {
 				report.memory(new MemoryBenchmark(redis).run());
