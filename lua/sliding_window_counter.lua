@@ -3,9 +3,17 @@
 --   estimate = previous * (window - elapsed) / window + current
 -- A request is allowed while the estimate including it (its cost) stays within the limit.
 --
--- Key      "<window index>:<current count>:<previous count>:<window ms>" (both windows in one key;
---          keys written before the length was stored have no fourth field and mean the configured
---          window). Expires when the next window ends, after which its counts no longer matter.
+-- Key      both windows in one decimal integer, which Redis stores in 16 bytes (a string of the
+--          same digits would take 48), the window length as mantissa * 10^exponent:
+--            <index - index of 2025-01-01T00:00Z><mantissa><current><previous><digits of mantissa>
+--            <exponent><digits of each count>
+--          the counts zero-padded to one width; e.g. 1009360 6 050 100 1 4 3 (without the spaces): 50
+--          requests this minute, 100 the minute before, 1,009,360 minutes after 2025 began. A window
+--          index before 2025, a mantissa or a count of 10 digits is written as
+--          "<window index>:<current count>:<previous count>:<window ms>", the previous version's
+--          layout, which is read too (and, older still, without the fourth field, as of the
+--          configured window). Expires when the next window ends, after which its counts no longer
+--          matter.
 -- Returns  allowed, remaining (whole requests left under the estimate), reset (allowed: until the
 --          current window ends; denied: as retry-after), retry-after (0 when allowed), record.
 --
@@ -22,18 +30,58 @@ local function counter_estimate(previous, current, window, elapsed)
   return previous * (window - math.max(0, elapsed)) + current * window
 end
 
+local COUNTER_EPOCH = 1735689600000
+
+-- The stored window index, current and previous counts and window length (nil when the value does not
+-- say: the configured window), or nil for a value of no known layout.
+local function counter_read(stored)
+  local index, current, previous, length = string.match(stored, '^(%d+):(%d+):(%d+):?(%d*)$')
+  if index then
+    return tonumber(index), tonumber(current), tonumber(previous), tonumber(length)
+  end
+  if not string.find(stored, '^%d+$') or #stored < 7 then
+    return nil
+  end
+  local n = #stored
+  local width, exponent, digits = tonumber(string.sub(stored, n)), tonumber(string.sub(stored, n - 1, n - 1)),
+    tonumber(string.sub(stored, n - 2, n - 2))
+  local previous_at = n - 2 - width
+  local current_at = previous_at - width
+  local mantissa_at = current_at - digits
+  if width < 1 or digits < 1 or mantissa_at < 2 then
+    return nil
+  end
+  local window = tonumber(string.sub(stored, mantissa_at, current_at - 1)) * 10 ^ exponent
+  return tonumber(string.sub(stored, 1, mantissa_at - 1)) + math.floor(COUNTER_EPOCH / window),
+    tonumber(string.sub(stored, current_at, previous_at - 1)), tonumber(string.sub(stored, previous_at, n - 3)),
+    window
+end
+
+local function counter_value(index, current, previous, window)
+  local since = index - math.floor(COUNTER_EPOCH / window)
+  local mantissa, exponent = window, 0
+  while mantissa % 10 == 0 and exponent < 9 do
+    mantissa, exponent = mantissa / 10, exponent + 1
+  end
+  mantissa = string.format('%d', mantissa)
+  local width = #string.format('%d', math.max(current, previous))
+  if since >= 1 and #mantissa <= 9 and width <= 9 then
+    local count = '%0' .. width .. 'd'
+    return string.format('%d%s' .. count .. count .. '%d%d%d', since, mantissa, current, previous, #mantissa,
+      exponent, width)
+  end
+  return string.format('%d:%d:%d:%d', index, current, previous, window)
+end
+
 algorithms['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, cost)
   local index = math.floor(now / window)
 
   local current, previous, stored_window = 0, 0, nil
   local stored = redis.call('GET', key)
   if stored then
-    local stored_index, stored_current, stored_previous, stored_length =
-      string.match(stored, '^(%d+):(%d+):(%d+):?(%d*)$')
+    local stored_index, stored_current, stored_previous, stored_length = counter_read(stored)
     if stored_index then
-      stored_index, stored_current, stored_previous = tonumber(stored_index), tonumber(stored_current),
-        tonumber(stored_previous)
-      stored_window = tonumber(stored_length) or window
+      stored_window = stored_length or window
       -- the stored counts as of now, in the stored window's own terms
       local now_index = math.floor(now / stored_window)
       if stored_index >= now_index then
@@ -59,15 +107,14 @@ algorithms['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, cost)
   if stored_window and stored_window ~= window then
     -- Stored in the new terms at once, allowed or not: read later in the old terms, the counts would
     -- fade by the old window and break the Retry-After given now.
-    redis.call('SET', key, string.format('%d:%d:%d:%d', index, current, 0, window), 'PX', 2 * window - elapsed)
+    redis.call('SET', key, counter_value(index, current, 0, window), 'PX', 2 * window - elapsed)
   end
 
   local used = counter_estimate(previous, current, window, elapsed)
   if used + cost * window <= limit * window then
     local remaining = math.floor((limit * window - used - cost * window) / window)
     return true, remaining, window - elapsed, 0, function()
-      redis.call('SET', key, string.format('%d:%d:%d:%d', index, current + cost, previous, window),
-        'PX', 2 * window - elapsed)
+      redis.call('SET', key, counter_value(index, current + cost, previous, window), 'PX', 2 * window - elapsed)
     end
   end
 

@@ -45,10 +45,10 @@ class PolicyRegistryUnitTests {
 		CompiledRoute orders = registry.route("orders");
 		assertThat(orders.byDefault.plan).isEqualTo("free");
 		assertThat(orders.scopes).containsExactly("api");
-		assertThat(orders.byDefault.keysFor("alice")).containsExactly("wrl:{alice}:orders:swc",
-				"wrl:{alice}:scope:api:fw");
+		assertThat(orders.byDefault.keysFor("alice")).containsExactly("wrl:{alice}:orders:c",
+				"wrl:{alice}:scope:api:f");
 		assertThat(orders.plan("pro").keysFor("alice")).containsExactly("wrl:{alice}:orders:tb",
-				"wrl:{alice}:scope:api:fw");
+				"wrl:{alice}:scope:api:f");
 		assertThat(orders.byDefault.reported.policyHeader())
 			.isEqualTo("\"per-second\";q=10;w=1, \"api\";q=1000;w=86400");
 		assertThat(orders.plan("pro").reported.policyHeader())
@@ -61,14 +61,14 @@ class PolicyRegistryUnitTests {
 		PolicyRegistry registry = registry();
 		registry.put("a", route("scope=shared", "limit=4", "window=1m"));
 		registry.put("b", route("scope=shared", "limit=4", "window=1m"));
-		assertThat(registry.route("a").byDefault.keysFor("c")).containsExactly("wrl:{c}:scope:shared:swc");
+		assertThat(registry.route("a").byDefault.keysFor("c")).containsExactly("wrl:{c}:scope:shared:c");
 		assertThat(registry.route("b").byDefault.keysFor("c")).isEqualTo(registry.route("a").byDefault.keysFor("c"));
 		// clients see the scope's name
 		assertThat(registry.route("a").byDefault.reported.policyHeader()).isEqualTo("\"shared\";q=4;w=60");
 		registry.put("c", route("limits[0].limit=2", "limits[0].window=1s", "limits[1].scope=shared",
 				"limits[1].limit=4", "limits[1].window=1m"));
-		assertThat(registry.route("c").byDefault.keysFor("k")).containsExactly("wrl:{k}:c:swc",
-				"wrl:{k}:scope:shared:swc");
+		assertThat(registry.route("c").byDefault.keysFor("k")).containsExactly("wrl:{k}:c:c",
+				"wrl:{k}:scope:shared:c");
 	}
 
 	@Test
@@ -167,7 +167,7 @@ class PolicyRegistryUnitTests {
 		CompiledRoute a = registry.route("a");
 		List<RouteLimit> limits = PolicyRegistry.overrideLimits("shared", List.of(Map.of("limit", 40, "window", "1m")));
 		CompiledPolicy override = registry.override("a", a, limits);
-		assertThat(override.keysFor("c")).containsExactly("wrl:{c}:scope:shared:swc");
+		assertThat(override.keysFor("c")).containsExactly("wrl:{c}:scope:shared:c");
 		assertThat(registry.override("a", a, limits)).as("compiled once").isSameAs(override);
 	}
 

@@ -13,8 +13,13 @@ import org.jspecify.annotations.Nullable;
  */
 public enum Algorithm {
 
-	/** A counter per clock-aligned window: cheapest, but up to twice the limit across a window edge. */
-	FIXED_WINDOW("fixed-window", null, "fixed_window.lua", "fw"),
+	/**
+	 * A counter per clock-aligned window: cheapest, but up to twice the limit across a window edge. Its keys
+	 * end in "f", not "fw": an earlier version, which wrote "fw" keys as "index:count:window", would read this
+	 * one's integer values as no count at all and start the window afresh, while instances of both share a
+	 * Redis.
+	 */
+	FIXED_WINDOW("fixed-window", null, "fixed_window.lua", "f"),
 
 	/**
 	 * The times of the last {@code limit} accepted requests in a ring: exact, 8 bytes per unit of limit.
@@ -26,8 +31,12 @@ public enum Algorithm {
 	/** One sorted-set entry per accepted request: exact, readable with ZRANGE, memory grows with traffic. */
 	SLIDING_LOG_SORTED_SET("sliding-log", "sorted-set", "sliding_log_sorted_set.lua", "zlog"),
 
-	/** Current and previous window counts, the previous weighted by its overlap: cheap and close to exact. */
-	SLIDING_WINDOW_COUNTER("sliding-window-counter", null, "sliding_window_counter.lua", "swc"),
+	/**
+	 * Current and previous window counts, the previous weighted by its overlap: cheap and close to exact. Its
+	 * keys end in "c", not "swc", for the fixed window's reason: an earlier version would read this one's
+	 * integer values as no counts.
+	 */
+	SLIDING_WINDOW_COUNTER("sliding-window-counter", null, "sliding_window_counter.lua", "c"),
 
 	/**
 	 * GCRA: {@code limit} per window sustained, up to {@code burst} at once; one small key holding the

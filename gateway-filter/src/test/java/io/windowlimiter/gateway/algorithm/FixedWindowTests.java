@@ -46,12 +46,54 @@ class FixedWindowTests extends ScriptTestSupport {
 	void theKeyExpiresWhenItsWindowEndsAndDenialsWriteNothing() {
 		decide(this.tenPerMinute, T0 + 15_000);
 		assertThat(pttl()).isBetween(44_000L, 45_000L);
-		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 60_000) + ":1:60000");
+		// the window's end in ms since 2025, count 1 of 1 digit
+		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 + 60_000 - Y2025) + "1" + "1");
 
 		burst(this.tenPerMinute, T0 + 15_000, 9);
 		String full = this.redis.opsForValue().get(this.key).block(TIMEOUT);
 		decide(this.tenPerMinute, T0 + 16_000);
 		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo(full);
+	}
+
+	@Test
+	void theStoredValueIsOneIntegerRedisHoldsInSixteenBytes() {
+		burst(this.tenPerMinute, T0 + 15_000, 10);
+		assertThat(stored()).isEqualTo((T0 + 60_000 - Y2025) + "10" + "2");
+		assertThat(encoding()).isEqualTo("int");
+	}
+
+	@Test
+	void theLayoutsOfThePreviousVersionsAreRead() {
+		// "index:count:window", written by the previous version, of this very window: 7 of 10 used
+		store((T0 / 60_000) + ":7:60000");
+		assertThat(burst(this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(3);
+		assertThat(stored()).isEqualTo((T0 + 60_000 - Y2025) + "10" + "2");
+		// of an hour that holds this minute: counts until the hour ends
+		store((T0 / 3_600_000) + ":9:3600000");
+		assertThat(decide(this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(true, 0, 2_400_000, 0));
+		assertThat(decide(this.tenPerMinute, T0 + 3_599_999).allowed()).isFalse();
+		// "index:count", older still, as of the configured window; an ended window reads as zero
+		store((T0 / 60_000) + ":4");
+		assertThat(burst(this.tenPerMinute, T0 + 59_000, 10)).isEqualTo(6);
+		store((T0 / 60_000 - 1) + ":10");
+		assertThat(burst(this.tenPerMinute, T0 + 1_000, 20)).isEqualTo(10);
+	}
+
+	@Test
+	void windowsEndingBefore2025AndCountsOfTenDigitsKeepThePreviousLayout() {
+		// 1970: the window [960 s, 1,020 s), index 16
+		assertThat(decide(this.tenPerMinute, 1_000_000).allowed()).isTrue();
+		assertThat(stored()).isEqualTo("16:1:60000");
+		assertThat(decide(this.tenPerMinute, 1_010_000).remaining()).isEqualTo(8);
+
+		WindowPolicy billion = policy(Algorithm.FIXED_WINDOW, 1_000_000_000, Duration.ofMinutes(1));
+		this.redis.delete(this.key).block(TIMEOUT);
+		assertThat(this.script.decideOne(this.key, billion, 999_999_999, Long.toString(T0 + 1_000)).block(TIMEOUT)
+			.remaining()).isEqualTo(1);
+		assertThat(stored()).isEqualTo((T0 + 60_000 - Y2025) + "999999999" + "9");
+		assertThat(decide(billion, T0 + 2_000).remaining()).isZero();
+		assertThat(stored()).isEqualTo((T0 / 60_000) + ":1000000000:60000");
+		assertThat(decide(billion, T0 + 3_000)).isEqualTo(new Decision(false, 0, 57_000, 57_000));
 	}
 
 	@Test

@@ -15,7 +15,9 @@ class SlidingWindowCounterTests extends ScriptTestSupport {
 		assertThat(burst(this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(10);
 		// 15 s into the next window: estimate = 10 * 45/60 + current = 7.5 + current, so 2 more fit
 		assertThat(burst(this.tenPerMinute, T0 + 75_000, 5)).isEqualTo(2);
-		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 60_000 + 1) + ":2:10:60000");
+		// minutes since 2025, window 6 * 10^4 ms (mantissa of 1 digit, exponent 4), counts 02 and 10 (2 digits)
+		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT))
+			.isEqualTo(((T0 - Y2025) / 60_000 + 1) + "6" + "02" + "10" + "142");
 	}
 
 	@Test
@@ -47,6 +49,59 @@ class SlidingWindowCounterTests extends ScriptTestSupport {
 		assertThat(denied.retryAfterMillis()).isEqualTo(46_000);
 		assertThat(decide(this.tenPerMinute, T0 + 65_999).allowed()).isFalse();
 		assertThat(decide(this.tenPerMinute, T0 + 66_000).allowed()).isTrue();
+	}
+
+	@Test
+	void theStoredValueIsOneIntegerRedisHoldsInSixteenBytes() {
+		burst(this.tenPerMinute, T0 + 30_000, 10);
+		burst(this.tenPerMinute, T0 + 90_000, 3);
+		// minutes since 2025, window 6 * 10^4 ms, counts 03 and 10
+		assertThat(stored()).isEqualTo(((T0 - Y2025) / 60_000 + 1) + "6" + "03" + "10" + "142");
+		assertThat(encoding()).isEqualTo("int");
+	}
+
+	@Test
+	void theLayoutsOfThePreviousVersionsAreRead() {
+		// "index:current:previous:window", written by the previous version: 2 this minute, 10 the minute
+		// before; 15 s in, 10 * 45/60 + 2 = 9.5: no more fit... until 10 * (60 - e)/60 + 3 <= 10, e >= 18 s
+		store((T0 / 60_000 + 1) + ":2:10:60000");
+		assertThat(decide(this.tenPerMinute, T0 + 75_000)).isEqualTo(new Decision(false, 0, 3_000, 3_000));
+		assertThat(decide(this.tenPerMinute, T0 + 78_000).allowed()).isTrue();
+		assertThat(stored()).isEqualTo(((T0 - Y2025) / 60_000 + 1) + "6" + "03" + "10" + "142");
+		// "index:current:previous", older still, as of the configured window
+		store((T0 / 60_000) + ":4:0");
+		assertThat(burst(this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(6);
+		// of an hour: its 6, estimated now, become this minute's
+		store((T0 / 3_600_000) + ":6:0:3600000");
+		assertThat(burst(this.tenPerMinute, T0 + 1_200_000, 10)).isEqualTo(4);
+	}
+
+	@Test
+	void windowsBefore2025AndCountsOfTenDigitsKeepThePreviousLayout() {
+		// 1970: the window [960 s, 1,020 s), index 16
+		assertThat(decide(this.tenPerMinute, 1_000_000).allowed()).isTrue();
+		assertThat(stored()).isEqualTo("16:1:0:60000");
+		assertThat(decide(this.tenPerMinute, 1_010_000).remaining()).isEqualTo(8);
+
+		WindowPolicy billion = policy(Algorithm.SLIDING_WINDOW_COUNTER, 1_000_000_000, Duration.ofMinutes(1));
+		this.redis.delete(this.key).block(TIMEOUT);
+		this.script.decideOne(this.key, billion, 999_999_999, Long.toString(T0 + 1_000)).block(TIMEOUT);
+		assertThat(stored()).isEqualTo(((T0 - Y2025) / 60_000) + "6" + "999999999" + "000000000" + "149");
+		assertThat(decide(billion, T0 + 2_000).remaining()).isZero();
+		assertThat(stored()).isEqualTo((T0 / 60_000) + ":1000000000:0:60000");
+		assertThat(decide(billion, T0 + 3_000).allowed()).isFalse();
+	}
+
+	@Test
+	void windowLengthsOfManyDigitsRoundTrip() {
+		// 1,234,567 ms: a mantissa of 7 digits; 3 in one window, then 2 more in the next, 3 weighing in
+		WindowPolicy odd = policy(Algorithm.SLIDING_WINDOW_COUNTER, 5, Duration.ofMillis(1_234_567));
+		long start = (T0 / 1_234_567 + 1) * 1_234_567;
+		assertThat(burst(odd, start, 3)).isEqualTo(3);
+		assertThat(stored()).endsWith("1234567" + "3" + "0" + "701");
+		assertThat(encoding()).isEqualTo("int");
+		// at the very start of the next window the 3 weigh in full: 2 more fit, then none
+		assertThat(burst(odd, start + 1_234_567, 5)).isEqualTo(2);
 	}
 
 	@Test
@@ -92,7 +147,9 @@ class SlidingWindowCounterTests extends ScriptTestSupport {
 		// 10 * (60 - e)/60 + 1 <= 10 in the next hour, e >= 6 min
 		Decision denied = decide(tenPerHour, T0 + 40_000);
 		assertThat(denied).isEqualTo(new Decision(false, 0, 3_920_000, 3_920_000));
-		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 / 3_600_000) + ":10:0:3600000");
+		// hours since 2025, window 36 * 10^5 ms, counts 10 and 00
+		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT))
+			.isEqualTo(((T0 - Y2025) / 3_600_000) + "36" + "10" + "00" + "252");
 		// read again later, the stored counts no longer fade by the minute
 		assertThat(decide(tenPerHour, T0 + 180_000).allowed()).isFalse();
 		assertThat(decide(tenPerHour, T0 + 3_959_999).allowed()).isFalse();
