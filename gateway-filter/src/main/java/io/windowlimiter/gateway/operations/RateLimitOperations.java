@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.RouteLimit;
@@ -259,12 +260,12 @@ public class RateLimitOperations {
 		Map<String, Object> data = new LinkedHashMap<>();
 		String what = switch (change.change()) {
 			case LimitChange.ASSIGN -> "put on plan '" + ((now != null) ? now.plan() : "?") + "'";
-			case LimitChange.OVERRIDE -> "overridden with " + ((now != null) ? now.limits() : "?");
+			case LimitChange.OVERRIDE -> "overridden with " + ((now != null) ? describe(now.limits()) : "?");
 			default -> "cleared of any plan or override";
 		};
 		if (now != null) {
 			data.put("plan", now.plan());
-			data.put("limits", String.valueOf(now.limits()));
+			data.put("limits", (now.limits() != null) ? describe(now.limits()) : null);
 			data.put("expires", now.expires());
 			what += (now.expires() != null) ? " until " + now.expires() : " for good";
 		}
@@ -275,6 +276,14 @@ public class RateLimitOperations {
 		};
 		record(event, change.target(), change.client(), what, "told " + change.instancesNotified() + " instance(s)", data,
 				principal);
+	}
+
+	/** Limits as one line, e.g. {@code 'tight' 2 per PT1H fixed-window}. */
+	private static String describe(List<LimitSpec> limits) {
+		return limits.stream()
+			.map(limit -> "'" + limit.name() + "' " + limit.limit() + " per " + limit.window() + " " + limit.algorithm()
+					+ ((limit.scope() != null) ? " in scope " + limit.scope() : ""))
+			.collect(Collectors.joining(", "));
 	}
 
 	/** Logs the change and, where the application keeps audit events, publishes one. */

@@ -134,7 +134,7 @@ class WindowRateLimiterEndpointAutoConfigurationTests {
 					.containsEntry("plan", "gold")
 					.containsKey("expires");
 				AuditEvent overridden = repository.find("ops-user", null, RateLimitOperations.OVERRIDE_EVENT).get(0);
-				assertThat(overridden.getData().get("limits").toString()).contains("limit=7").contains("window=PT1M");
+				assertThat(overridden.getData()).containsEntry("limits", "'" + route + "-0' 7 per PT1M sliding-window-counter");
 				assertThat(repository.find("ops-user", null, RateLimitOperations.CLEAR_EVENT)).hasSize(1);
 				assertThat(context.getBean(PlanAssignments.class).find(route, "carol")).isNull();
 			});
