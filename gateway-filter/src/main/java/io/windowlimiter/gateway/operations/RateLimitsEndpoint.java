@@ -2,6 +2,7 @@ package io.windowlimiter.gateway.operations;
 
 import java.security.Principal;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
@@ -52,8 +53,11 @@ public class RateLimitsEndpoint {
 	/** Every route with limits of this limiter, with its limits; every scope, and every plan. */
 	@ReadOperation
 	public Map<String, Object> routes() {
-		return Map.of("routes", this.operations.routes(), "scopes", this.operations.scopes(), "plans",
-				this.operations.plans());
+		Map<String, Object> all = new LinkedHashMap<>();
+		all.put("routes", this.operations.routes());
+		all.put("scopes", this.operations.scopes());
+		all.put("plans", this.operations.plans());
+		return all;
 	}
 
 	/**
