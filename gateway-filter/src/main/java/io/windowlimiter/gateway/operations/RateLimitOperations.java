@@ -213,12 +213,17 @@ public class RateLimitOperations {
 					this.limiter.plans().isEmpty() ? "a plan declared under window-rate-limiter.plans, none is"
 							: "one of " + String.join(", ", this.limiter.plans().keySet()));
 		}
-		RoutePolicy route = this.limiter.isScope(target) ? null : this.limiter.policyOf(target);
-		if (route != null && !route.usesPlans()) {
-			throw new AssignmentRequest.InvalidAssignmentException(target, "plan", "is set on route '" + target
-					+ "', which has limits of its own that no plan changes",
-					"a plan on a route that uses plans (window-rate-limiter.plan) or on a scope, or limit and window "
-							+ "(an override) here");
+		// a plan changes nothing on a route with limits of its own: refused rather than stored to no effect
+		List<String> routes = this.limiter.isScope(target) ? this.limiter.scopes().get(target) : List.of(target);
+		boolean usesPlans = routes.stream().map(this.limiter::policyOf).anyMatch(route -> route != null && route.usesPlans());
+		if (!usesPlans) {
+			String where = this.limiter.isScope(target)
+					? "scope '" + target + "', whose routes all have limits of their own"
+					: "route '" + target + "', which has limits of its own";
+			throw new AssignmentRequest.InvalidAssignmentException(target, "plan", "is set on " + where
+					+ ", which no plan changes",
+					"a plan on a route that uses plans (window-rate-limiter.plan) or on a scope one of them names, or "
+							+ "limit and window (an override) here");
 		}
 	}
 

@@ -437,11 +437,14 @@ abstract class PlansContract {
 				"expires", "expires is 'later'");
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plna\": \"pro\"}"), "plan", "plan is missing");
 		assertRefused(operator(0, HttpMethod.POST, "a/" + client, "{\"plan\": \"pro\"}"), "plan",
-				"which has limits of its own");
+				"route 'a', which has limits of its own");
+		assertRefused(operator(0, HttpMethod.POST, "ab/" + client, "{\"plan\": \"pro\"}"), "plan",
+				"scope 'ab', whose routes all have limits of their own");
 		assertThat(operator(0, HttpMethod.POST, "nowhere/" + client, "{\"plan\": \"pro\"}").status()).isEqualTo(404);
 		// nothing was written
 		assertThat(assignments(0).find("orders", client)).isNull();
 		assertThat(assignments(0).find("a", client)).isNull();
+		assertThat(assignments(0).find("ab", client)).isNull();
 	}
 
 	private static void assertRefused(Answer answer, String field, String message) {
