@@ -441,6 +441,10 @@ abstract class PlansContract {
 		assertRefused(operator(0, HttpMethod.POST, "ab/" + client, "{\"plan\": \"pro\"}"), "plan",
 				"scope 'ab', whose routes all have limits of their own");
 		assertThat(operator(0, HttpMethod.POST, "nowhere/" + client, "{\"plan\": \"pro\"}").status()).isEqualTo(404);
+		// Boot reads an operation's body as flat text fields: a list of limits is refused before the endpoint
+		Answer nested = operator(0, HttpMethod.POST, "orders/" + client,
+				"{\"limits\": [{\"limit\": 5, \"window\": \"1m\"}]}");
+		assertThat(nested.status()).as(nested.body()).isEqualTo(400);
 		// nothing was written
 		assertThat(assignments(0).find("orders", client)).isNull();
 		assertThat(assignments(0).find("a", client)).isNull();
