@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -132,6 +133,11 @@ class RateLimitsEndpointIT {
 		HttpResponse<String> cleared = send(this.b, "POST", clientPath("ops-orders", client), "{\"clear\": true}");
 		assertThat(cleared.statusCode()).as(cleared.body()).isEqualTo(200);
 		awaitPolicy(this.a, "ops-orders", client, FREE);
+		// each change is logged where it was made, with who asked
+		assertThat(Files.readString(this.a.log())).contains("Rate limits of client '" + client
+				+ "' on 'ops-orders' put on plan 'pro' for good by an unauthenticated caller");
+		assertThat(Files.readString(this.b.log())).contains("Rate limits of client '" + client
+				+ "' on 'ops-orders' cleared of any plan or override by an unauthenticated caller");
 		assertThat(json(send(this.a, "GET", clientPath("ops-orders", client))).path("plan").asString()).isEqualTo("free");
 	}
 
