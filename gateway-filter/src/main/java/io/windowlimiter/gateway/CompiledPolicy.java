@@ -90,6 +90,17 @@ final class CompiledPolicy {
 		return keys;
 	}
 
+	/** The client's keys of the limits counted in one scope, in order. */
+	List<String> scopeKeysFor(String clientKey, String scope) {
+		List<String> keys = new ArrayList<>();
+		for (int i = 0; i < this.owners.length; i++) {
+			if (this.scoped[i] && this.owners[i].equals(scope)) {
+				keys.add(RedisKeys.ofScope(scope, clientKey, this.suffixes[i]));
+			}
+		}
+		return keys;
+	}
+
 	/** The limits of one scope among these, in order. */
 	List<RouteLimit> scopeLimits(String scope) {
 		return this.limits.stream().filter(limit -> scope.equals(limit.scope())).toList();

@@ -50,10 +50,23 @@ final class PlanSource {
 	@Nullable CompiledPolicy known(String routeId, CompiledRoute route, String clientKey) {
 		Assignment assignment = assignment(routeId, route, clientKey);
 		if (assignment != null) {
-			return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
-					: this.registry.override(routeId, route, assignment.limits());
+			return compiled(routeId, route, assignment);
 		}
 		return (route.policy.usesPlans() && this.resolver != null) ? null : route.byDefault;
+	}
+
+	/**
+	 * The client's policy on a route naming the scope, as far as the scope's counters go: its assignment on
+	 * the scope, else the route's default. For operators reading a scope.
+	 */
+	CompiledPolicy onScope(String routeId, CompiledRoute route, String scope, String clientKey) {
+		Assignment assignment = (this.assignments != null) ? this.assignments.find(scope, clientKey) : null;
+		return (assignment != null) ? compiled(routeId, route, assignment) : route.byDefault;
+	}
+
+	private CompiledPolicy compiled(String routeId, CompiledRoute route, Assignment assignment) {
+		return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
+				: this.registry.override(routeId, route, assignment.limits());
 	}
 
 	/** The plan the request names, or the route's default. */

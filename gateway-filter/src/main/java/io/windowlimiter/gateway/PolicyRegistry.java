@@ -2,6 +2,7 @@ package io.windowlimiter.gateway;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +77,19 @@ public class PolicyRegistry {
 	/** The names of the declared plans. */
 	public Set<String> plans() {
 		return this.plans.keySet();
+	}
+
+	/** Each declared plan's limits, by plan name: for operators. */
+	public Map<String, List<RouteLimit>> planLimits() {
+		return Collections.unmodifiableMap(this.plans);
+	}
+
+	/** Every scope some route names (under any plan), with those routes in order: for operators. */
+	public Map<String, List<String>> scopes() {
+		Map<String, List<String>> scopes = new TreeMap<>();
+		new TreeMap<>(this.routes).forEach((routeId, route) -> route.scopes
+			.forEach(scope -> scopes.computeIfAbsent(scope, name -> new ArrayList<>()).add(routeId)));
+		return scopes;
 	}
 
 	/**

@@ -296,44 +296,111 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		return (route != null) ? route.policy : null;
 	}
 
-	/**
-	 * The client's standing on each limit that decides it on the route now (its assignment's, else the
-	 * route's default), read by the decision script at cost 0, so reading spends nothing. A plan its
-	 * requests name is not known here: the default's limits are read then. Empty for a route without limits.
-	 */
-	public Mono<Standing> peek(String routeId, String clientKey) {
+	/** Every scope some route names, with the routes naming it, by scope name. */
+	public Map<String, List<String>> scopes() {
+		return this.registry.scopes();
+	}
+
+	/** Each declared plan's limits, by plan name. */
+	public Map<String, List<RouteLimit>> plans() {
+		return this.registry.planLimits();
+	}
+
+	/** Whether the target names a scope: no route has that id, and some route names the scope. */
+	public boolean isScope(String target) {
+		return scopeRoutes(target) != null;
+	}
+
+	/** The scopes a route names under any plan, in order; empty for an unknown route. */
+	public List<String> scopesOf(String routeId) {
 		CompiledRoute route = routeOf(routeId);
+		return (route != null) ? route.scopes : List.of();
+	}
+
+	/**
+	 * The client's standing on each limit that decides it now, read by the decision script at cost 0, so
+	 * reading spends nothing. On a route: its limits under the client's assignment, else the route's
+	 * default (a plan its requests name is not known here). On a scope: the scope's limits under the
+	 * client's assignment on the scope, else the default of the first route naming it. Empty for a target
+	 * that is neither.
+	 */
+	public Mono<Standing> peek(String target, String clientKey) {
+		List<String> scopeRoutes = scopeRoutes(target);
+		if (scopeRoutes != null) {
+			String routeId = scopeRoutes.get(0);
+			CompiledRoute route = this.registry.route(routeId);
+			if (route == null) {
+				return Mono.empty();
+			}
+			CompiledPolicy policy = this.plans.onScope(routeId, route, target, clientKey);
+			return read(policy, policy.scopeLimits(target), policy.scopeKeysFor(clientKey, target));
+		}
+		CompiledRoute route = routeOf(target);
 		if (route == null) {
 			return Mono.empty();
 		}
-		CompiledPolicy policy = knownPolicy(routeId, route, clientKey);
-		LimitScript.Arguments arguments = LimitScript.arguments(policy.limits.stream().map(RouteLimit::policy).toList(), 0,
+		CompiledPolicy policy = knownPolicy(target, route, clientKey);
+		return read(policy, policy.limits, policy.keysFor(clientKey));
+	}
+
+	private Mono<Standing> read(CompiledPolicy policy, List<RouteLimit> limits, List<String> keys) {
+		String plan = policy.plan.isEmpty() ? null : policy.plan;
+		if (limits.isEmpty()) {
+			// an override on a scope replaces the scope's limits with per-route ones: nothing is counted here
+			return Mono.just(new Standing(plan, limits, List.of()));
+		}
+		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
 				REDIS_CLOCK);
-		return this.guard.protect(this.script.decide(policy.keysFor(clientKey), arguments))
-			.map(verdict -> new Standing(policy.plan.isEmpty() ? null : policy.plan, policy.limits, verdict.decisions()));
+		return this.guard.protect(this.script.decide(keys, arguments))
+			.map(verdict -> new Standing(plan, limits, verdict.decisions()));
 	}
 
 	/**
-	 * Every Redis key that may hold the client's counts on the route: under its assignment, the default and
-	 * each plan (scoped limits' keys are shared with the other routes naming the scope). Empty for a route
-	 * without limits.
+	 * Every Redis key that may hold the client's counts on the target: on a route, under its assignment,
+	 * the default and each plan (scoped limits' keys are shared with the other routes naming the scope); on
+	 * a scope, the scope's keys under each of those on every route naming it. Empty for a target that is
+	 * neither.
 	 */
-	public List<String> keysOf(String routeId, String clientKey) {
-		CompiledRoute route = routeOf(routeId);
-		if (route == null) {
-			return List.of();
-		}
+	public List<String> keysOf(String target, String clientKey) {
 		Set<String> keys = new LinkedHashSet<>();
-		choices(routeId, route, clientKey).forEach(policy -> keys.addAll(policy.keysFor(clientKey)));
+		List<String> scopeRoutes = scopeRoutes(target);
+		if (scopeRoutes != null) {
+			for (String routeId : scopeRoutes) {
+				CompiledRoute route = this.registry.route(routeId);
+				if (route != null) {
+					choices(routeId, route, clientKey).forEach(policy -> keys.addAll(policy.scopeKeysFor(clientKey, target)));
+				}
+			}
+			return List.copyOf(keys);
+		}
+		CompiledRoute route = routeOf(target);
+		if (route != null) {
+			choices(target, route, clientKey).forEach(policy -> keys.addAll(policy.keysFor(clientKey)));
+		}
 		return List.copyOf(keys);
 	}
 
-	/** Forgets this instance's cached denials of the client on the route: Redis decides its next request. */
-	public void forgetDenial(String routeId, String clientKey) {
-		CompiledRoute route = routeOf(routeId);
-		if (route != null) {
-			choices(routeId, route, clientKey).forEach(policy -> this.denyCache.forget(policy.denyPrefix + clientKey));
+	/**
+	 * Forgets this instance's cached denials of the client on the route, or on every route naming the scope:
+	 * Redis decides its next request.
+	 */
+	public void forgetDenial(String target, String clientKey) {
+		List<String> scopeRoutes = scopeRoutes(target);
+		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
+			CompiledRoute route = routeOf(routeId);
+			if (route != null) {
+				choices(routeId, route, clientKey).forEach(policy -> this.denyCache.forget(policy.denyPrefix + clientKey));
+			}
 		}
+	}
+
+	/** The routes naming the scope, when the target is a scope and not a route id; else null. */
+	private @Nullable List<String> scopeRoutes(String target) {
+		if (this.registry.route(target) != null) {
+			return null;
+		}
+		List<String> routes = this.registry.scopes().get(target);
+		return (routes != null && !routes.isEmpty()) ? routes : null;
 	}
 
 	private CompiledPolicy knownPolicy(String routeId, CompiledRoute route, String clientKey) {
@@ -377,7 +444,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	}
 
 	/**
-	 * A client's standing on a route.
+	 * A client's standing on a route or scope.
 	 * @param plan the plan whose limits these are; null for the route's own limits
 	 * @param limits the limits that decide the client, in order
 	 * @param decisions one per limit: remaining and reset now (nothing was spent)

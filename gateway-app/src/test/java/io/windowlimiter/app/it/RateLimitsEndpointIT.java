@@ -7,9 +7,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -27,7 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The {@code ratelimits} actuator endpoint of two gateway-app jars on one real {@code redis-server},
  * over HTTP: exposed the way a user would ({@code management.endpoints.web.exposure.include}), read
  * through one instance while requests go through the other, and a reset made through one instance
- * served by the other at once, deny cache and all.
+ * served by the other at once, deny cache and all. Plans, overrides and clears posted to one instance
+ * are applied by the other within a second, on routes and on a scope. Plans {@code free} (3 per route, 5
+ * in scope {@code api}) and {@code pro} (6 and 10) decide routes {@code ops-orders} and {@code ops-search}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RateLimitsEndpointIT {
@@ -36,6 +40,10 @@ class RateLimitsEndpointIT {
 
 	/** An hour: no window edge or refill during the test, and a denial the deny cache keeps that long. */
 	private static final String HOUR = "1h";
+
+	private static final String FREE = "\"per-route\";q=3;w=3600, \"daily\";q=5;w=3600";
+
+	private static final String PRO = "\"per-route\";q=6;w=3600, \"daily\";q=10;w=3600";
 
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
@@ -59,9 +67,22 @@ class RateLimitsEndpointIT {
 		routes.route("ops-read", RouteFile.limit("sliding-log", 5, HOUR));
 		routes.route("ops-deny", RouteFile.limit("sliding-log", 3, HOUR));
 		routes.route("ops-bucket", RouteFile.with(RouteFile.limit("token-bucket", 10, "1m"), "burst", 4));
-		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(), List.of(EXPOSE), "ops-a", "ops-b");
+		routes.route("ops-orders", Map.<String, Object>of("plan", "free"));
+		routes.route("ops-search", Map.<String, Object>of("plan", "free"));
+		List<String> args = new ArrayList<>(List.of(EXPOSE));
+		args.addAll(plan("free", 3, 5));
+		args.addAll(plan("pro", 6, 10));
+		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(), args, "ops-a", "ops-b");
 		this.a = this.gateways.get(0);
 		this.b = this.gateways.get(1);
+	}
+
+	/** A plan as its declaration's arguments: sliding logs, exact, so that no window edge matters. */
+	private static List<String> plan(String name, int perRoute, int daily) {
+		String limits = "--window-rate-limiter.plans." + name + ".limits";
+		return List.of(limits + "[0].name=per-route", limits + "[0].algorithm=sliding-log", limits + "[0].limit=" + perRoute,
+				limits + "[0].window=" + HOUR, limits + "[1].name=daily", limits + "[1].algorithm=sliding-log",
+				limits + "[1].limit=" + daily, limits + "[1].window=" + HOUR, limits + "[1].scope=api");
 	}
 
 	@AfterAll
@@ -80,7 +101,8 @@ class RateLimitsEndpointIT {
 		HttpResponse<String> response = send(this.a, "GET", "/actuator/ratelimits");
 		assertThat(response.statusCode()).isEqualTo(200);
 		JsonNode routes = json(response).path("routes");
-		assertThat(routes.propertyNames()).containsExactlyInAnyOrder("ops-read", "ops-deny", "ops-bucket");
+		assertThat(routes.propertyNames()).containsExactlyInAnyOrder("ops-read", "ops-deny", "ops-bucket", "ops-orders",
+				"ops-search");
 		JsonNode bucket = routes.path("ops-bucket").path("limits").get(0);
 		assertThat(bucket.path("algorithm").asString()).isEqualTo("token-bucket");
 		assertThat(bucket.path("limit").asLong()).isEqualTo(10);
@@ -89,6 +111,125 @@ class RateLimitsEndpointIT {
 		JsonNode read = routes.path("ops-read").path("limits").get(0);
 		assertThat(read.path("algorithm").asString()).isEqualTo("sliding-log");
 		assertThat(read.path("logStorage").asString()).isEqualTo("ring");
+		JsonNode all = json(response);
+		assertThat(all.path("scopes").path("api").path("routes").toString()).isEqualTo("[\"ops-orders\",\"ops-search\"]");
+		assertThat(all.path("plans").propertyNames()).containsExactly("free", "pro");
+		assertThat(all.path("plans").path("pro").path("limits").get(1).path("scope").asString()).isEqualTo("api");
+	}
+
+	@Test
+	void aPlanPostedToOneInstanceIsAppliedByTheOtherWithinASecondAndCleared() throws Exception {
+		String client = "upgraded-" + this.run;
+		assertThat(policy(this.b, "ops-orders", client)).isEqualTo(FREE);
+		HttpResponse<String> assigned = send(this.a, "POST", clientPath("ops-orders", client), "{\"plan\": \"pro\"}");
+		assertThat(assigned.statusCode()).as(assigned.body()).isEqualTo(200);
+		assertThat(json(assigned).path("instancesNotified").asLong()).as("both instances heard it").isEqualTo(2);
+		awaitPolicy(this.b, "ops-orders", client, PRO);
+		JsonNode read = json(send(this.b, "GET", clientPath("ops-orders", client)));
+		assertThat(read.path("plan").asString()).isEqualTo("pro");
+		assertThat(read.path("assignment").path("plan").asString()).isEqualTo("pro");
+		assertThat(policy(this.b, "ops-search", client)).as("on ops-orders alone").isEqualTo(FREE);
+
+		HttpResponse<String> cleared = send(this.b, "POST", clientPath("ops-orders", client), "{\"clear\": true}");
+		assertThat(cleared.statusCode()).as(cleared.body()).isEqualTo(200);
+		awaitPolicy(this.a, "ops-orders", client, FREE);
+		// each change is logged where it was made, with who asked
+		assertThat(Files.readString(this.a.log())).contains("Rate limits of client '" + client
+				+ "' on 'ops-orders' put on plan 'pro' for good by an unauthenticated caller");
+		assertThat(Files.readString(this.b.log())).contains("Rate limits of client '" + client
+				+ "' on 'ops-orders' cleared of any plan or override by an unauthenticated caller");
+		assertThat(json(send(this.a, "GET", clientPath("ops-orders", client))).path("plan").asString()).isEqualTo("free");
+	}
+
+	/** Limits of its own through A: B denies at the new limit within a second; then it expires everywhere. */
+	@Test
+	void anOverridePostedToOneInstanceIsDeniedAtByTheOtherUntilItExpires() throws Exception {
+		String client = "throttled-" + this.run;
+		long postedAt = System.nanoTime();
+		HttpResponse<String> override = send(this.a, "POST", clientPath("ops-orders", client),
+				"{\"limit\": 2, \"window\": \"1h\", \"algorithm\": \"fixed-window\", \"name\": \"tight\", \"expires\": \"4s\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		assertThat(json(override).path("assignment").path("expires").asString()).isNotEmpty();
+		// the first request B decides by the override is the first it counts
+		awaitPolicy(this.b, "ops-orders", client, "\"tight\";q=2;w=3600");
+		assertThat(proxied(this.b, "ops-orders", client)).isEqualTo(200);
+		assertThat(proxied(this.b, "ops-orders", client)).isEqualTo(429);
+		assertThat(proxied(this.a, "ops-orders", client)).isEqualTo(429);
+		assertThat(Duration.ofNanos(System.nanoTime() - postedAt)).as("checked before it expires").isLessThan(Duration.ofSeconds(4));
+
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (!FREE.equals(policy(this.b, "ops-orders", client)) && System.nanoTime() < deadline) {
+			GatewayJar.sleep(100);
+		}
+		assertThat(policy(this.b, "ops-orders", client)).as("expired").isEqualTo(FREE);
+		assertThat(Duration.ofNanos(System.nanoTime() - postedAt)).as("not before it was due").isGreaterThan(Duration.ofSeconds(4));
+	}
+
+	/** A plan on scope api applies on every route naming it; the scope reads and resets as a target. */
+	@Test
+	void aScopeIsATarget() throws Exception {
+		String client = "scoped-" + this.run;
+		assertThat(proxied(this.a, "ops-orders", client)).isEqualTo(200);
+		assertThat(proxied(this.a, "ops-search", client)).isEqualTo(200);
+		HttpResponse<String> read = send(this.b, "GET", clientPath("api", client));
+		assertThat(read.statusCode()).as(read.body()).isEqualTo(200);
+		JsonNode daily = json(read).path("limits");
+		assertThat(daily).hasSize(1);
+		assertThat(daily.get(0).path("name").asString()).isEqualTo("daily");
+		assertThat(daily.get(0).path("remaining").asLong()).as("both routes count in the scope").isEqualTo(3);
+
+		assertThat(send(this.a, "POST", clientPath("api", client), "{\"plan\": \"pro\"}").statusCode()).isEqualTo(200);
+		awaitPolicy(this.b, "ops-search", client, PRO);
+		assertThat(policy(this.b, "ops-orders", client)).isEqualTo(PRO);
+		JsonNode scoped = json(send(this.b, "GET", clientPath("api", client)));
+		assertThat(scoped.path("assignment").path("target").asString()).isEqualTo("api");
+		assertThat(scoped.path("limits").get(0).path("limit").asLong()).isEqualTo(10);
+		assertThat(json(send(this.b, "GET", "/actuator/ratelimits/api")).path("routes").toString())
+			.isEqualTo("[\"ops-orders\",\"ops-search\"]");
+
+		HttpResponse<String> reset = send(this.a, "DELETE", clientPath("api", client));
+		assertThat(json(reset).path("deletedKeys").asLong()).as(reset.body()).isEqualTo(1);
+		assertThat(json(send(this.b, "GET", clientPath("api", client))).path("limits").get(0).path("remaining").asLong())
+			.isEqualTo(10);
+		assertThat(send(this.a, "POST", clientPath("api", client), "{\"clear\": true}").statusCode()).isEqualTo(200);
+		awaitPolicy(this.b, "ops-search", client, FREE);
+	}
+
+	@Test
+	void whatCannotBeAssignedIsA400NamingTheField() throws Exception {
+		String client = "refused-" + this.run;
+		assertRefused(send(this.a, "POST", clientPath("ops-orders", client), "{\"plan\": \"gold\"}"), "plan",
+				"plan is 'gold'; allowed: one of free, pro");
+		assertRefused(send(this.a, "POST", clientPath("ops-orders", client), "{\"limit\": 50, \"window\": \"soon\"}"),
+				"window", "window is 'soon'; allowed: a duration of whole milliseconds");
+		assertRefused(send(this.a, "POST", clientPath("ops-orders", client), "{\"limit\": \"lots\", \"window\": \"1m\"}"),
+				"limit", "limit is 'lots'; allowed: a whole number");
+		assertRefused(send(this.a, "POST", clientPath("ops-orders", client),
+				"{\"limit\": 5, \"window\": \"1m\", \"algorithm\": \"leaky-bucket\"}"), "algorithm",
+				"algorithm is 'leaky-bucket'; allowed: one of fixed-window, sliding-log");
+		assertRefused(send(this.a, "POST", clientPath("ops-orders", client), "{\"plan\": \"pro\", \"expires\": \"-1h\"}"),
+				"expires", "expires is '-1h'");
+		assertRefused(send(this.a, "POST", clientPath("ops-read", client), "{\"plan\": \"pro\"}"), "plan",
+				"limits of its own");
+		assertThat(json(send(this.b, "GET", clientPath("ops-orders", client))).path("plan").asString())
+			.as("nothing was assigned").isEqualTo("free");
+	}
+
+	private static void assertRefused(HttpResponse<String> response, String field, String message) {
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
+		assertThat(json(response).path("field").asString()).isEqualTo(field);
+		assertThat(json(response).path("error").asString()).contains(message);
+	}
+
+	/** Proxies requests through the gateway until it answers with this policy; fails past 1 s. */
+	private void awaitPolicy(GatewayJar gateway, String route, String client, String expected) throws Exception {
+		long started = System.nanoTime();
+		String policy = policy(gateway, route, client);
+		while (!expected.equals(policy) && System.nanoTime() - started < Duration.ofSeconds(1).toNanos()) {
+			GatewayJar.sleep(20);
+			policy = policy(gateway, route, client);
+		}
+		assertThat(policy).as("applied by " + gateway + " within 1 s").isEqualTo(expected);
 	}
 
 	@Test
@@ -190,7 +331,7 @@ class RateLimitsEndpointIT {
 				send(this.a, "GET", "/actuator/ratelimits/nope/someone"),
 				send(this.a, "DELETE", "/actuator/ratelimits/nope/someone"))) {
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(404);
-			assertThat(json(response).path("error").asString()).contains("No route 'nope'");
+			assertThat(json(response).path("error").asString()).contains("No route or scope 'nope'");
 			assertThat(response.body()).contains("ops-read");
 		}
 	}
@@ -229,13 +370,31 @@ class RateLimitsEndpointIT {
 		return this.http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
 	}
 
-	private HttpResponse<String> send(GatewayJar gateway, String method, String path)
-			throws IOException, InterruptedException {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
-			.method(method, HttpRequest.BodyPublishers.noBody())
+	/** The RateLimit-Policy of a request proxied through the gateway. */
+	private String policy(GatewayJar gateway, String route, String client) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/" + route + "/x"))
+			.header("X-API-Key", client)
 			.timeout(Duration.ofSeconds(5))
 			.build();
-		return this.http.send(request, HttpResponse.BodyHandlers.ofString());
+		return this.http.send(request, HttpResponse.BodyHandlers.discarding()).headers().firstValue("RateLimit-Policy")
+			.orElse("");
+	}
+
+	private HttpResponse<String> send(GatewayJar gateway, String method, String path)
+			throws IOException, InterruptedException {
+		return send(gateway, method, path, null);
+	}
+
+	/** @param json the request body, sent as JSON; null for none */
+	private HttpResponse<String> send(GatewayJar gateway, String method, String path, String json)
+			throws IOException, InterruptedException {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
+			.method(method, (json != null) ? HttpRequest.BodyPublishers.ofString(json) : HttpRequest.BodyPublishers.noBody())
+			.timeout(Duration.ofSeconds(5));
+		if (json != null) {
+			request.header("Content-Type", "application/json");
+		}
+		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 	private static JsonNode json(HttpResponse<String> response) {

@@ -215,8 +215,9 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(name = WindowRateLimiter.BEAN_NAME)
 	public ChangeBroadcast windowRateLimiterChangeBroadcast(ReactiveStringRedisTemplate redis,
-			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, WindowRateLimiterProperties properties) {
-		return new ChangeBroadcast(redis, limiter, properties.getRedisTimeout());
+			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, ObjectProvider<PlanAssignments> assignments,
+			WindowRateLimiterProperties properties) {
+		return new ChangeBroadcast(redis, limiter, assignments.getIfUnique(), properties.getRedisTimeout());
 	}
 
 	@Bean

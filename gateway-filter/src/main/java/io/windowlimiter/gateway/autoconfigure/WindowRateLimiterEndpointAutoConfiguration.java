@@ -5,6 +5,7 @@ import io.windowlimiter.gateway.operations.ChangeBroadcast;
 import io.windowlimiter.gateway.operations.DeniedClients;
 import io.windowlimiter.gateway.operations.RateLimitOperations;
 import io.windowlimiter.gateway.operations.RateLimitsEndpoint;
+import io.windowlimiter.gateway.plan.PlanAssignments;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -43,10 +44,10 @@ public class WindowRateLimiterEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	public RateLimitOperations windowRateLimiterOperations(
 			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, ReactiveStringRedisTemplate redis,
-			ChangeBroadcast broadcast, DeniedClients deniedClients, ApplicationEventPublisher events,
-			ObjectProvider<AuditEventRepository> auditEvents) {
+			ChangeBroadcast broadcast, DeniedClients deniedClients, ObjectProvider<PlanAssignments> assignments,
+			ApplicationEventPublisher events, ObjectProvider<AuditEventRepository> auditEvents) {
 		// audit events go nowhere without a repository: Boot's AuditListener exists only beside one
-		return new RateLimitOperations(limiter, redis, broadcast, deniedClients,
+		return new RateLimitOperations(limiter, redis, broadcast, deniedClients, assignments.getIfUnique(),
 				(auditEvents.getIfAvailable() != null) ? events : null);
 	}
 

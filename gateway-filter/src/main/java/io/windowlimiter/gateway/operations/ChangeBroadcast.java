@@ -3,6 +3,7 @@ package io.windowlimiter.gateway.operations;
 import java.time.Duration;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.plan.PlanAssignments;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -19,8 +20,9 @@ import org.springframework.data.redis.listener.ReactiveRedisMessageListenerConta
 
 /**
  * Tells every gateway instance of an operator's change to a client's limits, over a Redis pub/sub
- * channel, and applies what others publish: the instance forgets its cached denial of that client on
- * that target, so the next request is decided by Redis (with the new counts) instead of being refused
+ * channel, and applies what others publish: after an assignment, override or clear the instance reloads
+ * the assignments at once (not at its next poll), and in every case it forgets its cached denial of that
+ * client on that target, so the next request is decided by Redis (with the new counts) instead of being refused
  * from the deny cache for the rest of an old Retry-After. Delivery takes a Redis round trip, well inside
  * a second. Pub/sub keeps nothing for an instance that is not listening: one cut off from Redis at that
  * moment keeps its cached denials until their Retry-After ends (it cannot ask Redis meanwhile anyway).
@@ -38,6 +40,8 @@ public class ChangeBroadcast implements SmartLifecycle {
 
 	private final WindowRateLimiter limiter;
 
+	private final @Nullable PlanAssignments assignments;
+
 	private final Duration decisionBound;
 
 	private @Nullable Disposable listening;
@@ -45,11 +49,14 @@ public class ChangeBroadcast implements SmartLifecycle {
 	/**
 	 * @param redis publishes, and its connection factory opens the connection that listens
 	 * @param limiter whose deny cache forgets the clients others reset
+	 * @param assignments reloaded when another instance changed a client's plan or override; null for none
 	 * @param decisionBound the longest a decision can take ({@code window-rate-limiter.redis-timeout})
 	 */
-	public ChangeBroadcast(ReactiveStringRedisTemplate redis, WindowRateLimiter limiter, Duration decisionBound) {
+	public ChangeBroadcast(ReactiveStringRedisTemplate redis, WindowRateLimiter limiter,
+			@Nullable PlanAssignments assignments, Duration decisionBound) {
 		this.redis = redis;
 		this.limiter = limiter;
+		this.assignments = assignments;
 		this.decisionBound = decisionBound;
 	}
 
@@ -63,6 +70,16 @@ public class ChangeBroadcast implements SmartLifecycle {
 
 	/** Applies a change made through any instance to this one. */
 	void apply(LimitChange change) {
+		if (change.changesAssignment() && this.assignments != null) {
+			// at once rather than at the next poll; the poll still catches what a lost message would miss
+			this.assignments.refresh()
+				.timeout(this.decisionBound.plusSeconds(1))
+				.doOnError(error -> logger.warn("Reloading rate-limit assignments after a " + change.type() + " on '"
+						+ change.target() + "' failed; the next poll retries: " + error))
+				.onErrorResume(error -> Mono.empty())
+				.doFinally(signal -> this.limiter.forgetDenial(change.target(), change.client()))
+				.subscribe();
+		}
 		// whatever changed about the client, a denial cached under the old state no longer holds
 		this.limiter.forgetDenial(change.target(), change.client());
 		// A decision in flight may have read the old counts and cache its denial after this: every decision

@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * spaces, newlines or anything else travel intact.
  *
  * @param type what changed, e.g. {@link #RESET}
- * @param target the route id
+ * @param target the route id or scope name
  * @param client the client's key
  */
 public record LimitChange(String type, String target, String client) {
@@ -20,9 +20,23 @@ public record LimitChange(String type, String target, String client) {
 	/** The client's counters were deleted: instances forget their cached denials of it. */
 	public static final String RESET = "reset";
 
+	/** The client was put on a plan: instances reload assignments and forget their cached denials of it. */
+	public static final String ASSIGN = "assign";
+
+	/** The client was given limits of its own: as {@link #ASSIGN}. */
+	public static final String OVERRIDE = "override";
+
+	/** The client's plan or override was taken away: as {@link #ASSIGN}. */
+	public static final String CLEAR = "clear";
+
 	/** A reset of {@code client} on {@code target}. */
 	public static LimitChange reset(String target, String client) {
 		return new LimitChange(RESET, target, client);
+	}
+
+	/** Whether the change is to the client's assignment, which every instance must reload. */
+	public boolean changesAssignment() {
+		return !RESET.equals(this.type);
 	}
 
 	/** The message published for this change. */

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.operations.AssignmentRequest;
 import io.windowlimiter.gateway.operations.ChangeBroadcast;
 import io.windowlimiter.gateway.operations.DeniedClients;
 import io.windowlimiter.gateway.operations.RateLimitOperations;
@@ -103,6 +104,39 @@ class WindowRateLimiterEndpointAutoConfigurationTests {
 				AuditEvent event = repository.find("ops-user", null, RateLimitOperations.RESET_EVENT)
 					.get(0);
 				assertThat(event.getData()).containsEntry("target", route).containsEntry("client", "alice");
+			});
+	}
+
+	/** Assigning, overriding and clearing are audit events too, each of its own type, saying what changed. */
+	@Test
+	void assignmentsAreAuditEventsWhereTheApplicationKeepsThem() {
+		InMemoryAuditEventRepository repository = new InMemoryAuditEventRepository();
+		this.runner
+			.withPropertyValues(EXPOSE, "window-rate-limiter.plans.free.limits[0].limit=2",
+					"window-rate-limiter.plans.free.limits[0].window=1h",
+					"window-rate-limiter.plans.gold.limits[0].limit=50",
+					"window-rate-limiter.plans.gold.limits[0].window=1h")
+			.withBean(AuditEventRepository.class, () -> repository)
+			.withBean(AuditListener.class, () -> new AuditListener(repository))
+			.run(context -> {
+				String route = "assigned-" + UUID.randomUUID();
+				context.getBean(WindowRateLimiter.BEAN_NAME, WindowRateLimiter.class).register(route, Map.of("plan", "free"));
+				RateLimitOperations operations = context.getBean(RateLimitOperations.class);
+				operations.change(route, "carol", AssignmentRequest.of(route, "gold", null, null, null, null, null, null,
+						null, "1h", null), "ops-user").block(Duration.ofSeconds(5));
+				operations.change(route, "carol", AssignmentRequest.of(route, null, "7", "1m", null, null, null, null,
+						null, null, null), "ops-user").block(Duration.ofSeconds(5));
+				operations.change(route, "carol", AssignmentRequest.of(route, null, null, null, null, null, null, null,
+						null, null, "true"), "ops-user").block(Duration.ofSeconds(5));
+				AuditEvent assigned = repository.find("ops-user", null, RateLimitOperations.ASSIGN_EVENT).get(0);
+				assertThat(assigned.getData()).containsEntry("target", route)
+					.containsEntry("client", "carol")
+					.containsEntry("plan", "gold")
+					.containsKey("expires");
+				AuditEvent overridden = repository.find("ops-user", null, RateLimitOperations.OVERRIDE_EVENT).get(0);
+				assertThat(overridden.getData()).containsEntry("limits", "'" + route + "-0' 7 per PT1M sliding-window-counter");
+				assertThat(repository.find("ops-user", null, RateLimitOperations.CLEAR_EVENT)).hasSize(1);
+				assertThat(context.getBean(PlanAssignments.class).find(route, "carol")).isNull();
 			});
 	}
 

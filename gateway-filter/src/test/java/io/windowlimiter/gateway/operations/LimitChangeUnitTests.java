@@ -16,6 +16,14 @@ class LimitChangeUnitTests {
 	}
 
 	@ParameterizedTest
+	@ValueSource(strings = { LimitChange.RESET, LimitChange.ASSIGN, LimitChange.OVERRIDE, LimitChange.CLEAR })
+	void everyTypeTravelsAndOnlyAResetLeavesAssignmentsAlone(String type) {
+		LimitChange change = new LimitChange(type, "api", "client 1");
+		assertThat(LimitChange.decode(change.encode())).isEqualTo(change);
+		assertThat(change.changesAssignment()).isEqualTo(!type.equals(LimitChange.RESET));
+	}
+
+	@ParameterizedTest
 	@ValueSource(strings = { "", "reset", "reset a", "reset a b c", "reset %zz b" })
 	void ignoresWhatIsNotAChange(String message) {
 		assertThat(LimitChange.decode(message)).isNull();

@@ -1,6 +1,7 @@
 package io.windowlimiter.gateway.plan;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +16,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -27,6 +31,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -120,6 +126,8 @@ abstract class PlansContract {
 		properties.add("server.port=0");
 		properties.add("window-rate-limiter.plan-header=X-Plan");
 		properties.add("window-rate-limiter.problem-details.enabled=true");
+		// the operator endpoint, to assign through one instance over HTTP
+		properties.add("management.endpoints.web.exposure.include=ratelimits");
 		plan(properties, "free", 3, 5);
 		plan(properties, "pro", 6, 10);
 		route(properties, 0, "orders", "plan=free");
@@ -169,6 +177,38 @@ abstract class PlansContract {
 				.defaultIfEmpty("")
 				.map(body -> new Answer(response.statusCode().value(), response.headers().asHttpHeaders(), body)))
 			.block(Duration.ofSeconds(30));
+	}
+
+	/** A call to instance's operator endpoint; {@code json} is the request body, or null for none. */
+	private Answer operator(int instance, HttpMethod method, String path, @Nullable String json) {
+		int port = ((WebServerApplicationContext) this.instances.get(instance)).getWebServer().getPort();
+		WebClient.RequestBodySpec request = this.client.method(method).uri("http://127.0.0.1:" + port + "/actuator/ratelimits/" + path);
+		if (json != null) {
+			request.contentType(MediaType.APPLICATION_JSON).bodyValue(json);
+		}
+		return request
+			.exchangeToMono(response -> response.bodyToMono(String.class)
+				.defaultIfEmpty("")
+				.map(body -> new Answer(response.statusCode().value(), response.headers().asHttpHeaders(), body)))
+			.block(Duration.ofSeconds(30));
+	}
+
+	/** Null, or left out as Boot's endpoint JSON may leave nulls out. */
+	private static boolean absent(JsonNode node) {
+		return node.isNull() || node.isMissingNode();
+	}
+
+	private static JsonNode json(Answer answer) {
+		return JsonMapper.shared().readTree(answer.body());
+	}
+
+	/** Polls until instance 1 answers the client on the route with this policy; fails past 1 s. */
+	private void seenOnTheOtherInstanceWithinASecond(String route, String client, String policy) {
+		long started = System.nanoTime();
+		while (!policy.equals(get(1, route, client).policy())) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("applied by the other instance within 1 s")
+				.isLessThan(Duration.ofSeconds(1));
+		}
 	}
 
 	private PlanAssignments assignments(int instance) {
@@ -301,6 +341,130 @@ abstract class PlansContract {
 		Answer expired = get(1, "orders", client);
 		assertThat(expired.policy()).isEqualTo(FREE);
 		assertThat(expired.status()).isEqualTo(200);
+	}
+
+	/**
+	 * A plan assigned on scope {@code api} through one instance's endpoint: the other applies it within a
+	 * second on every route naming the scope, reads it on the scope, resets the scope's counts, and clears it.
+	 */
+	@Test
+	void theEndpointAssignsAPlanOnAScopeThatEveryInstanceAppliesWithinASecond() {
+		String client = key();
+		assertThat(get(1, "orders", client).policy()).isEqualTo(FREE);
+		Answer assigned = operator(0, HttpMethod.POST, "api/" + client, "{\"plan\": \"pro\"}");
+		assertThat(assigned.status()).as(assigned.body()).isEqualTo(200);
+		assertThat(json(assigned).path("change").asString()).isEqualTo("assign");
+		assertThat(json(assigned).path("assignment").path("plan").asString()).isEqualTo("pro");
+		seenOnTheOtherInstanceWithinASecond("orders", client, PRO);
+		assertThat(get(1, "search", client).policy()).isEqualTo(PRO);
+
+		// the scope's own counter, read and reset as a target of its own, on either instance
+		Answer read = operator(1, HttpMethod.GET, "api/" + client, null);
+		assertThat(read.status()).as(read.body()).isEqualTo(200);
+		assertThat(json(read).path("assignment").path("target").asString()).isEqualTo("api");
+		assertThat(json(read).path("assignment").path("plan").asString()).isEqualTo("pro");
+		assertThat(absent(json(read).path("assignment").path("expires"))).isTrue();
+		JsonNode daily = json(read).path("limits");
+		assertThat(daily).hasSize(1);
+		assertThat(daily.get(0).path("name").asString()).isEqualTo("daily");
+		assertThat(daily.get(0).path("limit").asLong()).isEqualTo(10);
+		long used = 10 - daily.get(0).path("remaining").asLong();
+		assertThat(used).isEqualTo(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client));
+		// a route's read shows the scope's assignment that decides it there
+		assertThat(json(operator(0, HttpMethod.GET, "orders/" + client, null)).path("assignment").path("target").asString())
+			.isEqualTo("api");
+		Answer reset = operator(1, HttpMethod.DELETE, "api/" + client, null);
+		assertThat(json(reset).path("deletedKeys").asLong()).isEqualTo(1);
+		assertThat(json(operator(0, HttpMethod.GET, "api/" + client, null)).path("limits").get(0).path("remaining").asLong())
+			.isEqualTo(10);
+
+		Answer cleared = operator(1, HttpMethod.POST, "api/" + client, "{\"clear\": true}");
+		assertThat(cleared.status()).as(cleared.body()).isEqualTo(200);
+		assertThat(absent(json(cleared).path("assignment"))).isTrue();
+		long started = System.nanoTime();
+		while (!FREE.equals(get(0, "orders", client).policy())) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+		}
+		assertThat(absent(json(operator(0, HttpMethod.GET, "api/" + client, null)).path("assignment"))).isTrue();
+	}
+
+	/** A limit of its own on one route, through one instance, until it expires: the other denies at it. */
+	@Test
+	void theEndpointOverridesALimitThatTheOtherInstanceDeniesAtUntilItExpires() {
+		String client = key();
+		Answer override = operator(0, HttpMethod.POST, "orders/" + client,
+				"{\"limit\": 2, \"window\": \"366d\", \"algorithm\": \"fixed-window\", \"name\": \"tight\", \"expires\": \"3s\"}");
+		assertThat(override.status()).as(override.body()).isEqualTo(200);
+		JsonNode assignment = json(override).path("assignment");
+		assertThat(assignment.path("limits").get(0).path("limit").asLong()).isEqualTo(2);
+		assertThat(Instant.parse(assignment.path("expires").asString())).isBetween(Instant.now().plusSeconds(1),
+				Instant.now().plusSeconds(4));
+		// seen without requests: free's per-route limit counts in the same key as this fixed window
+		millisUntilSeenOnTheOtherInstance("orders", client, true);
+		Answer first = get(1, "orders", client);
+		assertThat(first.status()).isEqualTo(200);
+		assertThat(first.policy()).isEqualTo("\"tight\";q=2;w=" + W);
+		assertThat(get(0, "orders", client).status()).isEqualTo(200);
+		Answer refused = get(1, "orders", client);
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.body()).contains("\"violated-policies\":[\"tight\"]");
+		assertThat(this.downstream.hits("/orders/items", client)).isEqualTo(2);
+
+		long started = System.nanoTime();
+		Answer expired = get(1, "orders", client);
+		while (!FREE.equals(expired.policy())) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("expired").isLessThan(Duration.ofSeconds(5));
+			sleep(50);
+			expired = get(1, "orders", client);
+		}
+		// free's per-route limit of 3 counts in the same fixed-window key: 2 used, one left
+		assertThat(expired.status()).isEqualTo(200);
+		assertThat(get(0, "orders", client).status()).isEqualTo(429);
+	}
+
+	@Test
+	void theEndpointRefusesWhatCannotBeAssignedNamingTheField() {
+		String client = key();
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"gold\"}"), "plan",
+				"plan is 'gold'; allowed: one of free, pro");
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"limit\": 5, \"window\": \"soon\"}"),
+				"window", "window is 'soon'; allowed: a duration");
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"limit\": 0, \"window\": \"1m\"}"),
+				"limit", "limit is '0'; allowed: a whole number");
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client,
+				"{\"limit\": 5, \"window\": \"1m\", \"logStorage\": \"ring\"}"), "logStorage", "logStorage is 'ring'");
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"later\"}"),
+				"expires", "expires is 'later'");
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plna\": \"pro\"}"), "plan", "plan is missing");
+		assertRefused(operator(0, HttpMethod.POST, "a/" + client, "{\"plan\": \"pro\"}"), "plan",
+				"route 'a', which has limits of its own");
+		assertRefused(operator(0, HttpMethod.POST, "ab/" + client, "{\"plan\": \"pro\"}"), "plan",
+				"scope 'ab', whose routes all have limits of their own");
+		assertThat(operator(0, HttpMethod.POST, "nowhere/" + client, "{\"plan\": \"pro\"}").status()).isEqualTo(404);
+		// Boot reads an operation's body as flat text fields: a list of limits is refused before the endpoint
+		Answer nested = operator(0, HttpMethod.POST, "orders/" + client,
+				"{\"limits\": [{\"limit\": 5, \"window\": \"1m\"}]}");
+		assertThat(nested.status()).as(nested.body()).isEqualTo(400);
+		// nothing was written
+		assertThat(assignments(0).find("orders", client)).isNull();
+		assertThat(assignments(0).find("a", client)).isNull();
+		assertThat(assignments(0).find("ab", client)).isNull();
+	}
+
+	private static void assertRefused(Answer answer, String field, String message) {
+		assertThat(answer.status()).as(answer.body()).isEqualTo(400);
+		assertThat(json(answer).path("field").asString()).isEqualTo(field);
+		assertThat(json(answer).path("error").asString()).contains(message);
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	@Test

@@ -10,6 +10,7 @@ import java.util.stream.Collectors;
 
 import io.windowlimiter.gateway.GatewayTestApplication;
 import io.windowlimiter.gateway.operations.RateLimitOperations;
+import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.test.Downstream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,6 +24,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -68,6 +70,8 @@ abstract class MultiInstanceContract {
 		properties.add("server.port=0");
 		// the operator endpoint, for resets made through one instance
 		properties.add("management.endpoints.web.exposure.include=ratelimits");
+		// assignments loaded at start only: what reaches the other instance within a second is the broadcast
+		properties.add("window-rate-limiter.assignments.refresh-interval=1h");
 		String[][] routes = { { "fixed", "fixed-window" }, { "log", "sliding-log" },
 				{ "counter", "sliding-window-counter" } };
 		for (int i = 0; i < routes.length; i++) {
@@ -134,6 +138,33 @@ abstract class MultiInstanceContract {
 			status = request(1, path, apiKey).block(Duration.ofSeconds(5));
 		}
 		assertThat(status).isEqualTo(200);
+	}
+
+	/**
+	 * An override posted to one instance's endpoint reaches the other over the broadcast (its own polling is
+	 * an hour away), which denies the client at the new limit within a second.
+	 */
+	@Test
+	void anOverrideThroughOneInstanceIsAppliedByTheOtherOnTheBroadcast() {
+		String apiKey = UUID.randomUUID().toString();
+		int port = ((WebServerApplicationContext) this.instances.get(0)).getWebServer().getPort();
+		int status = this.client.post()
+			.uri("http://127.0.0.1:" + port + "/actuator/ratelimits/fixed/" + apiKey)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"limit\": 2, \"window\": \"366d\", \"algorithm\": \"fixed-window\"}")
+			.exchangeToMono(response -> response.releaseBody().thenReturn(response.statusCode().value()))
+			.block(Duration.ofSeconds(10));
+		assertThat(status).isEqualTo(200);
+		long started = System.nanoTime();
+		PlanAssignments other = this.instances.get(1).getBean(PlanAssignments.class);
+		while (other.find("fixed", apiKey) == null) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("heard by the other instance within 1 s")
+				.isLessThan(Duration.ofSeconds(1));
+			Thread.onSpinWait();
+		}
+		List<Integer> statuses = Flux.range(0, 3).concatMap(i -> request(1, "/fixed/items", apiKey)).collectList()
+			.block(Duration.ofSeconds(10));
+		assertThat(statuses).containsExactly(200, 200, 429);
 	}
 
 	@ParameterizedTest
