@@ -10,6 +10,8 @@
 #   benchmarks/run-all.sh plans           4. decisions/s, the same limits inline, from a plan, assigned
 #   benchmarks/run-all.sh scopes          5. decisions/s, the same limits the route's own and in a scope
 #   benchmarks/run-all.sh hot             6. decisions/s of one client key vs 10,000, library and redis-benchmark
+#   benchmarks/run-all.sh profile         7. CPU per request by process and by component (async-profiler in
+#                                            gateway-app under wrk), flame graphs in benchmarks/results/profiles
 #   BENCH_REF=HEAD benchmarks/run-all.sh  measure a commit (a clean export of it, built apart) instead
 #                                         of the working tree, e.g. while others are editing it
 #   BENCH_SKIP_BUILD=1 benchmarks/run-all.sh ...   use the jars already built
@@ -19,7 +21,8 @@
 # BENCH_DECISION_IN_FLIGHT [256], BENCH_DECISION_REDIS_BENCHMARK_SECONDS [3], BENCH_HTTP_SECONDS [5],
 # BENCH_HTTP_WARMUP_SECONDS [2], BENCH_HTTP_ROUNDS [3], BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64],
 # BENCH_GATEWAY_JVM_OPTIONS [-Xms512m -Xmx512m], BENCH_MEMORY_CLIENTS [1220], BENCH_MEMORY_HEAVY_CLIENTS [4],
-# BENCH_REDIS_PORT (use a running Redis instead of starting one; it is flushed!).
+# BENCH_PROFILE_SECONDS [15], BENCH_PROFILE_WARMUP_SECONDS [10],
+# BENCH_PROFILE_INTERVAL_MILLIS [5], BENCH_REDIS_PORT (use a running Redis instead of starting one; it is flushed!).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

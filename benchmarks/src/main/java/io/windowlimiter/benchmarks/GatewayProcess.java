@@ -66,6 +66,15 @@ final class GatewayProcess implements AutoCloseable {
 		return this.port;
 	}
 
+	long pid() {
+		return this.process.pid();
+	}
+
+	/** The gateway JVM's CPU time so far (user and system, from /proc). */
+	Duration cpu() {
+		return this.process.info().totalCpuDuration().orElseThrow();
+	}
+
 	String url(String path) {
 		return "http://" + LocalRedis.HOST + ":" + this.port + path;
 	}

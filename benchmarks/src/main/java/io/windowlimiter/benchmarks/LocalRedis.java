@@ -78,6 +78,11 @@ final class LocalRedis implements AutoCloseable {
 		return Long.parseLong(infoField("stats", "total_error_replies"));
 	}
 
+	/** CPU time the server has used so far, user and system, in seconds ({@code INFO cpu}). */
+	double cpuSeconds() {
+		return Double.parseDouble(infoField("cpu", "used_cpu_user")) + Double.parseDouble(infoField("cpu", "used_cpu_sys"));
+	}
+
 	String version() {
 		return infoField("server", "redis_version");
 	}

@@ -56,6 +56,10 @@ final class Report {
 
 	private String hotSetup = "";
 
+	private List<ProfileBenchmark.Result> profile = List.of();
+
+	private String profileSetup = "";
+
 	private final List<String[]> targets = new ArrayList<>();
 
 	Report(Machine machine, String command) {
@@ -96,6 +100,11 @@ final class Report {
 		this.hotSetup = setup;
 	}
 
+	void profile(List<ProfileBenchmark.Result> results, String setup) {
+		this.profile = results;
+		this.profileSetup = setup;
+	}
+
 	String markdown() {
 		this.targets.clear();
 		StringBuilder md = new StringBuilder();
@@ -119,7 +128,7 @@ final class Report {
 						this.plansSetup)
 				+ sideBySideTable("5. Scopes: the same limits the route's own and in a scope shared across routes",
 						this.scopes, this.scopesSetup)
-				+ hotTable();
+				+ hotTable() + profileTables();
 		md.append("## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
 		for (String[] row : this.targets) {
 			md.append("| ").append(String.join(" | ", row)).append(" |\n");
@@ -193,6 +202,63 @@ final class Report {
 			}
 		}
 		return md.append('\n').toString();
+	}
+
+	private String profileTables() {
+		if (this.profile.isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 7. Where a request's CPU goes\n\n").append(this.profileSetup)
+			.append(".\n\nCPU per request by process, in microseconds (all share the machine's cores, so with them "
+					+ "saturated req/s follows 1 / total), from the run without the profiler; req/s under the profiler for "
+					+ "its own cost:\n\n| limiter | req/s | vs no limiter | gateway | Redis | "
+					+ "downstream | wrk | total | no limiter's total / total | req/s profiled | flame graph |\n"
+					+ "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+		ProfileBenchmark.Result none = this.profile.get(0);
+		for (ProfileBenchmark.Result r : this.profile) {
+			Map<String, Double> p = r.processMicros();
+			md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %,.0f | [%s](profiles/%s) |%n",
+					r.httpCase().label(), r.perSecond(), r.perSecond() / none.perSecond(), p.get("gateway"), p.get("Redis"),
+					p.get("downstream"), p.get("wrk"), r.totalMicros(), none.totalMicros() / r.totalMicros(),
+					r.profiledPerSecond(), r.flameGraph().getFileName(), r.flameGraph().getFileName()));
+		}
+		md.append("\nThe gateway's CPU per request split by the profiler's samples, each going to the component of its "
+				+ "innermost frame that has one, in microseconds, and what each limiter adds to no limiter's:\n\n| component |");
+		for (ProfileBenchmark.Result r : this.profile) {
+			md.append(' ').append(r.httpCase().label()).append(" |");
+		}
+		md.append("\n|---|").append("---:|".repeat(this.profile.size())).append('\n');
+		for (String component : none.componentMicros().keySet()) {
+			md.append("| ").append(component).append(" |");
+			double base = none.componentMicros().get(component);
+			for (ProfileBenchmark.Result r : this.profile) {
+				md.append(' ').append(withExtra(r.componentMicros().get(component), base, r == none)).append(" |");
+			}
+			md.append('\n');
+		}
+		md.append("| **gateway, all** |");
+		double baseTotal = sum(none.componentMicros());
+		for (ProfileBenchmark.Result r : this.profile) {
+			md.append(" **").append(withExtra(sum(r.componentMicros()), baseTotal, r == none)).append("** |");
+		}
+		md.append("\n| through this library (inclusive) |");
+		for (ProfileBenchmark.Result r : this.profile) {
+			md.append(String.format(Locale.ROOT, " %.1f |", r.libraryInclusiveMicros()));
+		}
+		md.append("\n| through Lettuce (inclusive) |");
+		for (ProfileBenchmark.Result r : this.profile) {
+			md.append(String.format(Locale.ROOT, " %.1f |", r.lettuceInclusiveMicros()));
+		}
+		return md.append("\n\n").toString();
+	}
+
+	private static String withExtra(double value, double base, boolean isBase) {
+		return isBase ? String.format(Locale.ROOT, "%.1f", value)
+				: String.format(Locale.ROOT, "%.1f (%+.1f)", value, value - base);
+	}
+
+	private static double sum(Map<String, Double> values) {
+		return values.values().stream().mapToDouble(Double::doubleValue).sum();
 	}
 
 	private String httpTables() {

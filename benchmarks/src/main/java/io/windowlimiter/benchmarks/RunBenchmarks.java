@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * Runs the benchmarks of one run against one Redis and writes one report. Arguments pick the parts:
- * {@code decision}, {@code http}, {@code memory}, {@code plans}, {@code scopes}, {@code hot}; none
+ * {@code decision}, {@code http}, {@code memory}, {@code plans}, {@code scopes}, {@code hot}, {@code profile}; none
  * means the first three. {@code bench.root} is the project's root (the scripts set it); the report goes to
  * {@code benchmarks/results/<date>.md} there and to standard output. Settings: see {@link Settings} and the README's Performance section.
  */
@@ -22,9 +22,9 @@ public final class RunBenchmarks {
 	public static void main(String[] args) throws Exception {
 		List<String> parts = (args.length == 0) ? List.of("decision", "memory", "http") : Arrays.asList(args);
 		for (String part : parts) {
-			if (!List.of("decision", "memory", "http", "plans", "scopes", "hot").contains(part)) {
+			if (!List.of("decision", "memory", "http", "plans", "scopes", "hot", "profile").contains(part)) {
 				throw new IllegalArgumentException(
-						"Unknown part '" + part + "'; parts are decision, memory, http, plans, scopes, hot");
+						"Unknown part '" + part + "'; parts are decision, memory, http, plans, scopes, hot, profile");
 			}
 		}
 		Path root = Path.of(Settings.string("root", ".")).toAbsolutePath().normalize();
@@ -56,6 +56,11 @@ public final class RunBenchmarks {
 			if (parts.contains("http")) {
 				HttpBenchmark http = new HttpBenchmark(redis, workDir, gatewayJar(root));
 				report.http(http.run(), http.setup());
+			}
+			if (parts.contains("profile")) {
+				ProfileBenchmark profile = new ProfileBenchmark(redis, workDir, gatewayJar(root),
+						root.resolve("benchmarks/results/profiles"), report.machine().fileStamp());
+				report.profile(profile.run(), profile.setup());
 			}
 		}
 		String markdown = report.markdown();
