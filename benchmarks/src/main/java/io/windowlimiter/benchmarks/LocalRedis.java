@@ -73,6 +73,11 @@ final class LocalRedis implements AutoCloseable {
 		return Long.parseLong(infoField("memory", "used_memory"));
 	}
 
+	/** What client connections' buffers hold ({@code mem_clients_normal}), part of {@link #usedMemory()}. */
+	long clientBuffersMemory() {
+		return Long.parseLong(infoField("memory", "mem_clients_normal"));
+	}
+
 	/** Error replies Redis has sent since it started ({@code total_error_replies}). */
 	long errorReplies() {
 		return Long.parseLong(infoField("stats", "total_error_replies"));

@@ -210,8 +210,10 @@ final class Report {
 		}
 		StringBuilder md = new StringBuilder("## 7. Where a request's CPU goes\n\n").append(this.profileSetup)
 			.append(".\n\nCPU per request by process, in microseconds (all share the machine's cores, so with them "
-					+ "saturated req/s follows 1 / total), from the run without the profiler; req/s under the profiler for "
-					+ "its own cost:\n\n| limiter | req/s | vs no limiter | gateway | Redis | "
+					+ "saturated req/s follows 1 / total), from the run without the profiler. One run per case in a fixed "
+					+ "order: its req/s and ratios are rougher than part 2's, which alternates the order and keeps each "
+					+ "case's fastest round; this part says where the CPU goes. Req/s under the profiler shows the "
+					+ "profiler's own cost:\n\n| limiter | req/s | vs no limiter | gateway | Redis | "
 					+ "downstream | wrk | total | no limiter's total / total | req/s profiled | flame graph |\n"
 					+ "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 		ProfileBenchmark.Result none = this.profile.get(0);
