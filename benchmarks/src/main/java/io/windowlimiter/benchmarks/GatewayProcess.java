@@ -47,7 +47,7 @@ final class GatewayProcess implements AutoCloseable {
 		int port = RedisTestServer.freePort();
 		List<String> command = new ArrayList<>();
 		command.add(ProcessHandle.current().info().command().orElse("java"));
-		command.addAll(Arrays.asList(Settings.string("gateway.jvm-options", "-Xms512m -Xmx512m").split("\\s+")));
+		command.addAll(Arrays.asList(jvmOptions().split("\\s+")));
 		command.addAll(List.of("-jar", jar.toString(), "--server.port=" + port,
 				"--spring.data.redis.host=" + LocalRedis.HOST, "--spring.data.redis.port=" + redisPort,
 				"--spring.config.additional-location=file:" + routes, "--bench.downstream=" + downstream,
@@ -64,6 +64,11 @@ final class GatewayProcess implements AutoCloseable {
 
 	int port() {
 		return this.port;
+	}
+
+	/** The gateway JVM's options ({@code BENCH_GATEWAY_JVM_OPTIONS}), for the command and the reports. */
+	static String jvmOptions() {
+		return Settings.string("gateway.jvm-options", "-Xms512m -Xmx512m");
 	}
 
 	long pid() {

@@ -1,14 +1,12 @@
 package io.windowlimiter.benchmarks;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -57,11 +55,7 @@ final class HttpBenchmark {
 		this.redis = redis;
 		this.workDir = workDir;
 		this.gatewayJar = gatewayJar;
-		Path script = workDir.resolve("clients.lua");
-		try (InputStream in = HttpBenchmark.class.getResourceAsStream("clients.lua")) {
-			Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
-		}
-		this.wrk = new Wrk(script, Settings.integer("http.threads", 2), Settings.integer("http.connections", 64));
+		this.wrk = Wrk.forClients(workDir);
 	}
 
 	/** How the load was made, for the report. */
@@ -80,7 +74,7 @@ final class HttpBenchmark {
 				+ "with limits of %,d per %s, the sliding log also at %,d, its maximum (built-in: replenish-rate and "
 				+ "burst-capacity %s)",
 				this.wrk.threads(), this.wrk.connections(), this.seconds, this.warmUpSeconds, this.rounds,
-				Settings.string("gateway.jvm-options", "-Xms512m -Xmx512m"), this.keys, Settings.allowedLimit(),
+				GatewayProcess.jvmOptions(), this.keys, Settings.allowedLimit(),
 				GatewayRoutes.ALLOWED_WINDOW, Algorithms.MAX_LOG_LIMIT, GatewayRoutes.BUILT_IN_HIGH_RATE);
 		Map<HttpCase, List<Wrk.Run>> runs = new LinkedHashMap<>();
 		cases.forEach(c -> runs.put(c, new ArrayList<>()));
@@ -136,7 +130,7 @@ final class HttpBenchmark {
 	}
 
 	/** Allowed cases must all pass, a flood must be almost all refused, and no socket may fail. */
-	private static void validate(HttpCase c, Wrk.Run run) {
+	static void validate(HttpCase c, Wrk.Run run) {
 		if (run.socketErrors() > 0) {
 			throw new IllegalStateException(c.routeId() + ": " + run.socketErrors() + " socket errors or timeouts");
 		}
@@ -150,7 +144,7 @@ final class HttpBenchmark {
 	}
 
 	/** One request per route before measuring: the right limiter answers, the downstream is reached. */
-	private void check(GatewayProcess gateway, HttpCase c) throws IOException, InterruptedException {
+	static void check(GatewayProcess gateway, HttpCase c) throws IOException, InterruptedException {
 		HttpClient client = HttpClient.newHttpClient();
 		HttpResponse<String> response = client.send(
 				HttpRequest.newBuilder(URI.create(gateway.url(c.path()))).header("X-API-Key", "check").build(),

@@ -1,8 +1,11 @@
 package io.windowlimiter.benchmarks;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +31,15 @@ final class Wrk {
 	private final int threads;
 
 	private final int connections;
+
+	/** wrk with the benchmark's client script (copied into {@code workDir}) and the HTTP part's threads and connections. */
+	static Wrk forClients(Path workDir) throws IOException {
+		Path script = workDir.resolve("clients.lua");
+		try (InputStream in = Wrk.class.getResourceAsStream("clients.lua")) {
+			Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
+		}
+		return new Wrk(script, Settings.integer("http.threads", 2), Settings.integer("http.connections", 64));
+	}
 
 	Wrk(Path script, int threads, int connections) {
 		this.script = script;
