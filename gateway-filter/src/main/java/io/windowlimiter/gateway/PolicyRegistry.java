@@ -128,11 +128,27 @@ public class PolicyRegistry {
 		return this.routes.get(routeId);
 	}
 
-	/** An override's limits as this route decides them, compiled on first use. */
-	CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
-		// no cost check: an override is the operator's word; a cost above it refuses every request
+	/**
+	 * An override's limits as this route decides them, compiled on first use; null when a request of the
+	 * route's cost cannot fit them (an override written before this check, or by hand): the caller falls
+	 * back to the client's plan or the route's default rather than refuse the client for good.
+	 */
+	@Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
+		if (RouteArgs.indexTooSmallFor(route.policy.cost(), limits) >= 0) {
+			return null;
+		}
 		return route.override(limits,
 				own -> compile(routeId, "override", route.policy, withScope(own, route.policy.scope())));
+	}
+
+	/**
+	 * Checks that a request on the route fits an override's limits at once.
+	 * @param target the route or scope the override is for, named in the message
+	 * @throws InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
+	 * cost, if it does not
+	 */
+	static void checkOverrideCost(String target, String routeId, RoutePolicy route, List<RouteLimit> limits) {
+		RouteArgs.checkOverrideCost(target, routeId, route.cost(), limits);
 	}
 
 	private CompiledRoute compile(String routeId, Map<String, ?> args) {

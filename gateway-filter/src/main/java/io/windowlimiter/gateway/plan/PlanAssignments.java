@@ -16,9 +16,11 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import io.windowlimiter.gateway.PolicyRegistry;
+import io.windowlimiter.gateway.RouteLimit;
 import io.windowlimiter.gateway.key.RedisKeys;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -70,6 +72,9 @@ public class PlanAssignments implements SmartLifecycle {
 	private final Duration logInterval;
 
 	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
+	private volatile BiConsumer<String, List<RouteLimit>> overrideCheck = (target, limits) -> {
+	};
 
 	private final AtomicLong lastFailureLogged = new AtomicLong(Long.MIN_VALUE);
 
@@ -124,11 +129,12 @@ public class PlanAssignments implements SmartLifecycle {
 	 * {@code window}, optionally {@code algorithm}, {@code log-storage}, {@code burst}, {@code name},
 	 * {@code scope}
 	 * @param ttl how long it holds; null for good
-	 * @throws io.windowlimiter.gateway.InvalidRouteConfigurationException if a limit is wrong
+	 * @throws io.windowlimiter.gateway.InvalidRouteConfigurationException if a limit is wrong, or below the
+	 * cost of a request on a route it applies on
 	 */
 	public Mono<Void> override(String target, String clientKey, List<? extends Map<String, ?>> limits,
 			@Nullable Duration ttl) {
-		PolicyRegistry.overrideLimits(target, limits);
+		this.overrideCheck.accept(target, PolicyRegistry.overrideLimits(target, limits));
 		StringBuilder value = new StringBuilder(LIMITS);
 		for (Map<String, ?> limit : limits) {
 			StringBuilder line = new StringBuilder();
@@ -154,6 +160,15 @@ public class PlanAssignments implements SmartLifecycle {
 		}
 		Assignment assignment = all.get(field(target, clientKey));
 		return (assignment != null && assignment.isLive(this.clock.getAsLong())) ? assignment : null;
+	}
+
+	/**
+	 * Checks every override before it is written, beyond its own rules: the limiter checks each against
+	 * the cost of the routes it applies on.
+	 * @param check throws {@link io.windowlimiter.gateway.InvalidRouteConfigurationException} to refuse it
+	 */
+	public void checkOverridesWith(BiConsumer<String, List<RouteLimit>> check) {
+		this.overrideCheck = check;
 	}
 
 	/** Called after every reload that changed the assignments (e.g. to forget cached denials). */
