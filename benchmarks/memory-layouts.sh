@@ -53,6 +53,7 @@ layout 'fixed window before: `index:count:window`, key `...:fw`' 'wrl:{%012d}:or
 layout 'counter before: `index:current:previous:window`, key `...:swc`' 'wrl:{%012d}:orders:swc' "'29937520:50:100:60000'" px
 layout 'fixed window now: one integer, key `...:f`' 'wrl:{%012d}:orders:f' "'60561660000502'" px
 layout 'counter now: one integer, key `...:c`' 'wrl:{%012d}:orders:c' "'100936060501001143'" px
+layout 'fixed window with its length (this version): one integer, key `...:fl`' 'wrl:{%012d}:orders:fl' "'1009360650142'" px
 layout 'the same integer under the old suffix `...:fw` (28 characters)' 'wrl:{%012d}:orders:fw' "'60561660000502'" px
 layout 'struct.pack of three 32-bit numbers (12 bytes)' 'wrl:{%012d}:orders:c' "struct.pack('>I4I4I4', 1009360, 50, 100)" px
 layout 'cmsgpack of the four fields' 'wrl:{%012d}:orders:c' "cmsgpack.pack({29937520, 50, 100, 60000})" px
