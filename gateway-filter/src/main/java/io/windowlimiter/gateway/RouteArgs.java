@@ -113,7 +113,7 @@ final class RouteArgs {
 		return parsed.limits();
 	}
 
-	private static final String COST_ALLOWED = "at most the smallest limit (and burst), else no request could ever pass";
+	private static final String NEVER_PASSES = ", else no request could ever pass";
 
 	/** A request of this cost must fit every limit at once, else no request could ever pass. */
 	static void checkCost(String routeId, long cost, List<RouteLimit> limits, String where) {
@@ -121,7 +121,7 @@ final class RouteArgs {
 		if (index >= 0) {
 			throw new InvalidRouteConfigurationException(routeId, PREFIX + "cost",
 					"is '" + cost + "', more than limit '" + limits.get(index).name() + "'" + where + " allows at once",
-					COST_ALLOWED);
+					"at most the smallest limit (and burst)" + NEVER_PASSES);
 		}
 	}
 
@@ -140,7 +140,7 @@ final class RouteArgs {
 					"limits[" + index + "]." + (limit ? "limit" : "burst"),
 					"is '" + (limit ? policy.limit() : policy.burst()) + "', less than the cost '" + cost
 							+ "' of a request on route '" + routeId + "'",
-					"at least the cost of a request on every route it applies on: a route's cost must be " + COST_ALLOWED);
+					"at least the cost of a request on every route it applies on" + NEVER_PASSES);
 		}
 	}
 
