@@ -25,6 +25,7 @@ import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.plan.PlanResolver;
 import io.windowlimiter.gateway.plan.PrincipalPlanResolver;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -281,9 +282,9 @@ public class WindowRateLimiterAutoConfiguration {
 
 	@Bean
 	public StartupRouteCheck windowRateLimiterStartupRouteCheck(ObjectProvider<GatewayProperties> gatewayProperties,
-			PolicyRegistry registry, WindowRateLimiterProperties properties) {
+			PolicyRegistry registry, WindowRateLimiterProperties properties, ListableBeanFactory beans) {
 		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new), registry,
-				properties.isDefaultLimiter());
+				properties.isDefaultLimiter(), beans);
 	}
 
 }
