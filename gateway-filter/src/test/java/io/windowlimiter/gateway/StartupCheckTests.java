@@ -125,6 +125,19 @@ class StartupCheckTests {
 
 	}
 
+	/** Boot's failure analysis block, not a raw stack trace: what was found, and what is allowed. */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aRefusalPrintsAsBootsFailureAnalysis(CapturedOutput output) {
+		startUpFailure("rate-limiter=#{@windowRateLimiter}", "window-rate-limiter.limit=10",
+				"window-rate-limiter.window=60");
+		assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START")
+			.contains("Description:\n\nThe rate limit of route 'orders' is invalid: window-rate-limiter.window is "
+					+ "'60', a number without a unit, which would mean 60 ms.")
+			.contains("Action:\n\nSet window-rate-limiter.window of route 'orders' to a duration with its unit: "
+					+ "did you mean 60s?");
+	}
+
 	@Test
 	void aZeroLimitStopsStartUp() {
 		assertThat(startUpFailure("rate-limiter=#{@windowRateLimiter}", "window-rate-limiter.limit=0",
