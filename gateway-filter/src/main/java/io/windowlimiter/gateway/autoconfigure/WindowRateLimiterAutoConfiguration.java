@@ -90,8 +90,8 @@ public class WindowRateLimiterAutoConfiguration {
 	}
 
 	@Bean
-	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script) {
-		return new DecisionWarmUp(script, Duration.ofSeconds(10));
+	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, ReactiveStringRedisTemplate redis) {
+		return new DecisionWarmUp(script, Duration.ofSeconds(10), DecisionWarmUp.addresses(redis.getConnectionFactory()));
 	}
 
 	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */
