@@ -2,8 +2,10 @@ package io.windowlimiter.gateway;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.Algorithm;
@@ -11,11 +13,15 @@ import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import io.windowlimiter.gateway.key.RedisKeys;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.RedisNode;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * Runs the decision path before the web server takes its first request: connects to Redis, loads the
@@ -45,11 +51,45 @@ public class DecisionWarmUp implements SmartLifecycle {
 
 	private final Duration maxWait;
 
+	private final String addresses;
+
 	private volatile boolean running;
 
 	public DecisionWarmUp(LimitScript script, Duration maxWait) {
+		this(script, maxWait, "Redis");
+	}
+
+	/** @param addresses where Redis is looked for, named when it does not answer (see {@link #addresses}) */
+	public DecisionWarmUp(LimitScript script, Duration maxWait, String addresses) {
 		this.script = script;
 		this.maxWait = maxWait;
+		this.addresses = addresses;
+	}
+
+	/**
+	 * What a connection factory tries: {@code host:port}, a Sentinel master and its sentinels, or the
+	 * cluster's seed nodes. A wrong port is the commonest set-up mistake; the warning should show it.
+	 */
+	public static String addresses(@Nullable Object connectionFactory) {
+		if (!(connectionFactory instanceof LettuceConnectionFactory factory)) {
+			return "Redis";
+		}
+		if (factory.getClusterConfiguration() != null) {
+			return "cluster nodes " + nodes(factory.getClusterConfiguration().getClusterNodes());
+		}
+		RedisSentinelConfiguration sentinel = factory.getSentinelConfiguration();
+		if (sentinel != null) {
+			String master = (sentinel.getMaster() != null) ? sentinel.getMaster().getName() : "?";
+			return "sentinel master '" + master + "' via " + nodes(sentinel.getSentinels());
+		}
+		if (factory.getSocketConfiguration() != null) {
+			return "socket " + factory.getSocketConfiguration().getSocket();
+		}
+		return factory.getHostName() + ":" + factory.getPort();
+	}
+
+	private static String nodes(Collection<RedisNode> nodes) {
+		return nodes.stream().map(node -> node.getHost() + ":" + node.getPort()).collect(Collectors.joining(", "));
 	}
 
 	@Override
@@ -77,8 +117,10 @@ public class DecisionWarmUp implements SmartLifecycle {
 					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Rate-limit decisions not warmed up (" + ex + "); routes apply their fail-mode until "
-					+ "Redis answers");
+			logger.warn("Rate-limit decisions not warmed up: Redis at " + this.addresses + " did not answer within "
+					+ this.maxWait.toSeconds() + " s (" + ex + "). Until it does, every route applies its fail-mode: "
+					+ "'open' (the default) lets requests through unlimited, 'closed' refuses them with 429. Check "
+					+ "spring.data.redis.*.");
 		}
 	}
 

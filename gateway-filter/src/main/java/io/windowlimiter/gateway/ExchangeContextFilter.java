@@ -1,5 +1,7 @@
 package io.windowlimiter.gateway;
 
+import java.util.function.Function;
+
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
@@ -14,9 +16,8 @@ import org.springframework.web.server.ServerWebExchange;
  * Hands the request to the limiter, whose {@code RateLimiter} SPI hears only (route id, client key): it
  * puts the exchange into the Reactor context of the rest of the filter chain, where
  * {@link WindowRateLimiter#isAllowed} reads it to resolve the client's plan. The exchange is the one
- * this filter sees, at {@link #ORDER}: a filter that sets what a plan resolver reads (a header, say)
- * must run before it, as a {@code WebFilter} (Spring Security is one) or a {@code GlobalFilter} ordered
- * below {@link #ORDER}. Route filters run after it.
+ * this filter sees, at {@link #ORDER}, unless the {@code RequestRateLimiter} filter deciding puts its own
+ * (see {@link LimiterFilterExchangeCapture}: the request as the route's filters before it left it).
  */
 public class ExchangeContextFilter implements GlobalFilter, Ordered {
 
@@ -27,7 +28,7 @@ public class ExchangeContextFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		return chain.filter(exchange).contextWrite(Context.of(KEY, exchange));
+		return chain.filter(exchange).contextWrite(with(exchange));
 	}
 
 	@Override
@@ -35,7 +36,15 @@ public class ExchangeContextFilter implements GlobalFilter, Ordered {
 		return ORDER;
 	}
 
-	/** The exchange this filter put in the context; null when the filter did not run. */
+	/** The context entry that hands {@code exchange} to the limiter. */
+	static Function<Context, Context> with(ServerWebExchange exchange) {
+		return context -> context.put(KEY, exchange);
+	}
+
+	/**
+	 * The exchange put in the context: by the {@code RequestRateLimiter} filter deciding (see
+	 * {@link LimiterFilterExchangeCapture}), else by this filter; null when neither ran.
+	 */
 	static @Nullable ServerWebExchange exchange(ContextView context) {
 		return context.getOrDefault(KEY, null);
 	}

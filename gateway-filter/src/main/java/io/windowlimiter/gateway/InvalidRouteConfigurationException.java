@@ -7,7 +7,13 @@ package io.windowlimiter.gateway;
  */
 public class InvalidRouteConfigurationException extends IllegalArgumentException {
 
+	private final String kind;
+
 	private final String routeId;
+
+	private final String found;
+
+	private final String allowed;
 
 	private final String property;
 
@@ -22,8 +28,26 @@ public class InvalidRouteConfigurationException extends IllegalArgumentException
 	public InvalidRouteConfigurationException(String kind, String owner, String property, String value,
 			String allowed) {
 		super("Invalid rate limit on " + kind + " '" + owner + "': " + property + " " + value + "; allowed: " + allowed);
+		this.kind = kind;
 		this.routeId = owner;
 		this.property = property;
+		this.found = value;
+		this.allowed = allowed;
+	}
+
+	/** What is wrong: {@code route}, {@code plan} or {@code override for}. */
+	public String getKind() {
+		return this.kind;
+	}
+
+	/** What was found, e.g. {@code is '60', a number without a unit...}. */
+	public String getFound() {
+		return this.found;
+	}
+
+	/** What is allowed instead. */
+	public String getAllowed() {
+		return this.allowed;
 	}
 
 	/** The route, plan or override target whose configuration is wrong. */

@@ -1,10 +1,13 @@
 package io.windowlimiter.gateway;
 
+import java.math.BigInteger;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
+import io.windowlimiter.gateway.algorithm.WindowPolicy;
 
 /**
  * The one place where a decision becomes response headers. Times are whole seconds, rounded up, so a
@@ -13,7 +16,7 @@ import io.windowlimiter.gateway.algorithm.Decision;
  */
 public final class RateLimitHeaders {
 
-	/** Requests allowed per window. */
+	/** Requests allowed per window; for a token bucket, its burst (see {@link #quota}). */
 	public static final String LIMIT = "X-RateLimit-Limit";
 
 	/** Requests still allowed now. */
@@ -72,7 +75,7 @@ public final class RateLimitHeaders {
 		long resetSeconds = ceilSeconds(decision.resetMillis());
 		Map<String, String> headers = new LinkedHashMap<>();
 		if (this.names.xHeaders()) {
-			headers.put(this.names.limit(), Long.toString(reported.policy().limit()));
+			headers.put(this.names.limit(), Long.toString(quota(reported.policy())));
 			headers.put(this.names.remaining(), Long.toString(decision.remaining()));
 			headers.put(this.names.reset(), Long.toString(resetSeconds));
 		}
@@ -100,11 +103,34 @@ public final class RateLimitHeaders {
 			policies.append(policies.isEmpty() ? "" : ", ")
 				.append(quoted(limit.name()))
 				.append(";q=")
-				.append(limit.policy().limit())
+				.append(quota(limit.policy()))
 				.append(";w=")
-				.append(ceilSeconds(limit.policy().windowMillis()));
+				.append(windowSeconds(limit.policy()));
 		}
 		return policies.toString();
+	}
+
+	/**
+	 * The quota reported for a limit. A token bucket's is its burst, the most it allows at once: its
+	 * remaining count runs up to the burst, and a limit below what remains would contradict it.
+	 */
+	static long quota(WindowPolicy policy) {
+		return (policy.algorithm() == Algorithm.TOKEN_BUCKET) ? policy.burst() : policy.limit();
+	}
+
+	/**
+	 * The window reported with {@link #quota}, in whole seconds rounded up. A token bucket's is the time its
+	 * burst takes to refill (burst * window / limit), so that q/w is still its rate, rounded towards the
+	 * safe side, and its reset (until the bucket is full again) falls within it.
+	 */
+	static long windowSeconds(WindowPolicy policy) {
+		if (policy.algorithm() != Algorithm.TOKEN_BUCKET || policy.burst() == policy.limit()) {
+			return ceilSeconds(policy.windowMillis());
+		}
+		// burst * window can pass 2^63 ms (10^9 per 366 d); the seconds cannot
+		BigInteger millis = BigInteger.valueOf(policy.burst()).multiply(BigInteger.valueOf(policy.windowMillis()));
+		BigInteger[] seconds = millis.divideAndRemainder(BigInteger.valueOf(policy.limit() * 1000));
+		return seconds[0].longValueExact() + (seconds[1].signum() > 0 ? 1 : 0);
 	}
 
 	/** Milliseconds as whole seconds, rounded up, never negative: how every reset and wait is reported. */

@@ -325,6 +325,13 @@ final class RouteArgs {
 		if (text == null || text.isEmpty()) {
 			throw invalid(this.prefix + property, "is missing", allowed);
 		}
+		String trimmed = text.trim();
+		if (!trimmed.isEmpty() && trimmed.chars().allMatch(Character::isDigit)) {
+			// Boot reads a bare number as milliseconds: "60" was meant as a minute or a second, never 60 ms
+			throw invalid(this.prefix + property, "is '" + text + "', a number without a unit, which would mean "
+					+ trimmed + " ms", "a duration with its unit: did you mean " + trimmed + "s? (or " + trimmed + "ms, "
+					+ trimmed + "m, " + trimmed + "h, " + trimmed + "d; from 1ms to 366d)");
+		}
 		try {
 			Duration value = DurationStyle.detectAndParse(text);
 			if (WindowPolicy.isValidWindow(value)) {

@@ -4,13 +4,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewayFilterFactory;
+import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
+import org.springframework.cloud.gateway.filter.ratelimit.PrincipalNameKeyResolver;
 import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
+import org.springframework.util.ClassUtils;
 
 /**
  * Checks the routes in the gateway's properties that use the window rate limiter while the application
@@ -35,21 +42,36 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 
 	private static final String BY_NAME = "rate-limiter: \"#{@" + WindowRateLimiter.BEAN_NAME + "}\"";
 
+	/** The resolvers a route can name, for messages. */
+	private static final String KEY_RESOLVERS = "key-resolver: \"#{@headerKeyResolver}\" (the X-API-Key header, "
+			+ "or window-rate-limiter.key-header), \"#{@clientIpKeyResolver}\" (the client's IP address), "
+			+ "\"#{@principalNameKeyResolver}\" (the authenticated principal) or a KeyResolver bean of yours";
+
+	/** Spring Security's reactive filter chain: the usual way a request gets a principal. */
+	private static final String SECURITY_FILTER_CHAIN = "org.springframework.security.web.server.WebFilterChainProxy";
+
+	private static final Log logger = LogFactory.getLog(StartupRouteCheck.class);
+
 	private final GatewayProperties gatewayProperties;
 
 	private final PolicyRegistry registry;
 
 	private final boolean defaultLimiter;
 
+	private final @Nullable ListableBeanFactory beans;
+
 	/**
 	 * @param gatewayProperties the routes to check
 	 * @param registry checks each route with the plans, and the scopes across routes
 	 * @param defaultLimiter whether the window rate limiter is the filter's default, for filters naming none
+	 * @param beans where the filter's default key resolver is found, for routes naming none; null: not checked
 	 */
-	public StartupRouteCheck(GatewayProperties gatewayProperties, PolicyRegistry registry, boolean defaultLimiter) {
+	public StartupRouteCheck(GatewayProperties gatewayProperties, PolicyRegistry registry, boolean defaultLimiter,
+			@Nullable ListableBeanFactory beans) {
 		this.gatewayProperties = gatewayProperties;
 		this.registry = registry;
 		this.defaultLimiter = defaultLimiter;
+		this.beans = beans;
 	}
 
 	@Override
@@ -78,6 +100,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			String limiter = args.getOrDefault("rate-limiter", args.get("rateLimiter"));
 			if (usesWindowLimiter(limiter)) {
 				using++;
+				keyResolver(routeId, args);
 				if (noSpel(args)) {
 					limited.put(routeId, args);
 				}
@@ -92,6 +115,50 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			}
 		}
 		return using;
+	}
+
+	/**
+	 * A filter of ours that names no key resolver gets the gateway's default: its principalNameKeyResolver,
+	 * unless the application defines a KeyResolver bean of its own. Gateway 5 has no property for that
+	 * default (its request-rate-limiter.* properties are not bound), so the bean is the only deliberate way
+	 * to set one: kept, and named in the log. The principal resolver with nothing that authenticates keys no
+	 * request (each gets an empty 403): refused.
+	 */
+	private void keyResolver(String routeId, Map<String, String> args) {
+		if (this.beans == null || args.containsKey("key-resolver") || args.containsKey("keyResolver")) {
+			return;
+		}
+		RequestRateLimiterGatewayFilterFactory factory = this.beans
+			.getBeanProvider(RequestRateLimiterGatewayFilterFactory.class)
+			.getIfUnique();
+		KeyResolver fallback = (factory != null) ? factory.getDefaultKeyResolver() : null;
+		if (fallback == null) {
+			return;
+		}
+		if (fallback instanceof PrincipalNameKeyResolver && !authenticates()) {
+			throw new InvalidRouteConfigurationException(routeId, "key-resolver", "is not set, so the gateway's "
+					+ "principalNameKeyResolver keys clients by their authenticated principal, and nothing here "
+					+ "authenticates (no Spring Security web filter chain): every request would have an empty key "
+					+ "and be refused with an empty 403", KEY_RESOLVERS);
+		}
+		String name = this.beans.getBeansOfType(KeyResolver.class)
+			.entrySet()
+			.stream()
+			.filter(bean -> bean.getValue() == fallback)
+			.map(Map.Entry::getKey)
+			.findFirst()
+			.orElse(fallback.getClass().getName());
+		logger.warn("Route '" + routeId + "' has no key-resolver: its clients are keyed by the default KeyResolver "
+				+ "bean '" + name + "' (" + fallback.getClass().getName() + "). Name it on the route, key-resolver: "
+				+ "\"#{@" + name + "}\", to make that explicit; " + KEY_RESOLVERS + " are the others.");
+	}
+
+	private boolean authenticates() {
+		if (!ClassUtils.isPresent(SECURITY_FILTER_CHAIN, getClass().getClassLoader()) || this.beans == null) {
+			return false;
+		}
+		return this.beans.getBeanNamesForType(ClassUtils.resolveClassName(SECURITY_FILTER_CHAIN,
+				getClass().getClassLoader())).length > 0;
 	}
 
 	private boolean usesWindowLimiter(@Nullable String limiter) {

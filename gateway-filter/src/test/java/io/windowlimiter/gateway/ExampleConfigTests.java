@@ -61,19 +61,19 @@ class ExampleConfigTests {
 			assertThat(registry.plans()).containsExactly("free", "pro");
 			CompiledRoute orders = registry.route("orders");
 			assertThat(orders.byDefault.reported.policyHeader())
-				.isEqualTo("\"burst\";q=5;w=1, \"daily\";q=1000;w=86400");
+				.isEqualTo("\"burst\";q=10;w=2, \"daily\";q=1000;w=86400");
 			assertThat(orders.plan("pro").reported.policyHeader())
-				.isEqualTo("\"burst\";q=50;w=1, \"daily\";q=100000;w=86400");
+				.isEqualTo("\"burst\";q=100;w=2, \"daily\";q=100000;w=86400");
 			// the burst is the route's own, the daily quota the scope's, on one hash tag
 			assertThat(orders.byDefault.keysFor("alice")).containsExactly("wrl:{alice}:orders:tb",
 					"wrl:{alice}:scope:api:fl");
 			assertThat(registry.route("search").byDefault.keysFor("alice")).containsExactly("wrl:{alice}:search:tb",
 					"wrl:{alice}:scope:api:fl");
 			assertThat(registry.route("exports").policy.cost()).isEqualTo(5);
-			// the example's plan header is read (Spring Security is on the test class path: its principal first)
+			// the plan is the principal's (Spring Security is on the test class path), never a header a client sent
 			PlanResolver resolver = context.getBean(PlanResolver.class);
 			assertThat(resolver.resolve(MockServerWebExchange.from(MockServerHttpRequest.get("/orders").header("X-Plan", "pro")))
-				.block()).isEqualTo("pro");
+				.block()).isNull();
 		}
 	}
 

@@ -52,7 +52,7 @@ class PolicyRegistryUnitTests {
 		assertThat(orders.byDefault.reported.policyHeader())
 			.isEqualTo("\"per-second\";q=10;w=1, \"api\";q=1000;w=86400");
 		assertThat(orders.plan("pro").reported.policyHeader())
-			.isEqualTo("\"pro-0\";q=100;w=1, \"api\";q=100000;w=86400");
+			.isEqualTo("\"pro-0\";q=200;w=2, \"api\";q=100000;w=86400");
 		assertThat(orders.plan("gold")).isNull();
 	}
 

@@ -89,4 +89,29 @@ class RateLimitHeadersUnitTests {
 			.containsEntry("RateLimit-Policy", "\"a\\\"b\\\\c_\";q=5;w=1");
 	}
 
+	/**
+	 * A token bucket of 5 a second holding up to 10 reported X-RateLimit-Limit: 5 with Remaining: 9. Its
+	 * quota is its burst, the most it allows at once, over the time that burst takes to refill, so q/w is
+	 * still its rate and remaining never exceeds the limit reported.
+	 */
+	@Test
+	void aTokenBucketReportsItsBurstAsTheQuotaOverTheTimeItTakesToRefill() {
+		RouteLimit bucket = new RouteLimit("burst", new WindowPolicy(Algorithm.TOKEN_BUCKET, 5, Duration.ofSeconds(1), 10));
+		Map<String, String> sent = this.headers.of(List.of(bucket), bucket, new Decision(true, 9, 200, 0), false);
+		assertThat(sent).containsEntry("X-RateLimit-Limit", "10")
+			.containsEntry("X-RateLimit-Remaining", "9")
+			.containsEntry("RateLimit-Policy", "\"burst\";q=10;w=2")
+			.containsEntry("RateLimit", "\"burst\";r=9;t=1");
+		assertThat(Long.parseLong(sent.get("X-RateLimit-Remaining"))).isLessThanOrEqualTo(Long.parseLong(sent.get(
+				"X-RateLimit-Limit")));
+		// a refill time of no whole seconds is rounded up: 3 per 2 s holding 4 refills in 2.67 s
+		RouteLimit odd = new RouteLimit("odd", new WindowPolicy(Algorithm.TOKEN_BUCKET, 3, Duration.ofSeconds(2), 4));
+		// a bucket whose burst is its limit reads as before; the largest values do not overflow
+		RouteLimit plain = new RouteLimit("plain", new WindowPolicy(Algorithm.TOKEN_BUCKET, 1000, Duration.ofHours(1)));
+		RouteLimit huge = new RouteLimit("huge", new WindowPolicy(Algorithm.TOKEN_BUCKET, 1, Duration.ofDays(366),
+				WindowPolicy.MAX_LIMIT));
+		assertThat(RateLimitHeaders.policy(List.of(odd, plain, huge)))
+			.isEqualTo("\"odd\";q=4;w=3, \"plain\";q=1000;w=3600, \"huge\";q=1000000000;w=31622400000000000");
+	}
+
 }

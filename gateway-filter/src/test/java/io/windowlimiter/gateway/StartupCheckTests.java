@@ -5,10 +5,17 @@ import java.util.List;
 
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewayFilterFactory;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.NestedExceptionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -63,6 +70,72 @@ class StartupCheckTests {
 			.isInstanceOf(InvalidRouteConfigurationException.class)
 			.hasMessage("Invalid rate limit on route 'orders': window-rate-limiter.algorithm is 'leaky-bucket'; "
 					+ "allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket");
+	}
+
+	/** Route 'orders' with this limiter and no key-resolver; {@code sources} beside the test application. */
+	private static ConfigurableApplicationContext startWithoutKeyResolver(Class<?>... sources) {
+		RedisTestServer redis = RedisTestServer.get();
+		List<Class<?>> all = new ArrayList<>(List.of(GatewayTestApplication.class));
+		all.addAll(List.of(sources));
+		return new SpringApplicationBuilder(all.toArray(Class<?>[]::new)).properties("server.port=0",
+				"spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(), ROUTE + "id=orders",
+				ROUTE + "uri=http://127.0.0.1:9", ROUTE + "predicates[0]=Path=/orders/**",
+				ROUTE + "filters[0].name=RequestRateLimiter", ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.limit=10",
+				ROUTE + "filters[0].args.window-rate-limiter.window=1m")
+			.run();
+	}
+
+	/**
+	 * Without key-resolver the gateway keys clients by its principalNameKeyResolver, and with nothing that
+	 * authenticates every request had an empty key and an empty 403.
+	 */
+	@Test
+	void aRouteWithoutKeyResolverWhoseDefaultCanNeverKeyAClientStopsStartUp() {
+		Throwable thrown = catchThrowable(() -> startWithoutKeyResolver().close());
+		assertThat(thrown).as("start-up must fail").isNotNull();
+		assertThat(NestedExceptionUtils.getMostSpecificCause(thrown))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'orders': key-resolver is not set")
+			.hasMessageContaining("principalNameKeyResolver")
+			.hasMessageContaining("403")
+			.hasMessageContaining("key-resolver: \"#{@headerKeyResolver}\"")
+			.hasMessageContaining("\"#{@clientIpKeyResolver}\"");
+	}
+
+	/** A KeyResolver bean of the user's is the gateway's default on purpose (its docs' example): kept, and named. */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aRouteWithoutKeyResolverKeepsTheUsersOwnDefaultAndSaysSo(CapturedOutput output) {
+		try (ConfigurableApplicationContext context = startWithoutKeyResolver(UserKeyResolver.class)) {
+			assertThat(context.getBean(RequestRateLimiterGatewayFilterFactory.class).getDefaultKeyResolver())
+				.isSameAs(context.getBean("userKeyResolver"));
+			assertThat(output.getOut()).contains("Route 'orders' has no key-resolver: its clients are keyed by the "
+					+ "default KeyResolver bean 'userKeyResolver'");
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserKeyResolver {
+
+		@Bean
+		KeyResolver userKeyResolver() {
+			return exchange -> Mono.just("everyone");
+		}
+
+	}
+
+	/** Boot's failure analysis block, not a raw stack trace: what was found, and what is allowed. */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aRefusalPrintsAsBootsFailureAnalysis(CapturedOutput output) {
+		startUpFailure("rate-limiter=#{@windowRateLimiter}", "window-rate-limiter.limit=10",
+				"window-rate-limiter.window=60");
+		assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START")
+			.contains("Description:\n\nThe rate limit of route 'orders' is invalid: window-rate-limiter.window is "
+					+ "'60', a number without a unit, which would mean 60 ms.")
+			.contains("Action:\n\nSet window-rate-limiter.window of route 'orders' to a duration with its unit: "
+					+ "did you mean 60s?");
 	}
 
 	@Test

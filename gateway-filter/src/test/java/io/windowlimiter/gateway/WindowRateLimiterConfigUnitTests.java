@@ -71,6 +71,31 @@ class WindowRateLimiterConfigUnitTests {
 			.satisfies(ex -> assertThat(((InvalidRouteConfigurationException) ex).getProperty()).isEqualTo(property));
 	}
 
+	/** A bare number would be milliseconds (Boot's default unit): 60 meant a minute or a second, never 60 ms. */
+	@Test
+	void aBareNumberOfAWindowIsRefusedAskingForItsUnit() {
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args("fixed-window", "10", "60")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': window-rate-limiter.window is '60', a number without "
+					+ "a unit, which would mean 60 ms; allowed: a duration with its unit: did you mean 60s? "
+					+ "(or 60ms, 60m, 60h, 60d; from 1ms to 366d)");
+		assertThatThrownBy(() -> new PolicyRegistry(Map.of("free", Map.of("limits[0].limit", "10", "limits[0].window",
+				"1000"))))
+			.hasMessageContaining("plan 'free': window-rate-limiter.plans.free.limits[0].window is '1000', a number "
+					+ "without a unit")
+			.hasMessageContaining("did you mean 1000s?");
+		// an override through the endpoint or Java may send a JSON number
+		assertThatThrownBy(() -> PolicyRegistry.overrideLimits("orders", java.util.List.of(Map.of("limit", 5,
+				"window", 60))))
+			.hasMessageContaining("override for 'orders': limits[0].window is '60', a number without a unit")
+			.hasMessageContaining("did you mean 60s?");
+		// durations with a unit stay valid
+		assertThat(WindowRateLimiter.policyFor("orders", args("fixed-window", "10", "60s")).first().policy().window())
+			.isEqualTo(Duration.ofSeconds(60));
+		assertThat(WindowRateLimiter.policyFor("orders", args("fixed-window", "10", "60ms")).first().policy().window())
+			.isEqualTo(Duration.ofMillis(60));
+	}
+
 	@Test
 	void theSlidingLogIsARingUnlessTheSortedSetIsAskedFor() {
 		assertThat(WindowRateLimiter.policyFor("orders", args("sliding-log", "10", "1m")).first().policy().algorithm())

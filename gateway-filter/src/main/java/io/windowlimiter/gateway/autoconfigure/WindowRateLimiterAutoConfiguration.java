@@ -6,6 +6,7 @@ import java.time.Duration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.ExchangeContextFilter;
+import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
 import io.windowlimiter.gateway.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RateLimitHeaders;
@@ -24,6 +25,7 @@ import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.plan.PlanResolver;
 import io.windowlimiter.gateway.plan.PrincipalPlanResolver;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -88,8 +90,8 @@ public class WindowRateLimiterAutoConfiguration {
 	}
 
 	@Bean
-	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script) {
-		return new DecisionWarmUp(script, Duration.ofSeconds(10));
+	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, ReactiveStringRedisTemplate redis) {
+		return new DecisionWarmUp(script, Duration.ofSeconds(10), DecisionWarmUp.addresses(redis.getConnectionFactory()));
 	}
 
 	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */
@@ -116,8 +118,19 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean(PlanResolver.class)
 	@Conditional(BuiltInPlanResolvers.class)
 	public PlanResolver windowRateLimiterPlanResolver(WindowRateLimiterProperties properties) {
-		PlanResolver header = (properties.getPlanHeader() != null) ? new HeaderPlanResolver(properties.getPlanHeader())
-				: null;
+		String planHeader = properties.getPlanHeader();
+		if (planHeader != null && !properties.isPlanHeaderTrusted()) {
+			// copied from an example, a plan header lets every client name the biggest plan: refuse until
+			// someone says who writes it
+			throw new IllegalStateException(WindowRateLimiterProperties.PREFIX + ".plan-header is '" + planHeader
+					+ "', but any client can send " + planHeader + " and pick its own plan. Remove what clients "
+					+ "send before the limiter reads it (RemoveRequestHeader=" + planHeader + " in default-filters, "
+					+ "or in the route's filters before RequestRateLimiter) and set it from something you verified, "
+					+ "or let a proxy in front of every path to this gateway overwrite it; then state it with "
+					+ WindowRateLimiterProperties.PREFIX + ".plan-header-trusted: true. Or read the plan from the "
+					+ "authenticated principal instead (plan-claim, plan-authority-prefix, or a PlanResolver bean).");
+		}
+		PlanResolver header = (planHeader != null) ? new HeaderPlanResolver(planHeader) : null;
 		if (!ClassUtils.isPresent(SPRING_SECURITY, getClass().getClassLoader())) {
 			return header;
 		}
@@ -143,6 +156,15 @@ public class WindowRateLimiterAutoConfiguration {
 
 		}
 
+	}
+
+	/**
+	 * Hands plan resolvers the request as the route's filters before RequestRateLimiter left it (a
+	 * RemoveRequestHeader there then counts). Static: a post-processor is made before other beans.
+	 */
+	@Bean
+	public static LimiterFilterExchangeCapture windowRateLimiterExchangeCapture() {
+		return new LimiterFilterExchangeCapture();
 	}
 
 	/** Hands the request to the limiter (its SPI passes only route and key), for plan resolvers. */
@@ -260,9 +282,9 @@ public class WindowRateLimiterAutoConfiguration {
 
 	@Bean
 	public StartupRouteCheck windowRateLimiterStartupRouteCheck(ObjectProvider<GatewayProperties> gatewayProperties,
-			PolicyRegistry registry, WindowRateLimiterProperties properties) {
+			PolicyRegistry registry, WindowRateLimiterProperties properties, ListableBeanFactory beans) {
 		return new StartupRouteCheck(gatewayProperties.getIfAvailable(GatewayProperties::new), registry,
-				properties.isDefaultLimiter());
+				properties.isDefaultLimiter(), beans);
 	}
 
 }

@@ -110,11 +110,19 @@ public class WindowRateLimiterProperties {
 	private Map<String, Plan> plans = new LinkedHashMap<>();
 
 	/**
-	 * The request header a client's plan is read from, on routes that use plans. Set it only when a
-	 * filter you trust sets that header before the limiter and overwrites what the client sent: else every
-	 * client can pick its own plan. Unset (the default), no header is read.
+	 * The request header a client's plan is read from, on routes that use plans, as the route's filters
+	 * before RequestRateLimiter left the request. Any client can send it: start-up refuses it unless
+	 * plan-header-trusted states who writes it. Unset (the default), no header is read.
 	 */
 	private String planHeader;
+
+	/**
+	 * States that no client can choose the plan-header's value: a proxy in front of every path to this
+	 * gateway overwrites it, or a filter of yours removes what the client sent (RemoveRequestHeader in
+	 * default-filters or in the route's filters before RequestRateLimiter) and sets it from something
+	 * verified. Required with plan-header.
+	 */
+	private boolean planHeaderTrusted;
 
 	/**
 	 * The claim of an authenticated principal's token (a JWT's, say) that names its plan, read when Spring
@@ -160,6 +168,14 @@ public class WindowRateLimiterProperties {
 
 	public void setPlanAuthorityPrefix(String planAuthorityPrefix) {
 		this.planAuthorityPrefix = planAuthorityPrefix;
+	}
+
+	public boolean isPlanHeaderTrusted() {
+		return this.planHeaderTrusted;
+	}
+
+	public void setPlanHeaderTrusted(boolean planHeaderTrusted) {
+		this.planHeaderTrusted = planHeaderTrusted;
 	}
 
 	public String getPlanHeader() {

@@ -125,6 +125,8 @@ abstract class PlansContract {
 		List<String> properties = new ArrayList<>(redisProperties());
 		properties.add("server.port=0");
 		properties.add("window-rate-limiter.plan-header=X-Plan");
+		// TrustedPlanFilter removes what clients send and sets what X-Test-Auth vouches for
+		properties.add("window-rate-limiter.plan-header-trusted=true");
 		properties.add("window-rate-limiter.problem-details.enabled=true");
 		// the operator endpoint, to assign through one instance over HTTP
 		properties.add("management.endpoints.web.exposure.include=ratelimits");
