@@ -40,8 +40,9 @@ class ClusterNodeFaultTests {
 	@Test
 	void aFrozenMasterTouchesOnlyTheClientsOnIt() {
 		DefaultEventLoop loop = new DefaultEventLoop();
-		try (RedisClusterTestServer cluster = RedisClusterTestServer.start(Duration.ofSeconds(10));
-				RedisGuard guard = new RedisGuard(TIMEOUT, STALL, Duration.ofSeconds(10))) {
+		// the suite's shared cluster: frozen 2 s, well within its 5 s failover detection
+		RedisClusterTestServer cluster = RedisClusterTestServer.get();
+		try (RedisGuard guard = new RedisGuard(TIMEOUT, STALL, Duration.ofSeconds(10))) {
 			LettuceConnectionFactory factory = cluster.connectionFactory();
 			LimitScript script = new LimitScript(new ReactiveStringRedisTemplate(factory));
 			new DecisionWarmUp(script, Duration.ofSeconds(10)).start();
@@ -59,6 +60,7 @@ class ClusterNodeFaultTests {
 			long frozenSlowest = 0;
 			int healthyByRedis = 0;
 			int healthy = 0;
+			int frozenWaited = 0;
 			try {
 				long end = System.nanoTime() + Duration.ofSeconds(2).toNanos();
 				while (System.nanoTime() < end) {
@@ -69,7 +71,9 @@ class ClusterNodeFaultTests {
 					healthyByRedis += other.getHeaders().containsKey("X-RateLimit-Limit") ? 1 : 0;
 					start = System.nanoTime();
 					decide(limiter, loop, onFrozen);
-					frozenSlowest = Math.max(frozenSlowest, System.nanoTime() - start);
+					long waited = System.nanoTime() - start;
+					frozenSlowest = Math.max(frozenSlowest, waited);
+					frozenWaited += (waited > STALL.toNanos() / 4) ? 1 : 0;
 				}
 			}
 			finally {
@@ -79,7 +83,8 @@ class ClusterNodeFaultTests {
 			assertThat(healthyByRedis).as("decisions on the healthy masters decided by Redis").isEqualTo(healthy);
 			assertThat(Duration.ofNanos(healthySlowest)).as("slowest on a healthy master").isLessThan(Duration.ofMillis(100));
 			assertThat(Duration.ofNanos(frozenSlowest)).as("slowest on the frozen master").isLessThanOrEqualTo(BOUND);
-			assertThat(healthy).as("the healthy client was not held up by the frozen one's waits").isGreaterThan(5);
+			// the first waits the stall timeout; then one trial at most every two stall timeouts: 2 s / 0.8 s
+			assertThat(frozenWaited).as("decisions that waited on the frozen master, of %d", healthy).isLessThanOrEqualTo(4);
 		}
 	}
 
