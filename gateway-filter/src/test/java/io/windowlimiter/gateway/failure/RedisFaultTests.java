@@ -293,6 +293,10 @@ class RedisFaultTests {
 			return spent("bob") != null;
 		}, "limiting resumes after a hang");
 		long charged = spent("bob") - 12;
+		System.out.println("Redis frozen: " + waited + " of 90 decisions waited, slowest "
+				+ Duration.ofNanos(this.maxLatencyNanos).toMillis() + " ms; bob charged " + charged
+				+ " after the thaw; Redis ran " + (scriptCalls() - before) + " scripts after the thaw, " + peeks[0]
+				+ " peeks of 3 included");
 		assertThat(charged).as("bob's requests answered by fail-mode and charged after the thaw (%d waited)", waited)
 			.isLessThanOrEqualTo(waited);
 		assertThat(waited).as("decisions that waited on the frozen Redis: in flight and trials").isLessThanOrEqualTo(15);
