@@ -94,7 +94,7 @@ public final class LimitScript {
 	 * each node's progress on its own.
 	 */
 	public Object nodeOf(List<String> keys) {
-		return this.sender.nodeOf(keys.get(0).getBytes(StandardCharsets.UTF_8));
+		return this.sender.nodeOf(keys.get(0));
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway.algorithm;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -36,7 +37,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * call, where here a route's ARGV are encoded once. The commands asked for within one task of a Netty event
  * loop (the requests read in one pass over the sockets) are written together when that task ends: one write
  * and one flush for all of them, as a pipeline would, so a busy gateway makes one system call per batch and
- * Redis reads the batch at once. Asked from any other thread, a command is written at once.
+ * Redis reads the batch at once. Asked from any other thread, a command is written at once. A command is made
+ * only when its Mono is subscribed, and one cancelled before its batch is written is left out of it.
  *
  * <p>The connection is Spring Data Redis's shared byte-array connection (the one {@code RedisTemplate}
  * uses), fetched off the request path on first use and again if it was closed.
@@ -98,9 +100,10 @@ final class ScriptSender {
 	 * The Redis node the key's decisions go to: on a cluster the id of the master of its slot, from the
 	 * connection's own view of the slots; else {@link RedisGuard#ONE_NODE}.
 	 */
-	Object nodeOf(byte[] key) {
+	Object nodeOf(String key) {
 		if (this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
-			RedisClusterNode node = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));
+			RedisClusterNode node = cluster.getPartitions()
+				.getPartitionBySlot(SlotHash.getSlot(key.getBytes(StandardCharsets.UTF_8)));
 			if (node != null && node.getNodeId() != null) {
 				return node.getNodeId();
 			}

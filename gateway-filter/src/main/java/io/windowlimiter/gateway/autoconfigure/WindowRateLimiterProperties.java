@@ -75,10 +75,11 @@ public class WindowRateLimiterProperties {
 	private Duration redisStallTimeout = Duration.ofMillis(400);
 
 	/**
-	 * The most decisions waiting on Redis at once on this instance; beyond it a decision gets the route's
-	 * fail-mode at once, with nothing sent (counted by {@code gateway.ratelimit.redis.shed}). This bounds the
-	 * memory held for pending decisions and what Redis runs after an outage. A healthy Redis keeps far fewer
-	 * in flight (requests a second times the round trip).
+	 * The most decisions waiting at once on one Redis node (the standalone Redis, or each master of a
+	 * cluster) from this instance; beyond it a decision gets the route's fail-mode at once, with nothing sent
+	 * (counted by {@code gateway.ratelimit.redis.shed}). This bounds the memory held for pending decisions and
+	 * what Redis runs after an outage, and a frozen master cannot take the others' room. A healthy Redis keeps
+	 * far fewer in flight (requests a second times the round trip).
 	 */
 	@Min(1)
 	private int redisMaxInFlight = 2_000;

@@ -42,9 +42,10 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>{@code timeout} is the hard bound of every decision, counted from when the guard got it, whatever
  * happens to the watchdog: each decision has a timer of its own, on the event loop that asked. At most
- * {@code maxInFlight} decisions wait at once; beyond that a decision fails at once (it is
- * {@linkplain #isShed shed}), so no outage and no load makes the pending decisions, or the commands queued
- * for Redis, grow past that bound.
+ * {@code maxInFlight} decisions wait at once on each Redis node (one for a standalone Redis, each master of a
+ * cluster); beyond that a decision fails at once (it is {@linkplain #isShed shed}), so no outage and no load
+ * makes the pending decisions, or the commands queued for Redis, grow past that bound, and a frozen master
+ * cannot take the room of the others.
  *
  * <p>One watchdog thread applies the stall rule every quarter of the shorter bound. Silence counts
  * against Redis only while this JVM could have read a reply and written the request: a tick that comes
@@ -72,7 +73,7 @@ public final class RedisGuard implements AutoCloseable {
 	private static final int MAX_NODES = 1_024;
 
 	/**
-	 * The default bound on decisions waiting at once. A healthy Redis keeps a few hundred at most in flight
+	 * The default bound on decisions waiting at once on one Redis node. A healthy Redis keeps a few hundred at most in flight
 	 * (rate times round trip: 50,000 a second at 2 ms is 100), so this sheds nothing in health; in an outage it
 	 * bounds the heap held for pending decisions (about 1 KB each) and what Redis runs when it returns (2,000
 	 * scripts of some 20 to 50 us each, under 100 ms of Redis time).
@@ -90,8 +91,6 @@ public final class RedisGuard implements AutoCloseable {
 	private final int maxInFlight;
 
 	private final Set<Pending<?>> pending = ConcurrentHashMap.newKeySet();
-
-	private final AtomicInteger inFlight = new AtomicInteger();
 
 	/** The event loops Redis replies were read on or decisions asked on, each with when it last ran a probe. */
 	private final Map<EventExecutor, ProbedLoop> loops = new ConcurrentHashMap<>();
@@ -134,7 +133,7 @@ public final class RedisGuard implements AutoCloseable {
 	 * @param timeout the longest any decision waits
 	 * @param stallTimeout how long Redis may answer nothing before the decisions waiting on it fail
 	 * @param logInterval the shortest time between two log lines about failed decisions
-	 * @param maxInFlight the most decisions waiting on Redis at once; more fail at once
+	 * @param maxInFlight the most decisions waiting at once on one Redis node; more fail at once
 	 */
 	public RedisGuard(Duration timeout, Duration stallTimeout, Duration logInterval, int maxInFlight) {
 		if (timeout.isNegative() || timeout.isZero() || stallTimeout.isNegative() || stallTimeout.isZero()) {
@@ -179,8 +178,8 @@ public final class RedisGuard implements AutoCloseable {
 				fail(sink, new RedisStalledException());
 				return;
 			}
-			if (this.inFlight.incrementAndGet() > this.maxInFlight) {
-				this.inFlight.decrementAndGet();
+			if (progress.inFlight.incrementAndGet() > this.maxInFlight) {
+				progress.inFlight.decrementAndGet();
 				if (isTrial) {
 					progress.trial.set(false);
 				}
@@ -233,9 +232,13 @@ public final class RedisGuard implements AutoCloseable {
 		return this.shed.get();
 	}
 
-	/** How many decisions wait on Redis now. */
+	/** How many decisions wait on Redis now, on all its nodes. */
 	public int inFlight() {
-		return this.inFlight.get();
+		int inFlight = 0;
+		for (Node node : this.nodes.values()) {
+			inFlight += node.inFlight.get();
+		}
+		return inFlight;
 	}
 
 	/** Whether Redis (some node of it) is taken to be hanging: its decisions fail at once, bar one trial at a time. */
@@ -282,7 +285,8 @@ public final class RedisGuard implements AutoCloseable {
 		}
 		// nodes come and go with failovers and resharding; a bound keeps ids nobody uses from piling up
 		if (this.nodes.size() >= MAX_NODES) {
-			this.nodes.entrySet().removeIf(entry -> !entry.getValue().stalled && entry.getKey() != ONE_NODE);
+			this.nodes.entrySet()
+				.removeIf(entry -> !entry.getValue().stalled && entry.getValue().inFlight.get() == 0 && entry.getKey() != ONE_NODE);
 		}
 		return this.nodes.computeIfAbsent(node, Node::new);
 	}
@@ -308,7 +312,7 @@ public final class RedisGuard implements AutoCloseable {
 	private void release(Pending<?> waiting) {
 		waiting.finish();
 		this.pending.remove(waiting);
-		this.inFlight.decrementAndGet();
+		waiting.node.inFlight.decrementAndGet();
 		if (waiting.trial) {
 			waiting.node.nextTrial = System.nanoTime() + this.stallNanos;
 			waiting.node.trial.set(false);
@@ -523,6 +527,9 @@ public final class RedisGuard implements AutoCloseable {
 		volatile long lastReply = System.nanoTime();
 
 		volatile boolean stalled;
+
+		/** Decisions waiting on this node: bounded per node, so one frozen master cannot take the others' room. */
+		final AtomicInteger inFlight = new AtomicInteger();
 
 		final AtomicBoolean trial = new AtomicBoolean();
 
