@@ -339,6 +339,19 @@ class RedisFaultTests {
 	}
 
 	@Test
+	void aDecisionCancelledBeforeItsBatchIsWrittenSendsNothing() throws Exception {
+		assertThat(decidedByRedis("open", "gina")).isTrue();
+		long before = scriptCalls();
+		// the client leaves in the same event-loop task that asked: the batch is written when the task ends
+		this.loop.submit(() -> this.limiter.isAllowed("open", "gina").subscribe().dispose()).get();
+		this.loop.submit(() -> { }).get();
+		// a command written would have been run by now
+		sleep(100);
+		assertThat(scriptCalls() - before).as("scripts run for the cancelled decision").isZero();
+		assertThat(spent("gina")).as("one request counted on open, the cancelled one not").isEqualTo(1);
+	}
+
+	@Test
 	void afterAScriptFlushTheScriptIsLoadedOnceForAllDecisions() {
 		assertThat(decidedByRedis("open", "frank")).isTrue();
 		admin().scriptFlush();
