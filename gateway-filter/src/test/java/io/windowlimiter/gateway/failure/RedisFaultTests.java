@@ -19,7 +19,11 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.netty.channel.DefaultEventLoop;
 import io.windowlimiter.gateway.DecisionWarmUp;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.windowlimiter.gateway.DenyCache;
+import io.windowlimiter.gateway.RateLimitHeaders;
+import io.windowlimiter.gateway.RateLimitMetrics;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.LimitScript;
@@ -60,6 +64,8 @@ class RedisFaultTests {
 
 	private RedisProcess redis;
 
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
 	private RedisClient adminClient;
 
 	private StatefulRedisConnection<String, String> adminConnection;
@@ -92,8 +98,9 @@ class RedisFaultTests {
 		ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.guard = new RedisGuard(TIMEOUT, STALL, Duration.ofSeconds(10));
 		LimitScript script = new LimitScript(template);
-		this.limiter = WindowRateLimiter.of(script, this.guard, new DenyCache(1_000, System::nanoTime),
-				new LocalWindowLimiter(1_000), Clock.systemUTC());
+		this.limiter = new WindowRateLimiter(script, this.guard, new DenyCache(1_000, System::nanoTime),
+				new LocalWindowLimiter(1_000), new RateLimitHeaders(RateLimitHeaders.Names.defaults()),
+				new RateLimitMetrics(this.meters), false, Clock.systemUTC());
 		// as the application does before it serves: connect, load the script, warm the path
 		new DecisionWarmUp(script, Duration.ofSeconds(10)).start();
 		route("open", "open", "1");
@@ -303,6 +310,10 @@ class RedisFaultTests {
 		assertThat(scriptCalls() - before).as("scripts Redis ran after the thaw")
 			.isLessThanOrEqualTo(waited + 3L * (peeks[0] + 1));
 		assertThat(decidedByRedis("closed", "bob")).isTrue();
+		// fail-fast answers are no round trips: the Redis timer counts only the decisions that waited
+		Timer failed = this.meters.find("gateway.ratelimit.redis").tag("result", "failure").timer();
+		assertThat(failed).isNotNull();
+		assertThat(failed.count()).as("round trips timed as failed, of %d that waited", waited).isBetween(1L, (long) waited);
 	}
 
 	@Test
