@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway.algorithm;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -8,7 +9,10 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.windowlimiter.gateway.failure.RedisGuard;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
@@ -33,7 +37,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * call, where here a route's ARGV are encoded once. The commands asked for within one task of a Netty event
  * loop (the requests read in one pass over the sockets) are written together when that task ends: one write
  * and one flush for all of them, as a pipeline would, so a busy gateway makes one system call per batch and
- * Redis reads the batch at once. Asked from any other thread, a command is written at once.
+ * Redis reads the batch at once. Asked from any other thread, a command is written at once. A command is made
+ * only when its Mono is subscribed, and one cancelled before its batch is written is left out of it.
  *
  * <p>The connection is Spring Data Redis's shared byte-array connection (the one {@code RedisTemplate}
  * uses), fetched off the request path on first use and again if it was closed.
@@ -50,6 +55,11 @@ final class ScriptSender {
 
 	private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
 
+	/** The handle the connection came from, when it is a dedicated connection of ours to close. */
+	private @Nullable RedisConnection handle;
+
+	private volatile @Nullable Mono<String> loading;
+
 	/** The commands this event loop's current task asked for; written when the task ends. */
 	private final FastThreadLocal<Batch> batches = new FastThreadLocal<>();
 
@@ -59,10 +69,46 @@ final class ScriptSender {
 		this.source = source;
 	}
 
-	/** Runs the script by SHA, by its source when Redis does not know it (restarted, failed over, flushed). */
+	/**
+	 * Runs the script by SHA. Lazy: the command is made and queued for writing only on subscription, and a
+	 * cancel before it is written drops it (Lettuce writes no command that is done), so a decision nobody
+	 * waits for sends nothing. When Redis does not know the script (restarted, failed over, flushed), it is
+	 * loaded once for all the decisions that met NOSCRIPT meanwhile, and each runs again by SHA.
+	 */
 	Mono<List<Long>> run(byte[][] keys, byte[][] arguments) {
-		return send(CommandType.EVALSHA, this.sha, keys, arguments)
-			.onErrorResume(RedisNoScriptException.class, ex -> send(CommandType.EVAL, this.source, keys, arguments));
+		return Mono.defer(() -> send(keys, arguments))
+			.onErrorResume(RedisNoScriptException.class, ex -> loaded().then(Mono.defer(() -> send(keys, arguments))));
+	}
+
+	/** One SCRIPT LOAD at a time, shared by every decision that met NOSCRIPT while it runs. */
+	private Mono<String> loaded() {
+		Mono<String> running = this.loading;
+		if (running != null) {
+			return running;
+		}
+		Mono<String> mine = load().doFinally(signal -> this.loading = null).cache();
+		synchronized (this) {
+			if (this.loading == null) {
+				this.loading = mine;
+				return mine;
+			}
+			return this.loading;
+		}
+	}
+
+	/**
+	 * The Redis node the key's decisions go to: on a cluster the id of the master of its slot, from the
+	 * connection's own view of the slots; else {@link RedisGuard#ONE_NODE}.
+	 */
+	Object nodeOf(String key) {
+		if (this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+			RedisClusterNode node = cluster.getPartitions()
+				.getPartitionBySlot(SlotHash.getSlot(key.getBytes(StandardCharsets.UTF_8)));
+			if (node != null && node.getNodeId() != null) {
+				return node.getNodeId();
+			}
+		}
+		return RedisGuard.ONE_NODE;
 	}
 
 	/** Loads the script into Redis (every master of a cluster), which also opens the connection. */
@@ -75,17 +121,16 @@ final class ScriptSender {
 		});
 	}
 
-	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments) {
+	private Mono<List<Long>> send(byte[][] keys, byte[][] arguments) {
 		StatefulConnection<byte[], byte[]> connection = this.connection;
 		if (connection == null) {
-			return connection().flatMap(fetched -> send(fetched, type, script, keys, arguments));
+			return connection().flatMap(fetched -> send(fetched, keys, arguments));
 		}
-		return send(connection, type, script, keys, arguments);
+		return send(connection, keys, arguments);
 	}
 
-	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, CommandType type, byte[] script,
-			byte[][] keys, byte[][] arguments) {
-		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(script).add(keys.length);
+	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, byte[][] keys, byte[][] arguments) {
+		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(this.sha).add(keys.length);
 		for (byte[] key : keys) {
 			args.addKey(key);
 		}
@@ -93,7 +138,7 @@ final class ScriptSender {
 			args.addValue(argument);
 		}
 		AsyncCommand<byte[], byte[], List<Long>> command = new AsyncCommand<>(
-				new Command<>(type, new IntegerListOutput<>(CODEC), args));
+				new Command<>(CommandType.EVALSHA, new IntegerListOutput<>(CODEC), args));
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
 		if (loop == null) {
 			dispatch(connection, List.of(command));
@@ -101,6 +146,7 @@ final class ScriptSender {
 		else {
 			batchOf(loop).add(connection, command);
 		}
+		// cancelling the Mono cancels the command: in the batch, or in Lettuce's queue, it is never written
 		return Mono.fromFuture(command);
 	}
 
@@ -131,23 +177,41 @@ final class ScriptSender {
 		return Mono.fromCallable(this::fetch).subscribeOn(Schedulers.boundedElastic());
 	}
 
+	/**
+	 * Synchronized: concurrent first decisions would each take a connection of their own (with
+	 * {@code shareNativeConnection=false} or a pool), and all but one would leak.
+	 */
 	@SuppressWarnings("unchecked")
-	private StatefulConnection<byte[], byte[]> fetch() {
+	private synchronized StatefulConnection<byte[], byte[]> fetch() {
 		StatefulConnection<byte[], byte[]> known = this.connection;
 		if (known != null) {
 			return known;
 		}
 		RedisConnection handle = this.factory.getConnection();
-		Object commands = handle.getNativeConnection();
 		StatefulConnection<byte[], byte[]> fetched;
-		if (commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
-			fetched = (StatefulConnection<byte[], byte[]>) cluster.getStatefulConnection();
+		try {
+			Object commands = handle.getNativeConnection();
+			if (commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+				fetched = (StatefulConnection<byte[], byte[]>) cluster.getStatefulConnection();
+			}
+			else if (commands instanceof RedisAsyncCommands<?, ?> standalone) {
+				fetched = (StatefulConnection<byte[], byte[]>) standalone.getStatefulConnection();
+			}
+			else {
+				throw new IllegalStateException("Not a Lettuce connection: " + commands);
+			}
 		}
-		else if (commands instanceof RedisAsyncCommands<?, ?> standalone) {
-			fetched = (StatefulConnection<byte[], byte[]>) standalone.getStatefulConnection();
+		catch (RuntimeException ex) {
+			handle.close();
+			throw ex;
+		}
+		if (this.factory.getShareNativeConnection()) {
+			// the shared connection outlives its handles: closing the handle closes nothing we use
+			handle.close();
 		}
 		else {
-			throw new IllegalStateException("Not a Lettuce connection: " + commands);
+			// a dedicated (or pooled) connection lives as long as its handle: closed, or returned, when forgotten
+			this.handle = handle;
 		}
 		this.connection = fetched;
 		return fetched;
@@ -157,12 +221,14 @@ final class ScriptSender {
 	 * Lettuce fails commands at once only on a connection closed for good (a disconnected one queues them
 	 * and reconnects); Spring Data Redis closes its shared connection when it resets it. Fetch anew then.
 	 */
-	private void forget(StatefulConnection<byte[], byte[]> closed) {
+	private synchronized void forget(StatefulConnection<byte[], byte[]> closed) {
 		if (this.connection == closed) {
 			this.connection = null;
-			if (!this.factory.getShareNativeConnection()) {
-				// a dedicated connection is ours to close
-				closed.closeAsync();
+			RedisConnection handle = this.handle;
+			this.handle = null;
+			if (handle != null) {
+				// ours: closed, or returned to its pool
+				handle.close();
 			}
 		}
 	}
@@ -209,7 +275,11 @@ final class ScriptSender {
 			// Lettuce encodes the list later, on its own thread: hand it over and start a new one
 			this.commands = new ArrayList<>();
 			this.connection = null;
-			dispatch(connection, commands);
+			// a decision given up in this task (stalled, cancelled) sends nothing
+			commands.removeIf(AsyncCommand::isDone);
+			if (!commands.isEmpty()) {
+				dispatch(connection, commands);
+			}
 		}
 
 	}
