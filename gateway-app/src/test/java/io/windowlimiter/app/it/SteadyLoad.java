@@ -102,6 +102,17 @@ final class SteadyLoad implements AutoCloseable {
 		return new Result(this.tally, all);
 	}
 
+	/** Lets the clients run for {@code millis} more, then stops them. */
+	Result stopAfter(long millis) {
+		try {
+			GatewayJar.sleep(millis);
+			return stop();
+		}
+		finally {
+			close();
+		}
+	}
+
 	@Override
 	public void close() {
 		this.running = false;
