@@ -43,6 +43,21 @@ final class RedisInfo {
 		return calls;
 	}
 
+	/** Waits until at least {@code clients} connections besides the asking one are open, at most {@code maxMillis}. */
+	static void awaitClients(int port, int clients, long maxMillis) {
+		long deadline = System.currentTimeMillis() + maxMillis;
+		Pattern connected = Pattern.compile("connected_clients:(\\d+)");
+		while (System.currentTimeMillis() < deadline) {
+			Matcher matcher = connected.matcher(info(port, "clients"));
+			if (matcher.find() && Long.parseLong(matcher.group(1)) > clients) {
+				return;
+			}
+			GatewayJar.sleep(50);
+		}
+		throw new IllegalStateException("No " + clients + " client(s) reconnected to Redis on " + port + " within "
+				+ maxMillis + " ms");
+	}
+
 	static long usedMemory(int port) {
 		Matcher used = Pattern.compile("used_memory:(\\d+)").matcher(info(port, "memory"));
 		if (!used.find()) {
