@@ -34,8 +34,14 @@ class HostileKeysJarIT {
 	 */
 	private static final long BYTES_PER_CLIENT = 1_024;
 
-	/** Slack for what a full GC leaves from one measurement to the next (buffers, metrics, compiled code). */
-	private static final long SLACK = 8L << 20;
+	/**
+	 * Slack for what a full GC leaves from one measurement to the next (buffers, metrics). Small, so that a
+	 * raw key held per client shows even at the ~1,000 clients a crowded 2-core machine gets through.
+	 */
+	private static final long SLACK = 4L << 20;
+
+	/** Fewer clients than this could not show a per-client cost above the slack. */
+	private static final int ENOUGH_CLIENTS = 500;
 
 	private static final Limits.Route HOSTILE = new Limits.Route("hostile",
 			RouteFile.limit("sliding-window-counter", 1, "10m"), false);
@@ -74,7 +80,9 @@ class HostileKeysJarIT {
 						+ " a normal client then: " + normal.summary());
 
 				SoftAssertions softly = new SoftAssertions();
-				softly.assertThat(denied).as("denied requests: every client's second").isGreaterThanOrEqualTo(clients);
+				softly.assertThat(clients).as("clients sent, enough to see a per-client cost").isGreaterThanOrEqualTo(ENOUGH_CLIENTS);
+				// a few may meet the fail-mode on a crowded machine, and then are not remembered
+				softly.assertThat(denied).as("denied requests: each client's second").isGreaterThanOrEqualTo(clients * 9L / 10);
 				softly.assertThat(grown).as("heap grown after GC (bytes) for " + clients + " denied clients, at most "
 						+ BYTES_PER_CLIENT + " each").isLessThanOrEqualTo(SLACK + BYTES_PER_CLIENT * clients);
 				softly.assertThat(normal.tally().status(200)).as("a normal client's answers, " + normal.summary())

@@ -52,9 +52,9 @@ class RedisFaultJarIT {
 
 	/**
 	 * EVAL/EVALSHA calls Redis may run once it is back while no client sends: the decisions in flight when
-	 * it failed (at most the 64 clients' requests) and one trial per stall timeout of the fault (8 s / 400
-	 * ms). Thousands mean a backlog: the fail-mode answered those requests, nobody waited for their
-	 * commands.
+	 * it failed (at most one per client here, 65, well under the guard's in-flight bound) and one trial per
+	 * stall timeout of the fault (8 s / 400 ms). Hundreds or thousands mean a backlog: the fail-mode
+	 * answered those requests, nobody waited for their commands.
 	 */
 	private static final long REPLAYED_AT_MOST = CLIENTS + 20 + 16;
 
