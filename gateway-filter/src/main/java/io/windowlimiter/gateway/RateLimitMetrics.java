@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Micrometer meters of the limiter: {@code gateway.ratelimit.decisions} counts every answer by route,
  * algorithm and outcome; {@code gateway.ratelimit.redis} times the script round trip;
- * {@code gateway.ratelimit.plans.unknown} counts clients whose plan nobody declared. Without a registry it
+ * {@code gateway.ratelimit.plans.unknown} counts clients whose plan nobody declared;
+ * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis. Without a registry it
  * records nothing.
  */
 public class RateLimitMetrics {
@@ -63,6 +64,18 @@ public class RateLimitMetrics {
 			this.counters.computeIfAbsent("unknown-plan\n" + route,
 					k -> Counter.builder("gateway.ratelimit.plans.unknown")
 						.description("Clients whose plan is not declared, decided by the route's default plan")
+						.tags("route", route)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/** A decision went to the route's fail-mode at once, because too many decisions waited on Redis. */
+	public void shed(String route) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("shed\n" + route,
+					k -> Counter.builder("gateway.ratelimit.redis.shed")
+						.description("Decisions given to the fail-mode at once because too many waited on Redis")
 						.tags("route", route)
 						.register(this.registry))
 				.increment();

@@ -154,11 +154,22 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision()));
 		}
 		Timer.Sample sample = this.metrics.startRedis();
+		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
 		return this.guard.protect(this.script.decide(keys, policy.arguments))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
-			.doOnError(error -> this.metrics.stopRedis(sample, routeId, false))
+			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys)));
+	}
+
+	/** Times only decisions that went to Redis: one failed at once is no 0 ms round trip. */
+	private void redisFailed(Timer.@Nullable Sample sample, String routeId, Throwable error) {
+		if (!RedisGuard.failedAtOnce(error)) {
+			this.metrics.stopRedis(sample, routeId, false);
+		}
+		else if (RedisGuard.isShed(error)) {
+			this.metrics.shed(routeId);
+		}
 	}
 
 	private Response answer(String routeId, String id, CompiledPolicy policy, String cacheKey, Verdict verdict) {

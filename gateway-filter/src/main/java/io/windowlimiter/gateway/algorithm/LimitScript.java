@@ -15,7 +15,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The one Lua script that decides a request: {@code decide.lua} preceded by the module of every
- * {@link Algorithm}, assembled once and run by SHA (by its source when Redis answers NOSCRIPT). One round
+ * {@link Algorithm}, assembled once without comments and run by SHA (loaded once more when Redis answers NOSCRIPT). One round
  * trip decides every limit of a route atomically, all or nothing. The {@link ScriptSender} writes it to
  * Redis.
  */
@@ -37,9 +37,9 @@ public final class LimitScript {
 		}
 		StringBuilder source = new StringBuilder("local algorithms = {}\n");
 		for (Algorithm algorithm : Algorithm.values()) {
-			source.append(read(algorithm.moduleFile())).append('\n');
+			source.append(withoutComments(read(algorithm.moduleFile())));
 		}
-		source.append(read("decide.lua"));
+		source.append(withoutComments(read("decide.lua")));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
 		this.sender = new ScriptSender(factory, this.script.getSha1().getBytes(StandardCharsets.US_ASCII),
 				source.toString().getBytes(StandardCharsets.UTF_8));
@@ -144,6 +144,21 @@ public final class LimitScript {
 	/** The assembled script, e.g. for tests that run it by hand. */
 	public RedisScript<List<Long>> script() {
 		return this.script;
+	}
+
+	/**
+	 * The source without its full-line comments and blank lines: they stay in the .lua files, but Redis
+	 * would hash, keep and (on NOSCRIPT) receive them with every load.
+	 */
+	static String withoutComments(String lua) {
+		StringBuilder kept = new StringBuilder(lua.length());
+		for (String line : lua.split("\n")) {
+			String trimmed = line.strip();
+			if (!trimmed.isEmpty() && !trimmed.startsWith("--")) {
+				kept.append(line).append('\n');
+			}
+		}
+		return kept.toString();
 	}
 
 	private static String read(String file) {

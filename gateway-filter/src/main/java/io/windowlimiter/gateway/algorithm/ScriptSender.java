@@ -50,6 +50,11 @@ final class ScriptSender {
 
 	private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
 
+	/** The handle the connection came from, when it is a dedicated connection of ours to close. */
+	private @Nullable RedisConnection handle;
+
+	private volatile @Nullable Mono<String> loading;
+
 	/** The commands this event loop's current task asked for; written when the task ends. */
 	private final FastThreadLocal<Batch> batches = new FastThreadLocal<>();
 
@@ -59,10 +64,31 @@ final class ScriptSender {
 		this.source = source;
 	}
 
-	/** Runs the script by SHA, by its source when Redis does not know it (restarted, failed over, flushed). */
+	/**
+	 * Runs the script by SHA. Lazy: the command is made and queued for writing only on subscription, and a
+	 * cancel before it is written drops it (Lettuce writes no command that is done), so a decision nobody
+	 * waits for sends nothing. When Redis does not know the script (restarted, failed over, flushed), it is
+	 * loaded once for all the decisions that met NOSCRIPT meanwhile, and each runs again by SHA.
+	 */
 	Mono<List<Long>> run(byte[][] keys, byte[][] arguments) {
-		return send(CommandType.EVALSHA, this.sha, keys, arguments)
-			.onErrorResume(RedisNoScriptException.class, ex -> send(CommandType.EVAL, this.source, keys, arguments));
+		return Mono.defer(() -> send(keys, arguments))
+			.onErrorResume(RedisNoScriptException.class, ex -> loaded().then(Mono.defer(() -> send(keys, arguments))));
+	}
+
+	/** One SCRIPT LOAD at a time, shared by every decision that met NOSCRIPT while it runs. */
+	private Mono<String> loaded() {
+		Mono<String> running = this.loading;
+		if (running != null) {
+			return running;
+		}
+		Mono<String> mine = load().doFinally(signal -> this.loading = null).cache();
+		synchronized (this) {
+			if (this.loading == null) {
+				this.loading = mine;
+				return mine;
+			}
+			return this.loading;
+		}
 	}
 
 	/** Loads the script into Redis (every master of a cluster), which also opens the connection. */
@@ -75,17 +101,16 @@ final class ScriptSender {
 		});
 	}
 
-	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments) {
+	private Mono<List<Long>> send(byte[][] keys, byte[][] arguments) {
 		StatefulConnection<byte[], byte[]> connection = this.connection;
 		if (connection == null) {
-			return connection().flatMap(fetched -> send(fetched, type, script, keys, arguments));
+			return connection().flatMap(fetched -> send(fetched, keys, arguments));
 		}
-		return send(connection, type, script, keys, arguments);
+		return send(connection, keys, arguments);
 	}
 
-	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, CommandType type, byte[] script,
-			byte[][] keys, byte[][] arguments) {
-		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(script).add(keys.length);
+	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, byte[][] keys, byte[][] arguments) {
+		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(this.sha).add(keys.length);
 		for (byte[] key : keys) {
 			args.addKey(key);
 		}
@@ -93,7 +118,7 @@ final class ScriptSender {
 			args.addValue(argument);
 		}
 		AsyncCommand<byte[], byte[], List<Long>> command = new AsyncCommand<>(
-				new Command<>(type, new IntegerListOutput<>(CODEC), args));
+				new Command<>(CommandType.EVALSHA, new IntegerListOutput<>(CODEC), args));
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
 		if (loop == null) {
 			dispatch(connection, List.of(command));
@@ -101,6 +126,7 @@ final class ScriptSender {
 		else {
 			batchOf(loop).add(connection, command);
 		}
+		// cancelling the Mono cancels the command: in the batch, or in Lettuce's queue, it is never written
 		return Mono.fromFuture(command);
 	}
 
@@ -131,23 +157,41 @@ final class ScriptSender {
 		return Mono.fromCallable(this::fetch).subscribeOn(Schedulers.boundedElastic());
 	}
 
+	/**
+	 * Synchronized: concurrent first decisions would each take a connection of their own (with
+	 * {@code shareNativeConnection=false} or a pool), and all but one would leak.
+	 */
 	@SuppressWarnings("unchecked")
-	private StatefulConnection<byte[], byte[]> fetch() {
+	private synchronized StatefulConnection<byte[], byte[]> fetch() {
 		StatefulConnection<byte[], byte[]> known = this.connection;
 		if (known != null) {
 			return known;
 		}
 		RedisConnection handle = this.factory.getConnection();
-		Object commands = handle.getNativeConnection();
 		StatefulConnection<byte[], byte[]> fetched;
-		if (commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
-			fetched = (StatefulConnection<byte[], byte[]>) cluster.getStatefulConnection();
+		try {
+			Object commands = handle.getNativeConnection();
+			if (commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+				fetched = (StatefulConnection<byte[], byte[]>) cluster.getStatefulConnection();
+			}
+			else if (commands instanceof RedisAsyncCommands<?, ?> standalone) {
+				fetched = (StatefulConnection<byte[], byte[]>) standalone.getStatefulConnection();
+			}
+			else {
+				throw new IllegalStateException("Not a Lettuce connection: " + commands);
+			}
 		}
-		else if (commands instanceof RedisAsyncCommands<?, ?> standalone) {
-			fetched = (StatefulConnection<byte[], byte[]>) standalone.getStatefulConnection();
+		catch (RuntimeException ex) {
+			handle.close();
+			throw ex;
+		}
+		if (this.factory.getShareNativeConnection()) {
+			// the shared connection outlives its handles: closing the handle closes nothing we use
+			handle.close();
 		}
 		else {
-			throw new IllegalStateException("Not a Lettuce connection: " + commands);
+			// a dedicated (or pooled) connection lives as long as its handle: closed, or returned, when forgotten
+			this.handle = handle;
 		}
 		this.connection = fetched;
 		return fetched;
@@ -157,12 +201,14 @@ final class ScriptSender {
 	 * Lettuce fails commands at once only on a connection closed for good (a disconnected one queues them
 	 * and reconnects); Spring Data Redis closes its shared connection when it resets it. Fetch anew then.
 	 */
-	private void forget(StatefulConnection<byte[], byte[]> closed) {
+	private synchronized void forget(StatefulConnection<byte[], byte[]> closed) {
 		if (this.connection == closed) {
 			this.connection = null;
-			if (!this.factory.getShareNativeConnection()) {
-				// a dedicated connection is ours to close
-				closed.closeAsync();
+			RedisConnection handle = this.handle;
+			this.handle = null;
+			if (handle != null) {
+				// ours: closed, or returned to its pool
+				handle.close();
 			}
 		}
 	}
@@ -209,7 +255,11 @@ final class ScriptSender {
 			// Lettuce encodes the list later, on its own thread: hand it over and start a new one
 			this.commands = new ArrayList<>();
 			this.connection = null;
-			dispatch(connection, commands);
+			// a decision given up in this task (stalled, cancelled) sends nothing
+			commands.removeIf(AsyncCommand::isDone);
+			if (!commands.isEmpty()) {
+				dispatch(connection, commands);
+			}
 		}
 
 	}

@@ -66,7 +66,7 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean
 	public RedisGuard windowRateLimiterRedisGuard(WindowRateLimiterProperties properties) {
 		return new RedisGuard(properties.getRedisTimeout(), properties.getRedisStallTimeout(),
-				properties.getFailureLogInterval());
+				properties.getFailureLogInterval(), properties.getRedisMaxInFlight());
 	}
 
 	@Bean

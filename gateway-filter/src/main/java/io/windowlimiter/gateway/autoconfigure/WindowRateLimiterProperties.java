@@ -74,6 +74,15 @@ public class WindowRateLimiterProperties {
 	 */
 	private Duration redisStallTimeout = Duration.ofMillis(400);
 
+	/**
+	 * The most decisions waiting on Redis at once on this instance; beyond it a decision gets the route's
+	 * fail-mode at once, with nothing sent (counted by {@code gateway.ratelimit.redis.shed}). This bounds the
+	 * memory held for pending decisions and what Redis runs after an outage. A healthy Redis keeps far fewer
+	 * in flight (requests a second times the round trip).
+	 */
+	@Min(1)
+	private int redisMaxInFlight = 2_000;
+
 	/** Which rate-limit headers responses carry, under which names. */
 	private final Headers headers = new Headers();
 
@@ -188,6 +197,14 @@ public class WindowRateLimiterProperties {
 
 	public void setRedisStallTimeout(Duration redisStallTimeout) {
 		this.redisStallTimeout = redisStallTimeout;
+	}
+
+	public int getRedisMaxInFlight() {
+		return this.redisMaxInFlight;
+	}
+
+	public void setRedisMaxInFlight(int redisMaxInFlight) {
+		this.redisMaxInFlight = redisMaxInFlight;
 	}
 
 	public Headers getHeaders() {

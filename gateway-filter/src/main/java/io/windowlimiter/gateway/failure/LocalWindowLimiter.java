@@ -30,28 +30,38 @@ public class LocalWindowLimiter {
 	 * @param cost what the request consumes, at most the limit
 	 */
 	public Decision decide(String key, long limit, Duration window, long cost, long nowMillis) {
+		return decide(key, limit, window, cost, nowMillis, true);
+	}
+
+	private Decision decide(String key, long limit, Duration window, long cost, long nowMillis, boolean record) {
 		long windowMillis = window.toMillis();
 		Counts entry = this.counts.get(key, k -> new Counts(windowMillis));
 		synchronized (entry) {
-			return entry.decide(limit, windowMillis, Math.min(cost, limit), nowMillis);
+			return entry.decide(limit, windowMillis, Math.min(cost, limit), nowMillis, record);
 		}
 	}
 
-	/** How many clients are held now (for tests of the bound). */
 	/**
-	 * Decides one request against several limits, in memory, stopping at the first that denies.
+	 * Decides one request against several limits, in memory, all or nothing as the script does: the request
+	 * is counted by every limit when all allow it, else by none.
 	 * @param keys one per limit
 	 * @param limits this instance's share of each limit, in the same order
-	 * @return the limit to report (the denying one, else the one with the least left) and its decision
+	 * @return the limit to report (the first denying one, else the one with the least left) and its decision
 	 */
 	public Reported decideAll(List<String> keys, List<WindowPolicy> limits, long cost, long nowMillis) {
-		Reported closest = null;
 		for (int i = 0; i < keys.size(); i++) {
 			WindowPolicy limit = limits.get(i);
-			Decision decision = decide(keys.get(i), limit.limit(), limit.window(), cost, nowMillis);
+			Decision decision = decide(keys.get(i), limit.limit(), limit.window(), cost, nowMillis, false);
 			if (!decision.allowed()) {
 				return new Reported(i, decision);
 			}
+		}
+		Reported closest = null;
+		for (int i = 0; i < keys.size(); i++) {
+			WindowPolicy limit = limits.get(i);
+			// two requests of one client on two event loops may pass the check above together: as the
+			// script's all-or-nothing, this is a local estimate, not an exact count
+			Decision decision = decide(keys.get(i), limit.limit(), limit.window(), cost, nowMillis, true);
 			if (closest == null || decision.remaining() < closest.decision().remaining()) {
 				closest = new Reported(i, decision);
 			}
@@ -63,6 +73,7 @@ public class LocalWindowLimiter {
 	public record Reported(int limitIndex, Decision decision) {
 	}
 
+	/** How many clients are held now (for tests of the bound). */
 	public long size() {
 		this.counts.cleanUp();
 		return this.counts.estimatedSize();
@@ -82,7 +93,8 @@ public class LocalWindowLimiter {
 			this.windowMillis = windowMillis;
 		}
 
-		Decision decide(long limit, long window, long cost, long now) {
+		/** The decision; counted only when {@code record} and allowed. */
+		Decision decide(long limit, long window, long cost, long now, boolean record) {
 			long nowIndex = Math.floorDiv(now, window);
 			long elapsed = now - nowIndex * window;
 			if (nowIndex == this.index + 1) {
@@ -97,7 +109,9 @@ public class LocalWindowLimiter {
 			// estimate * window, in whole numbers, as in the script
 			long used = this.previous * (window - elapsed) + this.current * window;
 			if (used + cost * window <= limit * window) {
-				this.current += cost;
+				if (record) {
+					this.current += cost;
+				}
 				used += cost * window;
 				return new Decision(true, (limit * window - used) / window, window - elapsed, 0);
 			}

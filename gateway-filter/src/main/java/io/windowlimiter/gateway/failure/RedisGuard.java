@@ -10,6 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.RedisCommandExecutionException;
@@ -21,6 +22,8 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Bounds every Redis decision without mistaking a busy Redis for a gone one.
@@ -33,17 +36,24 @@ import reactor.core.publisher.MonoSink;
  * answering, so no decision is given up; when Redis freezes, dies without closing the connection or
  * queues commands while reconnecting, every decision waiting on it is failed after
  * {@code stallTimeout}. Then the guard is <em>stalled</em>: decisions fail at once, except one trial
- * at a time, whose answer (any reply from Redis) ends the stall. {@code timeout} is the hard bound for
- * a decision that waits while Redis answers others (one Redis Cluster node hanging).
+ * at a time, whose answer (any reply from Redis) ends the stall. Nothing is sent for a decision that
+ * fails at once: the call must be lazy (create its command on subscription), and a call given up is
+ * cancelled, which drops its command if it was not written yet.
  *
- * <p>One watchdog thread checks the decisions in flight every quarter of the shorter bound. Silence
- * counts against Redis only while this JVM could have read a reply: a tick that comes late means the
- * JVM was paused (GC), so the time before it is not counted; and each event loop that reads Redis
- * replies is sent a probe every tick, so a loop starved of CPU (a crowded machine) is seen by its late
- * probes, and its silence is not taken for Redis's.
+ * <p>{@code timeout} is the hard bound of every decision, counted from when the guard got it, whatever
+ * happens to the watchdog: each decision has a timer of its own, on the event loop that asked. At most
+ * {@code maxInFlight} decisions wait at once; beyond that a decision fails at once (it is
+ * {@linkplain #isShed shed}), so no outage and no load makes the pending decisions, or the commands queued
+ * for Redis, grow past that bound.
  *
- * <p>Every outcome is handed back to the Netty event loop that asked, so that Lettuce's thread does
- * nothing but read replies, and a busy gateway cannot look like a silent Redis.
+ * <p>One watchdog thread applies the stall rule every quarter of the shorter bound. Silence counts
+ * against Redis only while this JVM could have read a reply and written the request: a tick that comes
+ * late means the JVM was paused (GC), so the time before it is not counted; and each event loop that reads
+ * Redis replies or asks for decisions is sent a probe every tick, so a loop starved of CPU (a crowded
+ * machine) or blocked is seen by its late probes, and its silence is not taken for Redis's.
+ *
+ * <p>Every outcome is handed back to the Netty event loop that asked (to a Reactor scheduler when the asker
+ * was no event loop), so that neither Lettuce's thread nor the watchdog runs the rest of a request.
  *
  * <p>Failures are counted and logged at most once per {@code logInterval}; entering and leaving a
  * stall is always logged.
@@ -52,8 +62,16 @@ public final class RedisGuard implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisGuard.class);
 
-	/** Lettuce reads replies on a few I/O threads; more than this many would be a surprise. */
-	private static final int MAX_REPLY_LOOPS = 64;
+	/** Redis replies are read, and requests asked, on a few event loops; more than this would be a surprise. */
+	private static final int MAX_PROBED_LOOPS = 128;
+
+	/**
+	 * The default bound on decisions waiting at once. A healthy Redis keeps a few hundred at most in flight
+	 * (rate times round trip: 50,000 a second at 2 ms is 100), so this sheds nothing in health; in an outage it
+	 * bounds the heap held for pending decisions (about 1 KB each) and what Redis runs when it returns (2,000
+	 * scripts of some 20 to 50 us each, under 100 ms of Redis time).
+	 */
+	public static final int DEFAULT_MAX_IN_FLIGHT = 2_000;
 
 	private final long timeoutNanos;
 
@@ -63,10 +81,14 @@ public final class RedisGuard implements AutoCloseable {
 
 	private final long logIntervalNanos;
 
+	private final int maxInFlight;
+
 	private final Set<Pending<?>> pending = ConcurrentHashMap.newKeySet();
 
-	/** The event loops Redis replies were read on, each with when it last ran a watchdog probe. */
-	private final Map<EventExecutor, ReplyLoop> replyLoops = new ConcurrentHashMap<>();
+	private final AtomicInteger inFlight = new AtomicInteger();
+
+	/** The event loops Redis replies were read on or decisions asked on, each with when it last ran a probe. */
+	private final Map<EventExecutor, ProbedLoop> loops = new ConcurrentHashMap<>();
 
 	/** When Redis last answered a decision (a result or an error reply), in {@link System#nanoTime()}. */
 	private volatile long lastReply = System.nanoTime();
@@ -83,13 +105,22 @@ public final class RedisGuard implements AutoCloseable {
 
 	private final AtomicLong failures = new AtomicLong();
 
+	private final AtomicLong shed = new AtomicLong();
+
 	private final AtomicLong unreported = new AtomicLong();
 
 	private final AtomicLong lastReport = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
 	private final ScheduledExecutorService watchdog;
 
+	/** Where outcomes and timers go when the asker was no event loop. */
+	private final Scheduler elsewhere = Schedulers.parallel();
+
 	private long lastTick = System.nanoTime();
+
+	/** Run before each watchdog tick: tests delay the watchdog with it. */
+	volatile Runnable beforeTick = () -> {
+	};
 
 	/**
 	 * @param timeout the longest any decision waits
@@ -97,54 +128,87 @@ public final class RedisGuard implements AutoCloseable {
 	 * @param logInterval the shortest time between two log lines about failed decisions
 	 */
 	public RedisGuard(Duration timeout, Duration stallTimeout, Duration logInterval) {
+		this(timeout, stallTimeout, logInterval, DEFAULT_MAX_IN_FLIGHT);
+	}
+
+	/**
+	 * @param timeout the longest any decision waits
+	 * @param stallTimeout how long Redis may answer nothing before the decisions waiting on it fail
+	 * @param logInterval the shortest time between two log lines about failed decisions
+	 * @param maxInFlight the most decisions waiting on Redis at once; more fail at once
+	 */
+	public RedisGuard(Duration timeout, Duration stallTimeout, Duration logInterval, int maxInFlight) {
 		if (timeout.isNegative() || timeout.isZero() || stallTimeout.isNegative() || stallTimeout.isZero()) {
 			throw new IllegalArgumentException("Redis timeouts must be positive: " + timeout + ", " + stallTimeout);
+		}
+		if (maxInFlight < 1) {
+			throw new IllegalArgumentException("The most decisions in flight must be at least 1: " + maxInFlight);
 		}
 		this.timeoutNanos = timeout.toNanos();
 		this.stallNanos = Math.min(stallTimeout.toNanos(), this.timeoutNanos);
 		this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.stallNanos / 4);
 		this.logIntervalNanos = logInterval.toNanos();
+		this.maxInFlight = maxInFlight;
 		this.watchdog = Executors.newSingleThreadScheduledExecutor(task -> {
 			Thread thread = new Thread(task, "window-rate-limiter-watchdog");
 			thread.setDaemon(true);
 			return thread;
 		});
-		this.watchdog.scheduleAtFixedRate(this::check, this.tickNanos, this.tickNanos, TimeUnit.NANOSECONDS);
+		this.watchdog.scheduleAtFixedRate(this::tick, this.tickNanos, this.tickNanos, TimeUnit.NANOSECONDS);
 	}
 
-	/** The call, failed with a {@link TimeoutException} when Redis hangs or it waits past the timeout. */
+	/**
+	 * The call, failed with a {@link TimeoutException} when Redis hangs or it waits past the timeout. The call
+	 * must be lazy: it is subscribed only when the decision goes to Redis, and cancelled when given up.
+	 */
 	public <T> Mono<T> protect(Mono<T> call) {
 		return Mono.<T>create(sink -> {
+			long start = System.nanoTime();
 			boolean isTrial = this.stalled;
-			if (isTrial && (System.nanoTime() - this.nextTrial < 0 || !this.trial.compareAndSet(false, true))) {
+			if (isTrial && (start - this.nextTrial < 0 || !this.trial.compareAndSet(false, true))) {
 				fail(sink, new RedisStalledException());
 				return;
 			}
-			Pending<T> waiting = new Pending<>(sink, System.nanoTime(), isTrial, ThreadExecutorMap.currentExecutor());
+			if (this.inFlight.incrementAndGet() > this.maxInFlight) {
+				this.inFlight.decrementAndGet();
+				if (isTrial) {
+					this.trial.set(false);
+				}
+				this.shed.incrementAndGet();
+				fail(sink, new RedisShedException(this.maxInFlight));
+				return;
+			}
+			EventExecutor home = ThreadExecutorMap.currentExecutor();
+			if (home != null) {
+				probe(home);
+			}
+			Pending<T> waiting = new Pending<>(sink, start, isTrial, home);
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
-			waiting.upstream = call.subscribe(value -> {
+			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
+			Disposable upstream = call.subscribe(value -> {
 				replied();
 				if (waiting.finish()) {
-					waiting.deliver(() -> sink.success(value));
+					deliver(waiting, () -> sink.success(value));
 				}
 			}, error -> {
 				if (isReply(error)) {
 					replied();
 				}
 				if (waiting.finish()) {
-					waiting.deliver(() -> fail(sink, error));
+					deliver(waiting, () -> fail(sink, error));
 				}
 			}, () -> {
 				// after a value this finds the decision finished: its reply was counted already
 				if (waiting.finish()) {
 					replied();
-					waiting.deliver(sink::success);
+					deliver(waiting, sink::success);
 				}
 			});
+			waiting.upstream = upstream;
 			if (waiting.get()) {
 				// answered or abandoned while subscribing: nothing more to wait for
-				waiting.upstream.dispose();
+				upstream.dispose();
 			}
 		});
 	}
@@ -154,9 +218,29 @@ public final class RedisGuard implements AutoCloseable {
 		return this.failures.get();
 	}
 
+	/** How many decisions failed at once since start because {@code maxInFlight} decisions were waiting. */
+	public long shed() {
+		return this.shed.get();
+	}
+
+	/** How many decisions wait on Redis now. */
+	public int inFlight() {
+		return this.inFlight.get();
+	}
+
 	/** Whether Redis is taken to be hanging: decisions fail at once, bar one trial at a time. */
 	public boolean isStalled() {
 		return this.stalled;
+	}
+
+	/** Whether the error is a decision failed at once, with nothing sent to Redis (stalled or shed). */
+	public static boolean failedAtOnce(Throwable error) {
+		return error instanceof RedisStalledException || error instanceof RedisShedException;
+	}
+
+	/** Whether the error is a decision shed because too many were waiting on Redis. */
+	public static boolean isShed(Throwable error) {
+		return error instanceof RedisShedException;
 	}
 
 	@Override
@@ -167,12 +251,19 @@ public final class RedisGuard implements AutoCloseable {
 	private void replied() {
 		this.lastReply = System.nanoTime();
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
-		if (loop != null && this.replyLoops.size() < MAX_REPLY_LOOPS && !this.replyLoops.containsKey(loop)) {
-			this.replyLoops.putIfAbsent(loop, new ReplyLoop(loop));
+		if (loop != null) {
+			probe(loop);
 		}
 		if (this.stalled) {
 			this.stalled = false;
 			logger.warn("Redis answers again: rate-limit decisions go to Redis");
+		}
+	}
+
+	/** Makes sure the loop is probed each tick. */
+	private void probe(EventExecutor loop) {
+		if (!this.loops.containsKey(loop) && this.loops.size() < MAX_PROBED_LOOPS) {
+			this.loops.putIfAbsent(loop, new ProbedLoop(loop));
 		}
 	}
 
@@ -186,15 +277,55 @@ public final class RedisGuard implements AutoCloseable {
 		return false;
 	}
 
+	/** Once per decision, when its sink is done (answered, failed or cancelled). */
 	private void release(Pending<?> waiting) {
+		waiting.finish();
 		this.pending.remove(waiting);
+		this.inFlight.decrementAndGet();
 		if (waiting.trial) {
 			this.nextTrial = System.nanoTime() + this.stallNanos;
 			this.trial.set(false);
 		}
+		Disposable timer = waiting.timer;
+		if (timer != null) {
+			timer.dispose();
+		}
 		Disposable upstream = waiting.upstream;
 		if (upstream != null) {
+			// cancels the command: not written yet, it never will be
 			upstream.dispose();
+		}
+	}
+
+	private Disposable schedule(@Nullable EventExecutor home, Runnable task, long delayNanos) {
+		if (home != null) {
+			try {
+				io.netty.util.concurrent.ScheduledFuture<?> future = home.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+				return () -> future.cancel(false);
+			}
+			catch (RejectedExecutionException ex) {
+				// the loop is shutting down: time it elsewhere
+			}
+		}
+		return this.elsewhere.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+	}
+
+	private void timeOut(Pending<?> waiting) {
+		if (waiting.finish()) {
+			TimeoutException error = new TimeoutException(
+					"Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
+			deliver(waiting, () -> fail(waiting.sink, error));
+		}
+	}
+
+	private void tick() {
+		try {
+			this.beforeTick.run();
+			check();
+		}
+		catch (Throwable ex) {
+			// a watchdog that dies ends stall detection for good: log and go on
+			logger.error("Rate-limit watchdog failed a tick; it goes on", ex);
 		}
 	}
 
@@ -204,41 +335,75 @@ public final class RedisGuard implements AutoCloseable {
 			this.pauseEnd = now;
 		}
 		this.lastTick = now;
-		this.replyLoops.values().forEach(ReplyLoop::probe);
+		this.loops.values().removeIf(ProbedLoop::isGone);
+		this.loops.values().forEach(ProbedLoop::probe);
 		long pauseEnd = this.pauseEnd;
 		long lastReply = this.lastReply;
 		for (Pending<?> waiting : this.pending) {
+			if (waiting.get()) {
+				continue;
+			}
+			// a pause excuses silence, never the hard bound: the timer of each decision keeps that
 			long since = Math.max(waiting.start, pauseEnd);
-			boolean hanging = lastReply - since < 0 && now - since >= this.stallNanos && readersFreeSince(since);
-			if (hanging || now - since >= this.timeoutNanos) {
-				if (hanging && !this.stalled) {
-					this.stalled = true;
-					logger.warn("Redis answered nothing for " + Duration.ofNanos(now - since).toMillis() + " ms while "
-							+ this.pending.size() + " decision(s) waited: routes apply their fail-mode, trying Redis "
-							+ "with one decision at a time until it answers");
+			boolean hanging = lastReply - since < 0 && now - since >= this.stallNanos && loopsFreeSince(since);
+			boolean late = now - waiting.start >= this.timeoutNanos;
+			if (hanging && !this.stalled) {
+				this.stalled = true;
+				if (this.lastReply != lastReply) {
+					// a reply came in meanwhile: Redis answers after all
+					this.stalled = false;
+					continue;
 				}
-				if (waiting.finish()) {
-					TimeoutException error = new TimeoutException(hanging
-							? "Redis answered nothing for " + Duration.ofNanos(this.stallNanos).toMillis() + " ms"
-							: "Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
-					waiting.deliver(() -> fail(waiting.sink, error));
-				}
+				logger.warn("Redis answered nothing for " + Duration.ofNanos(now - since).toMillis() + " ms while "
+						+ this.pending.size() + " decision(s) waited: routes apply their fail-mode, trying Redis "
+						+ "with one decision at a time until it answers");
+			}
+			if ((hanging || late) && waiting.finish()) {
+				TimeoutException error = new TimeoutException(hanging
+						? "Redis answered nothing for " + Duration.ofNanos(this.stallNanos).toMillis() + " ms"
+						: "Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
+				deliver(waiting, () -> fail(waiting.sink, error));
 			}
 		}
 	}
 
 	/**
-	 * Whether every loop that reads Redis replies ran a probe well after {@code since}: then it was free
-	 * to read, and the silence is Redis's. A loop starved of CPU or busy with other work runs its probes
-	 * late, and its silence is ours; only the hard timeout applies then.
+	 * Whether every loop that reads Redis replies or asked for decisions ran a probe well after {@code since}:
+	 * then it was free to write and read, and the silence is Redis's. A loop starved of CPU or busy with other
+	 * work runs its probes late, and its silence is ours; only the hard timeout applies then.
 	 */
-	private boolean readersFreeSince(long since) {
-		for (ReplyLoop loop : this.replyLoops.values()) {
+	private boolean loopsFreeSince(long since) {
+		for (ProbedLoop loop : this.loops.values()) {
 			if (loop.ran - since < this.stallNanos / 2) {
 				return false;
 			}
 		}
 		return true;
+	}
+
+	/**
+	 * Completes on the asking event loop. Left on Lettuce's thread, the rest of every request (the gateway's
+	 * filters, proxying, the response) would run on the one thread that reads all Redis replies of the
+	 * connection: on a cold JVM that kept replies unread for over 200 ms (measured), and under load it makes
+	 * one thread do the work of all event loops. The watchdog's and the timers' failures go back the same
+	 * way. An asker that was no event loop (a resolver that hopped threads) is answered on a Reactor scheduler.
+	 */
+	private void deliver(Pending<?> waiting, Runnable completion) {
+		EventExecutor loop = waiting.home;
+		if (loop != null) {
+			if (loop.inEventLoop()) {
+				completion.run();
+				return;
+			}
+			try {
+				loop.execute(completion);
+				return;
+			}
+			catch (RejectedExecutionException ex) {
+				// the loop is shutting down: complete elsewhere rather than never
+			}
+		}
+		this.elsewhere.schedule(completion);
 	}
 
 	private void fail(MonoSink<?> sink, Throwable error) {
@@ -254,8 +419,8 @@ public final class RedisGuard implements AutoCloseable {
 		sink.error(error);
 	}
 
-	/** An event loop Redis replies are read on, probed by the watchdog to show it is free to read. */
-	private static final class ReplyLoop {
+	/** An event loop that reads Redis replies or asks for decisions, probed by the watchdog to show it is free. */
+	private static final class ProbedLoop {
 
 		final EventExecutor loop;
 
@@ -263,8 +428,13 @@ public final class RedisGuard implements AutoCloseable {
 
 		volatile long ran = System.nanoTime();
 
-		ReplyLoop(EventExecutor loop) {
+		ProbedLoop(EventExecutor loop) {
 			this.loop = loop;
+		}
+
+		/** A terminated loop runs no probe again; kept, it would hold off stall detection for good. */
+		boolean isGone() {
+			return this.loop.isShuttingDown();
 		}
 
 		void probe() {
@@ -284,7 +454,7 @@ public final class RedisGuard implements AutoCloseable {
 
 	}
 
-	/** A decision waiting on Redis; finished once, by its answer, the watchdog or its subscriber leaving. */
+	/** A decision waiting on Redis; finished once, by its answer, its timer, the watchdog or its subscriber leaving. */
 	private static final class Pending<T> extends AtomicBoolean {
 
 		final MonoSink<T> sink;
@@ -296,7 +466,9 @@ public final class RedisGuard implements AutoCloseable {
 		/** The Netty event loop that asked, if any: the request goes on there. */
 		final @Nullable EventExecutor home;
 
-		volatile Disposable upstream;
+		volatile @Nullable Disposable upstream;
+
+		volatile @Nullable Disposable timer;
 
 		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home) {
 			this.sink = sink;
@@ -309,28 +481,6 @@ public final class RedisGuard implements AutoCloseable {
 			return compareAndSet(false, true);
 		}
 
-		/**
-		 * Completes on the asking event loop. Left on Lettuce's thread, the rest of every request (the
-		 * gateway's filters, proxying, the response) would run on the one thread that reads all Redis
-		 * replies of the connection: on a cold JVM that kept replies unread for over 200 ms (measured),
-		 * and under load it makes one thread do the work of all event loops. The watchdog's failures go
-		 * back the same way, so it never runs a request's remaining work itself.
-		 */
-		void deliver(Runnable completion) {
-			EventExecutor loop = this.home;
-			if (loop == null || loop.inEventLoop()) {
-				completion.run();
-				return;
-			}
-			try {
-				loop.execute(completion);
-			}
-			catch (RejectedExecutionException ex) {
-				// the loop is shutting down: complete here rather than never
-				completion.run();
-			}
-		}
-
 	}
 
 	/** Redis is taken to be hanging, and another decision is already trying it. */
@@ -338,6 +488,20 @@ public final class RedisGuard implements AutoCloseable {
 
 		RedisStalledException() {
 			super("Redis is hanging: deciding by fail-mode while one trial decision waits on it");
+		}
+
+		@Override
+		public synchronized Throwable fillInStackTrace() {
+			return this;
+		}
+
+	}
+
+	/** Too many decisions wait on Redis already. */
+	static final class RedisShedException extends TimeoutException {
+
+		RedisShedException(int maxInFlight) {
+			super(maxInFlight + " rate-limit decisions wait on Redis already: deciding by fail-mode");
 		}
 
 		@Override

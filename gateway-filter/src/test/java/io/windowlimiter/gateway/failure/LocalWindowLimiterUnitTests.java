@@ -1,8 +1,11 @@
 package io.windowlimiter.gateway.failure;
 
 import java.time.Duration;
+import java.util.List;
 
+import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
+import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,6 +36,23 @@ class LocalWindowLimiterUnitTests {
 			local.decide("client-" + i, 5, Duration.ofMinutes(1), 1, T0);
 		}
 		assertThat(local.size()).isLessThanOrEqualTo(100);
+	}
+
+	@Test
+	void aRequestRefusedByOneLimitIsCountedByNone() {
+		LocalWindowLimiter local = new LocalWindowLimiter(10);
+		List<String> keys = List.of("wide", "narrow");
+		List<WindowPolicy> limits = List.of(policy(10), policy(2));
+		for (int i = 0; i < 5; i++) {
+			local.decideAll(keys, limits, 1, T0);
+		}
+		// 2 allowed, 3 refused by the narrow limit: the wide one counted only the 2
+		assertThat(local.decide("wide", 10, Duration.ofMinutes(1), 0, T0).remaining()).isEqualTo(8);
+		assertThat(local.decideAll(keys, limits, 1, T0).limitIndex()).isEqualTo(1);
+	}
+
+	private static WindowPolicy policy(long limit) {
+		return new WindowPolicy(Algorithm.SLIDING_WINDOW_COUNTER, limit, Duration.ofMinutes(1));
 	}
 
 }

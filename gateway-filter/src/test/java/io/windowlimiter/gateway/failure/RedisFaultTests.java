@@ -1,21 +1,36 @@
 package io.windowlimiter.gateway.failure;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import io.netty.channel.DefaultEventLoop;
 import io.windowlimiter.gateway.DecisionWarmUp;
 import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
@@ -25,9 +40,11 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Redis killed, hung (SIGSTOP) and slow (CLIENT PAUSE), with a real redis-server process of this
- * test's own. Whatever Redis does, every answer comes within the bound, each route does what its
- * fail-mode says, and limiting from Redis resumes within seconds of Redis coming back.
+ * Redis killed, hung (SIGSTOP), paused (CLIENT PAUSE) and blocked (DEBUG SLEEP), with a real redis-server
+ * process of this test's own, decisions asked on a Netty event loop as the gateway asks them. Whatever Redis
+ * does, every answer comes within the bound, each route does what its fail-mode says, the requests the
+ * fail-mode answered are not charged to the client that sent them when Redis comes back (Redis runs at most
+ * the decisions that waited on it: those in flight and the trials), and limiting from Redis resumes.
  */
 class RedisFaultTests {
 
@@ -36,12 +53,21 @@ class RedisFaultTests {
 
 	private static final Duration STALL = Duration.ofMillis(400);
 
-	/** What the defaults promise; Lettuce's own command timeout is 60 s. */
-	private static final Duration BOUND = Duration.ofSeconds(1);
+	/** What the defaults promise: the timeout and one watchdog tick; Lettuce's own command timeout is 60 s. */
+	private static final Duration BOUND = TIMEOUT.plus(STALL.dividedBy(4));
 
 	private static final Duration RECOVERY = Duration.ofSeconds(10);
 
 	private RedisProcess redis;
+
+	private RedisClient adminClient;
+
+	private StatefulRedisConnection<String, String> adminConnection;
+
+	/** The Netty event loop decisions are asked on, as a gateway's request is. */
+	private final DefaultEventLoop loop = new DefaultEventLoop();
+
+	private final Scheduler onLoop = Schedulers.fromExecutor(this.loop);
 
 	private LettuceConnectionFactory connectionFactory;
 
@@ -49,13 +75,17 @@ class RedisFaultTests {
 
 	private WindowRateLimiter limiter;
 
+	private static final List<String> ROUTES = List.of("open", "closed", "local");
+
 	private long maxLatencyNanos;
 
 	private int quickAnswers;
 
 	@BeforeEach
-	void start() {
-		this.redis = RedisProcess.launch();
+	void start() throws IOException {
+		this.redis = RedisProcess.launch(Files.createTempDirectory("redis-fault"), "--enable-debug-command", "local");
+		this.adminClient = RedisClient.create("redis://127.0.0.1:" + this.redis.port());
+		this.adminConnection = this.adminClient.connect();
 		this.connectionFactory = new LettuceConnectionFactory("127.0.0.1", this.redis.port());
 		this.connectionFactory.afterPropertiesSet();
 		this.connectionFactory.start();
@@ -82,16 +112,62 @@ class RedisFaultTests {
 	void stop() {
 		this.guard.close();
 		this.connectionFactory.destroy();
+		this.adminClient.shutdown();
 		this.redis.close();
+		this.loop.shutdownGracefully();
 	}
 
 	private Response decide(String route, String client) {
 		long start = System.nanoTime();
-		Response response = this.limiter.isAllowed(route, client).block(Duration.ofSeconds(30));
+		Response response = onLoop(this.limiter.isAllowed(route, client)).block(Duration.ofSeconds(30));
 		long latency = System.nanoTime() - start;
 		this.maxLatencyNanos = Math.max(this.maxLatencyNanos, latency);
 		this.quickAnswers += (latency < STALL.toNanos() / 4) ? 1 : 0;
 		return response;
+	}
+
+	/** Asked on the event loop: the guard's timers, the batch and the hop back run as in the gateway. */
+	private <T> Mono<T> onLoop(Mono<T> call) {
+		return Mono.defer(() -> call).subscribeOn(this.onLoop);
+	}
+
+	private RedisCommands<String, String> admin() {
+		return this.adminConnection.sync();
+	}
+
+	/** How many scripts Redis ran (or refused with NOSCRIPT) since start or the last CONFIG RESETSTAT. */
+	private long scriptCalls() {
+		return calls("eval") + calls("evalsha");
+	}
+
+	private long calls(String command) {
+		for (String line : admin().info("commandstats").split("\r?\n")) {
+			if (line.startsWith("cmdstat_" + command + ":")) {
+				long calls = 0;
+				for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+					String[] pair = field.split("=");
+					if (pair[0].equals("calls") || pair[0].equals("rejected_calls")) {
+						calls += Long.parseLong(pair[1]);
+					}
+				}
+				return calls;
+			}
+		}
+		return 0;
+	}
+
+	/** What the client has spent of each route's 10, read at cost 0; null while Redis cannot answer. */
+	private Long spent(String client) {
+		long spent = 0;
+		for (String route : ROUTES) {
+			WindowRateLimiter.Standing standing = onLoop(this.limiter.peek(route, client)).onErrorResume(e -> Mono.empty())
+				.block(Duration.ofSeconds(5));
+			if (standing == null) {
+				return null;
+			}
+			spent += 10 - standing.decisions().get(0).remaining();
+		}
+		return spent;
 	}
 
 	/** A response decided by Redis carries this route's full limit (10); the fail-modes answer otherwise. */
@@ -99,7 +175,8 @@ class RedisFaultTests {
 		return "10".equals(decide(route, client).getHeaders().get("X-RateLimit-Limit"));
 	}
 
-	private void assertEveryFailModeAppliesWithinTheBound(String client) {
+	/** @return how many of the 90 decisions waited on Redis, the most that can have sent a command */
+	private int assertEveryFailModeAppliesWithinTheBound(String client) {
 		this.maxLatencyNanos = 0;
 		this.quickAnswers = 0;
 		int localAllowed = 0;
@@ -121,36 +198,122 @@ class RedisFaultTests {
 		assertThat(Duration.ofNanos(this.maxLatencyNanos)).as("slowest answer while Redis fails")
 			.isLessThan(BOUND);
 		assertThat(this.quickAnswers).as("answers that did not wait on the absent Redis, of 90").isGreaterThan(45);
+		return 90 - this.quickAnswers;
 	}
 
 	private static void awaitWithin(Duration limit, BooleanSupplier condition, String what) {
 		long deadline = System.nanoTime() + limit.toNanos();
 		while (!condition.getAsBoolean()) {
 			assertThat(System.nanoTime()).as(what + " within " + limit).isLessThan(deadline);
+			sleep(10);
 		}
+	}
+
+	/** Bob spends 4 of each route's 10 while Redis is up. */
+	private void bobSpendsFour() {
+		for (String route : ROUTES) {
+			for (int i = 0; i < 4; i++) {
+				assertThat(decidedByRedis(route, "bob")).isTrue();
+			}
+		}
+		assertThat(spent("bob")).isEqualTo(12);
 	}
 
 	@Test
 	void redisKilledAndRestartedOnTheSamePort() {
-		assertThat(decidedByRedis("open", "alice")).isTrue();
+		bobSpendsFour();
 		this.redis.kill();
-		assertEveryFailModeAppliesWithinTheBound("bob");
+		int waited = assertEveryFailModeAppliesWithinTheBound("bob");
 		this.redis.start();
-		awaitWithin(RECOVERY, () -> decidedByRedis("closed", "carol") && !this.guard.isStalled(),
-				"limiting resumes after a restart");
+		// restarted empty: whatever bob's count holds now was replayed from what the gateway queued
+		int[] peeks = { 0 };
+		awaitWithin(RECOVERY, () -> {
+			peeks[0]++;
+			return spent("bob") != null && !this.guard.isStalled();
+		}, "limiting resumes after a restart");
+		long replayed = spent("bob");
+		assertThat(replayed).as("bob's requests answered by fail-mode, then run by the restarted Redis (%d waited)",
+				waited).isLessThanOrEqualTo(waited);
+		assertThat(waited).as("decisions that waited on the dead Redis: in flight and trials").isLessThanOrEqualTo(15);
+		// each peek reads three routes, and may meet NOSCRIPT once per route
+		assertThat(scriptCalls()).as("scripts the restarted Redis ran").isLessThanOrEqualTo(waited + 6L * peeks[0] + 3);
 	}
 
 	@Test
 	void redisHangingThenResuming() {
-		assertThat(decidedByRedis("open", "alice")).isTrue();
+		bobSpendsFour();
+		long before = scriptCalls();
 		this.redis.freeze();
+		int waited;
 		try {
-			assertEveryFailModeAppliesWithinTheBound("bob");
+			waited = assertEveryFailModeAppliesWithinTheBound("bob");
 		}
 		finally {
 			this.redis.thaw();
 		}
-		awaitWithin(RECOVERY, () -> decidedByRedis("closed", "carol"), "limiting resumes after a hang");
+		int[] peeks = { 0 };
+		awaitWithin(RECOVERY, () -> {
+			peeks[0]++;
+			return spent("bob") != null;
+		}, "limiting resumes after a hang");
+		long charged = spent("bob") - 12;
+		assertThat(charged).as("bob's requests answered by fail-mode and charged after the thaw (%d waited)", waited)
+			.isLessThanOrEqualTo(waited);
+		assertThat(waited).as("decisions that waited on the frozen Redis: in flight and trials").isLessThanOrEqualTo(15);
+		assertThat(scriptCalls() - before).as("scripts Redis ran after the thaw")
+			.isLessThanOrEqualTo(waited + 3L * (peeks[0] + 1));
+		assertThat(decidedByRedis("closed", "bob")).isTrue();
+	}
+
+	@Test
+	void aBlockedRedisIsDecidingAgainWithinAStallTimeoutOfTheBlockEnding() {
+		assertThat(decidedByRedis("open", "erin")).isTrue();
+		admin().configResetstat();
+		CompletableFuture<Long> block = this.adminConnection.async()
+			.dispatch(CommandType.DEBUG, new StatusOutput<>(StringCodec.UTF8),
+					new CommandArgs<>(StringCodec.UTF8).add("SLEEP").add("0.5"))
+			.toCompletableFuture()
+			.thenApply(ok -> System.nanoTime());
+		long blockStart = System.nanoTime();
+		List<long[]> answers = new ArrayList<>();
+		while (System.nanoTime() - blockStart < Duration.ofMillis(1_500).toNanos()) {
+			long start = System.nanoTime();
+			boolean byRedis = decidedByRedis("open", "erin-" + answers.size());
+			answers.add(new long[] { start, System.nanoTime(), byRedis ? 1 : 0 });
+			sleep(5);
+		}
+		long blockEnd = block.join();
+		assertThat(Duration.ofNanos(blockEnd - blockStart)).isGreaterThanOrEqualTo(Duration.ofMillis(450));
+		long failModeAfter = answers.stream()
+			.filter(answer -> answer[0] - blockEnd > STALL.toNanos() && answer[2] == 0)
+			.count();
+		assertThat(failModeAfter).as("fail-mode answers more than a stall timeout after the block ended").isZero();
+		assertThat(answers.stream().filter(answer -> answer[0] - blockEnd > STALL.toNanos()).count()).isPositive();
+		assertThat(answers.stream().mapToLong(answer -> answer[1] - answer[0]).max().orElseThrow())
+			.isLessThanOrEqualTo(BOUND.toNanos());
+	}
+
+	@Test
+	void afterAScriptFlushTheScriptIsLoadedOnceForAllDecisions() {
+		assertThat(decidedByRedis("open", "frank")).isTrue();
+		admin().scriptFlush();
+		admin().configResetstat();
+		List<Response> answers = onLoop(Flux.range(0, 50)
+			.flatMap(i -> this.limiter.isAllowed("open", "flush-" + i))
+			.collectList()).block(Duration.ofSeconds(10));
+		assertThat(answers).allSatisfy(answer -> assertThat(answer.getHeaders()).containsEntry("X-RateLimit-Limit", "10"));
+		assertThat(calls("script|load")).as("SCRIPT LOAD after NOSCRIPT").isEqualTo(1);
+		assertThat(calls("eval")).as("the source sent with a decision").isZero();
+		assertThat(calls("evalsha")).isEqualTo(100);
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	@Test

@@ -2,6 +2,10 @@ package io.windowlimiter.gateway.failure;
 
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import org.junit.jupiter.api.AfterEach;
@@ -18,7 +22,12 @@ import org.springframework.data.redis.RedisSystemException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The guard's rules, with publishers standing in for Redis calls; {@link RedisFaultTests} uses a real Redis. */
+/**
+ * The guard's rules, with publishers standing in for Redis calls; {@link RedisFaultTests} uses a real Redis.
+ * A stand-in that never answers counts the commands it sends: {@link #lazyCall} sends on subscription, as
+ * the real call does, {@link #eagerCall} when the call is assembled, as the real call did before (it must
+ * fail the test of what a stalled guard sends).
+ */
 @ExtendWith(OutputCaptureExtension.class)
 class RedisGuardTests {
 
@@ -26,7 +35,26 @@ class RedisGuardTests {
 
 	private static final Duration STALL = Duration.ofMillis(150);
 
+	/** The watchdog's tick: a quarter of the stall timeout. */
+	private static final Duration TICK = STALL.dividedBy(4);
+
 	private final RedisGuard guard = new RedisGuard(TIMEOUT, STALL, Duration.ofHours(1));
+
+	private final AtomicInteger sent = new AtomicInteger();
+
+	/** The shape of the real call: the command is made and sent when the guard subscribes. */
+	private Mono<String> lazyCall() {
+		return Mono.defer(() -> {
+			this.sent.incrementAndGet();
+			return Mono.never();
+		});
+	}
+
+	/** The shape of the call before the fix: sent while the call was assembled, whatever the guard does. */
+	private Mono<String> eagerCall() {
+		this.sent.incrementAndGet();
+		return Mono.never();
+	}
 
 	@AfterEach
 	void close() {
@@ -96,7 +124,7 @@ class RedisGuardTests {
 			Object[] result = new Object[1];
 			long waited = millisOf(() -> result[0] = outcome(Mono.never()));
 			assertThat(result[0]).isInstanceOf(TimeoutException.class);
-			assertThat(waited).isGreaterThanOrEqualTo(TIMEOUT.toMillis());
+			assertThat(waited).isBetween(TIMEOUT.toMillis(), TIMEOUT.plus(TICK).toMillis());
 			assertThat(this.guard.isStalled()).isFalse();
 		}
 		finally {
@@ -132,6 +160,116 @@ class RedisGuardTests {
 		assertThat(this.guard.isStalled()).isTrue();
 		outcome(Mono.error(new RedisSystemException("OOM", new RedisCommandExecutionException("OOM"))));
 		assertThat(this.guard.isStalled()).isFalse();
+	}
+
+	/** How many commands K decisions sent while the guard was stalled. */
+	private int sentWhileStalled(Supplier<Mono<String>> call, int decisions) {
+		outcome(Mono.never());
+		assertThat(this.guard.isStalled()).isTrue();
+		this.sent.set(0);
+		for (int i = 0; i < decisions; i++) {
+			outcome(call.get());
+		}
+		return this.sent.get();
+	}
+
+	@Test
+	void aStalledGuardSendsNothingButItsTrials() {
+		// one trial waits the stall timeout; the next may go a stall timeout after it: at most 1 in 100 ms
+		assertThat(sentWhileStalled(this::lazyCall, 100)).isLessThanOrEqualTo(1);
+	}
+
+	@Test
+	void theEagerCallShapeSendsEveryDecisionThoughTheGuardIsStalled() {
+		// the control: the same test on the call as it was before sees every decision sent
+		assertThat(sentWhileStalled(this::eagerCall, 100)).isEqualTo(100);
+	}
+
+	@Test
+	void theHardBoundHoldsWhileTheWatchdogIsHeldUp() {
+		// Redis dead and the watchdog delayed by a second (a GC, CPU throttling): only the timeout can end the wait
+		AtomicBoolean once = new AtomicBoolean();
+		this.guard.beforeTick = () -> {
+			if (once.compareAndSet(false, true)) {
+				sleep(1_000);
+			}
+		};
+		sleep(TICK.toMillis() * 2);
+		Object[] result = new Object[1];
+		long waited = millisOf(() -> result[0] = outcome(Mono.never()));
+		assertThat(result[0]).isInstanceOf(TimeoutException.class);
+		assertThat(waited).isLessThanOrEqualTo(TIMEOUT.plus(TICK).toMillis());
+	}
+
+	@Test
+	void theWatchdogOutlivesItsOwnFailures() {
+		AtomicInteger ticks = new AtomicInteger();
+		this.guard.beforeTick = () -> {
+			if (ticks.incrementAndGet() < 3) {
+				throw new IllegalStateException("a bug in a tick");
+			}
+		};
+		sleep(TICK.toMillis() * 4);
+		long waited = millisOf(() -> assertThat(outcome(Mono.never())).isInstanceOf(TimeoutException.class));
+		assertThat(waited).as("the stall rule still applies").isLessThan(TIMEOUT.toMillis());
+		assertThat(this.guard.isStalled()).isTrue();
+	}
+
+	@Test
+	void anAskerOnNoEventLoopIsAnsweredOnNeitherRedisNorTheWatchdogThread() throws InterruptedException {
+		AtomicReference<String> answeredOn = new AtomicReference<>();
+		Sinks.One<String> redis = Sinks.one();
+		this.guard.protect(redis.asMono()).subscribe(value -> answeredOn.set(Thread.currentThread().getName()));
+		Thread lettuce = new Thread(() -> redis.tryEmitValue("reply"), "lettuce-epollEventLoop-stand-in");
+		lettuce.start();
+		lettuce.join();
+		awaitNonNull(answeredOn);
+		assertThat(answeredOn.get()).startsWith("parallel");
+
+		AtomicReference<String> failedOn = new AtomicReference<>();
+		this.guard.protect(Mono.never()).subscribe(value -> { }, error -> failedOn.set(Thread.currentThread().getName()));
+		awaitNonNull(failedOn);
+		assertThat(failedOn.get()).startsWith("parallel");
+	}
+
+	@Test
+	void beyondTheMostInFlightDecisionsFailAtOnceAndSendNothing() {
+		RedisGuard small = new RedisGuard(TIMEOUT, STALL, Duration.ofHours(1), 3);
+		try {
+			Disposable waiting = Flux.range(0, 3).flatMap(i -> small.protect(lazyCall())).subscribe(v -> { }, e -> { });
+			assertThat(small.inFlight()).isEqualTo(3);
+			AtomicReference<Throwable> error = new AtomicReference<>();
+			long waited = millisOf(() -> small.protect(lazyCall()).onErrorResume(e -> {
+				error.set(e);
+				return Mono.empty();
+			}).block(Duration.ofSeconds(5)));
+			assertThat(waited).isLessThan(TICK.toMillis());
+			assertThat(RedisGuard.isShed(error.get())).isTrue();
+			assertThat(this.sent.get()).isEqualTo(3);
+			assertThat(small.shed()).isEqualTo(1);
+			waiting.dispose();
+			assertThat(small.inFlight()).as("a cancelled decision gives its place back").isZero();
+		}
+		finally {
+			small.close();
+		}
+	}
+
+	private static void awaitNonNull(AtomicReference<?> value) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+		while (value.get() == null && System.nanoTime() < deadline) {
+			sleep(1);
+		}
+		assertThat(value.get()).isNotNull();
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 }
