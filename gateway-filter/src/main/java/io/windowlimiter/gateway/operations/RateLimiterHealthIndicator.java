@@ -14,7 +14,9 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 /**
  * The limiter's health as users need it, answered at once from what the limiter has seen, without a
  * call to Redis: whether Redis answers its decisions, is stalled (decisions go to the fail-mode at once,
- * bar a trial) or failed some since the previous check, and which routes then answer by which fail-mode.
+ * bar a trial) or failed some since the previous check, and which routes then answer by which fail-mode;
+ * how many decisions wait on Redis now, and how many were shed (answered by the fail-mode at once because
+ * too many waited).
  *
  * <p>Always {@code UP}: while Redis fails, the fail-mode keeps the gateway serving, and every instance
  * shares the one Redis, so taking instances out of a load balancer cannot help and would turn a limiter
@@ -44,7 +46,9 @@ public class RateLimiterHealthIndicator implements HealthIndicator {
 			.withDetail("state", "answering".equals(redis) ? "ok" : "degraded")
 			.withDetail("redis", redis)
 			.withDetail("failedDecisions", failures)
-			.withDetail("failedSinceLastCheck", sinceLastCheck);
+			.withDetail("failedSinceLastCheck", sinceLastCheck)
+			.withDetail("decisionsInFlight", this.guard.inFlight())
+			.withDetail("shedDecisions", this.guard.shed());
 		if (!"answering".equals(redis)) {
 			health.withDetail("failModes", routesByFailMode());
 		}
