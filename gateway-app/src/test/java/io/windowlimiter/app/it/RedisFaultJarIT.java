@@ -182,9 +182,11 @@ class RedisFaultJarIT {
 
 			SteadyLoad.Result underFault;
 			int allowedDuring;
+			long faultBegan;
 			try (SteadyLoad load = SteadyLoad.start(this.gateway, LOAD.path(""), CLIENTS, UNANSWERED_AFTER)) {
 				GatewayJar.sleep(1_000);
-				long faultEnds = System.nanoTime() + FAULT.toNanos();
+				faultBegan = System.nanoTime();
+				long faultEnds = faultBegan + FAULT.toNanos();
 				fault.begin();
 				CompletableFuture<Integer> during = CompletableFuture
 					.supplyAsync(() -> send(connection, watched, SENT_DURING, 30, watchedNanos));
@@ -207,6 +209,10 @@ class RedisFaultJarIT {
 			long slowestWatched = watchedNanos.stream().mapToLong(Long::longValue).max().orElse(0);
 
 			System.out.println("[fault] " + what + ", " + CLIENTS + " keep-alive clients: " + underFault.summary());
+			if (underFault.tally().unanswered() > 0) {
+				System.out.println("[fault] " + what + ": unanswered requests were sent at these ms from the fault: "
+						+ underFault.unansweredSentMillisFrom(faultBegan));
+			}
 			System.out.println("[fault] " + what + ": fail-mode answers " + failModeAnswers + "; script calls Redis ran"
 					+ " once back with no client sending " + backlog + "; the watched client: " + allowedDuring + " of "
 					+ SENT_DURING + " allowed during the fault, " + left + " of " + QUOTA + " left after it (had "
