@@ -89,6 +89,15 @@ public final class LimitScript {
 	}
 
 	/**
+	 * The Redis node that decides for these keys (all share one hash tag): on a cluster the master of their
+	 * slot, else {@link io.windowlimiter.gateway.failure.RedisGuard#ONE_NODE}. For the guard, which judges
+	 * each node's progress on its own.
+	 */
+	public Object nodeOf(List<String> keys) {
+		return this.sender.nodeOf(keys.get(0).getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
 	 * The script's ARGV for these limits (in order, each deciding by its policy's algorithm), this cost
 	 * and this time ("" for the Redis clock).
 	 */

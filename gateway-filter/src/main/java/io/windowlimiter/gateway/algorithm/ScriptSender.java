@@ -8,7 +8,10 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.windowlimiter.gateway.failure.RedisGuard;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
@@ -89,6 +92,20 @@ final class ScriptSender {
 			}
 			return this.loading;
 		}
+	}
+
+	/**
+	 * The Redis node the key's decisions go to: on a cluster the id of the master of its slot, from the
+	 * connection's own view of the slots; else {@link RedisGuard#ONE_NODE}.
+	 */
+	Object nodeOf(byte[] key) {
+		if (this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+			RedisClusterNode node = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));
+			if (node != null && node.getNodeId() != null) {
+				return node.getNodeId();
+			}
+		}
+		return RedisGuard.ONE_NODE;
 	}
 
 	/** Loads the script into Redis (every master of a cluster), which also opens the connection. */

@@ -65,6 +65,12 @@ public final class RedisGuard implements AutoCloseable {
 	/** Redis replies are read, and requests asked, on a few event loops; more than this would be a surprise. */
 	private static final int MAX_PROBED_LOOPS = 128;
 
+	/** The node of a standalone Redis (or Sentinel's master): decisions that name none. */
+	public static final Object ONE_NODE = "";
+
+	/** More Redis nodes than a cluster has masters; beyond, ids no longer used are dropped. */
+	private static final int MAX_NODES = 1_024;
+
 	/**
 	 * The default bound on decisions waiting at once. A healthy Redis keeps a few hundred at most in flight
 	 * (rate times round trip: 50,000 a second at 2 ms is 100), so this sheds nothing in health; in an outage it
@@ -90,18 +96,11 @@ public final class RedisGuard implements AutoCloseable {
 	/** The event loops Redis replies were read on or decisions asked on, each with when it last ran a probe. */
 	private final Map<EventExecutor, ProbedLoop> loops = new ConcurrentHashMap<>();
 
-	/** When Redis last answered a decision (a result or an error reply), in {@link System#nanoTime()}. */
-	private volatile long lastReply = System.nanoTime();
+	/** Progress of each Redis node decisions went to (one for a standalone Redis or Sentinel). */
+	private final Map<Object, Node> nodes = new ConcurrentHashMap<>();
 
 	/** When the watchdog last found this JVM paused; waiting before it is not Redis's doing. */
 	private volatile long pauseEnd = System.nanoTime();
-
-	private volatile boolean stalled;
-
-	private final AtomicBoolean trial = new AtomicBoolean();
-
-	/** While stalled, no trial before this time: a lone client's every request would wait otherwise. */
-	private volatile long nextTrial = System.nanoTime();
 
 	private final AtomicLong failures = new AtomicLong();
 
@@ -162,17 +161,28 @@ public final class RedisGuard implements AutoCloseable {
 	 * must be lazy: it is subscribed only when the decision goes to Redis, and cancelled when given up.
 	 */
 	public <T> Mono<T> protect(Mono<T> call) {
+		return protect(ONE_NODE, call);
+	}
+
+	/**
+	 * The call, to the given Redis node (on a cluster, the master of the keys' slot), failed with a
+	 * {@link TimeoutException} when that node hangs or it waits past the timeout. The node's silence counts
+	 * only against decisions sent to it: one frozen master leaves the others' clients decided by Redis.
+	 * @param node what tells the node apart, e.g. its id; equal for decisions on the same node
+	 */
+	public <T> Mono<T> protect(Object node, Mono<T> call) {
+		Node progress = nodeOf(node);
 		return Mono.<T>create(sink -> {
 			long start = System.nanoTime();
-			boolean isTrial = this.stalled;
-			if (isTrial && (start - this.nextTrial < 0 || !this.trial.compareAndSet(false, true))) {
+			boolean isTrial = progress.stalled;
+			if (isTrial && (start - progress.nextTrial < 0 || !progress.trial.compareAndSet(false, true))) {
 				fail(sink, new RedisStalledException());
 				return;
 			}
 			if (this.inFlight.incrementAndGet() > this.maxInFlight) {
 				this.inFlight.decrementAndGet();
 				if (isTrial) {
-					this.trial.set(false);
+					progress.trial.set(false);
 				}
 				this.shed.incrementAndGet();
 				fail(sink, new RedisShedException(this.maxInFlight));
@@ -182,18 +192,18 @@ public final class RedisGuard implements AutoCloseable {
 			if (home != null) {
 				probe(home);
 			}
-			Pending<T> waiting = new Pending<>(sink, start, isTrial, home);
+			Pending<T> waiting = new Pending<>(sink, start, isTrial, home, progress);
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
 			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
 			Disposable upstream = call.subscribe(value -> {
-				replied();
+				replied(progress);
 				if (waiting.finish()) {
 					deliver(waiting, () -> sink.success(value));
 				}
 			}, error -> {
 				if (isReply(error)) {
-					replied();
+					replied(progress);
 				}
 				if (waiting.finish()) {
 					deliver(waiting, () -> fail(sink, error));
@@ -201,7 +211,7 @@ public final class RedisGuard implements AutoCloseable {
 			}, () -> {
 				// after a value this finds the decision finished: its reply was counted already
 				if (waiting.finish()) {
-					replied();
+					replied(progress);
 					deliver(waiting, sink::success);
 				}
 			});
@@ -228,9 +238,14 @@ public final class RedisGuard implements AutoCloseable {
 		return this.inFlight.get();
 	}
 
-	/** Whether Redis is taken to be hanging: decisions fail at once, bar one trial at a time. */
+	/** Whether Redis (some node of it) is taken to be hanging: its decisions fail at once, bar one trial at a time. */
 	public boolean isStalled() {
-		return this.stalled;
+		for (Node node : this.nodes.values()) {
+			if (node.stalled) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** Whether the error is a decision failed at once, with nothing sent to Redis (stalled or shed). */
@@ -248,16 +263,28 @@ public final class RedisGuard implements AutoCloseable {
 		this.watchdog.shutdownNow();
 	}
 
-	private void replied() {
-		this.lastReply = System.nanoTime();
+	private void replied(Node node) {
+		node.lastReply = System.nanoTime();
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
 		if (loop != null) {
 			probe(loop);
 		}
-		if (this.stalled) {
-			this.stalled = false;
-			logger.warn("Redis answers again: rate-limit decisions go to Redis");
+		if (node.stalled) {
+			node.stalled = false;
+			logger.warn("Redis answers again" + node.described() + ": rate-limit decisions go to Redis");
 		}
+	}
+
+	private Node nodeOf(Object node) {
+		Node known = this.nodes.get(node);
+		if (known != null) {
+			return known;
+		}
+		// nodes come and go with failovers and resharding; a bound keeps ids nobody uses from piling up
+		if (this.nodes.size() >= MAX_NODES) {
+			this.nodes.entrySet().removeIf(entry -> !entry.getValue().stalled && entry.getKey() != ONE_NODE);
+		}
+		return this.nodes.computeIfAbsent(node, Node::new);
 	}
 
 	/** Makes sure the loop is probed each tick. */
@@ -283,8 +310,8 @@ public final class RedisGuard implements AutoCloseable {
 		this.pending.remove(waiting);
 		this.inFlight.decrementAndGet();
 		if (waiting.trial) {
-			this.nextTrial = System.nanoTime() + this.stallNanos;
-			this.trial.set(false);
+			waiting.node.nextTrial = System.nanoTime() + this.stallNanos;
+			waiting.node.trial.set(false);
 		}
 		Disposable timer = waiting.timer;
 		if (timer != null) {
@@ -338,23 +365,24 @@ public final class RedisGuard implements AutoCloseable {
 		this.loops.values().removeIf(ProbedLoop::isGone);
 		this.loops.values().forEach(ProbedLoop::probe);
 		long pauseEnd = this.pauseEnd;
-		long lastReply = this.lastReply;
 		for (Pending<?> waiting : this.pending) {
 			if (waiting.get()) {
 				continue;
 			}
+			Node node = waiting.node;
+			long lastReply = node.lastReply;
 			// a pause excuses silence, never the hard bound: the timer of each decision keeps that
 			long since = Math.max(waiting.start, pauseEnd);
 			boolean hanging = lastReply - since < 0 && now - since >= this.stallNanos && loopsFreeSince(since);
 			boolean late = now - waiting.start >= this.timeoutNanos;
-			if (hanging && !this.stalled) {
-				this.stalled = true;
-				if (this.lastReply != lastReply) {
+			if (hanging && !node.stalled) {
+				node.stalled = true;
+				if (node.lastReply != lastReply) {
 					// a reply came in meanwhile: Redis answers after all
-					this.stalled = false;
+					node.stalled = false;
 					continue;
 				}
-				logger.warn("Redis answered nothing for " + Duration.ofNanos(now - since).toMillis() + " ms while "
+				logger.warn("Redis" + node.described() + " answered nothing for " + Duration.ofNanos(now - since).toMillis() + " ms while "
 						+ this.pending.size() + " decision(s) waited: routes apply their fail-mode, trying Redis "
 						+ "with one decision at a time until it answers");
 			}
@@ -466,11 +494,14 @@ public final class RedisGuard implements AutoCloseable {
 		/** The Netty event loop that asked, if any: the request goes on there. */
 		final @Nullable EventExecutor home;
 
+		final Node node;
+
 		volatile @Nullable Disposable upstream;
 
 		volatile @Nullable Disposable timer;
 
-		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home) {
+		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home, Node node) {
+			this.node = node;
 			this.sink = sink;
 			this.start = start;
 			this.trial = trial;
@@ -479,6 +510,31 @@ public final class RedisGuard implements AutoCloseable {
 
 		boolean finish() {
 			return compareAndSet(false, true);
+		}
+
+	}
+
+	/** What the guard knows of one Redis node's progress. */
+	private static final class Node {
+
+		final Object id;
+
+		/** When the node last answered a decision (a result or an error reply), in {@link System#nanoTime()}. */
+		volatile long lastReply = System.nanoTime();
+
+		volatile boolean stalled;
+
+		final AtomicBoolean trial = new AtomicBoolean();
+
+		/** While stalled, no trial before this time: a lone client's every request would wait otherwise. */
+		volatile long nextTrial = System.nanoTime();
+
+		Node(Object id) {
+			this.id = id;
+		}
+
+		String described() {
+			return (this.id == ONE_NODE) ? "" : " (node " + this.id + ")";
 		}
 
 	}

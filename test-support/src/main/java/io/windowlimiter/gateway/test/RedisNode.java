@@ -59,6 +59,31 @@ public final class RedisNode implements AutoCloseable {
 		return "127.0.0.1:" + this.port;
 	}
 
+	/** SIGSTOP: the node hangs, its connections stay open and unanswered. */
+	public void freeze() {
+		signal("-STOP");
+	}
+
+	/** SIGCONT: a frozen node resumes. */
+	public void thaw() {
+		signal("-CONT");
+	}
+
+	private void signal(String signal) {
+		try {
+			if (new ProcessBuilder("kill", signal, Long.toString(this.process.pid())).start().waitFor() != 0) {
+				throw new IllegalStateException("kill " + signal + " failed on " + this);
+			}
+		}
+		catch (java.io.IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
 	public boolean isAlive() {
 		return this.process.isAlive();
 	}
