@@ -7,6 +7,7 @@ import java.util.List;
 import io.windowlimiter.gateway.GatewayTestApplication;
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.autoconfigure.RedisTopologyCustomizer;
+import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.test.RedisClusterTestServer;
 import io.windowlimiter.gateway.test.RedisNode;
 import io.windowlimiter.gateway.test.RedisSentinelTestServer;
@@ -96,9 +97,9 @@ class FailoverTests {
 			.run();
 	}
 
-	/** A probe deciding through the gateway's own Redis connections. */
+	/** A probe deciding through the gateway's own Redis connections and its guard. */
 	static FailoverProbe probe(ConfigurableApplicationContext gateway) {
-		return new FailoverProbe(gateway.getBean(LimitScript.class), 200, 8);
+		return new FailoverProbe(gateway.getBean(LimitScript.class), gateway.getBean(RedisGuard.class), 200, 8);
 	}
 
 	/**
