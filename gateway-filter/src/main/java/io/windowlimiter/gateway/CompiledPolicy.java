@@ -38,7 +38,7 @@ final class CompiledPolicy {
 	/** The metrics tag: the algorithms, e.g. {@code fixed-window+sliding-log}. */
 	final String algorithms;
 
-	/** What the deny cache keys a client by, before the client key: route and plan, since scopes share keys. */
+	/** What the deny cache keys a client by, before its first Redis key: route and plan, since scopes share keys. */
 	final String denyPrefix;
 
 	/** Per limit: the route id or scope name its key is made of, and the key's suffix. */

@@ -14,7 +14,9 @@ import org.jspecify.annotations.Nullable;
  * requests until then without calling Redis: a client flooding far over its limit then costs no Redis
  * round trip. It never allows: a denial stays true until its Retry-After whatever other gateway
  * instances do meanwhile, since their requests can only add to the counts. Bounded in size (least
- * recently used go first); entries vanish when their denial ends.
+ * recently used go first); entries vanish when their denial ends. Callers key it by what is already
+ * bounded (the limiter: route, plan and the client's hashed Redis key, never the raw client key), so
+ * the count bounds the bytes too: about 300 bytes an entry, 30 MB at 100,000.
  */
 public class DenyCache {
 

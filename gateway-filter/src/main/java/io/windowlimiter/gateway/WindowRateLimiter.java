@@ -146,7 +146,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 
 	private Mono<Response> decide(String routeId, CompiledPolicy policy, String id) {
 		List<String> keys = policy.keysFor(id);
-		String cacheKey = policy.denyPrefix + id;
+		String cacheKey = denyKey(policy, keys);
 		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey);
 		if (denial != null) {
 			this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
@@ -401,7 +401,8 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
 			CompiledRoute route = routeOf(routeId);
 			if (route != null) {
-				choices(routeId, route, clientKey).forEach(policy -> this.denyCache.forget(policy.denyPrefix + clientKey));
+				choices(routeId, route, clientKey)
+					.forEach(policy -> this.denyCache.forget(denyKey(policy, policy.keysFor(clientKey))));
 			}
 		}
 	}
@@ -420,6 +421,15 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
 			}
 		}
+	}
+
+	/**
+	 * What the deny cache keys a client by: route and plan, then the client's first Redis key, which
+	 * {@code RedisKeys} has hashed if the client key was long or odd. So an entry's size is bounded whatever
+	 * a client sends (an {@code X-API-Key} of 8 KB costs what a short one does).
+	 */
+	private static String denyKey(CompiledPolicy policy, List<String> keys) {
+		return policy.denyPrefix + keys.get(0);
 	}
 
 	/** The routes naming the scope, when the target is a scope and not a route id; else null. */

@@ -26,6 +26,9 @@ final class GatewayJar implements AutoCloseable {
 
 	private static final Duration START_WITHIN = Duration.ofSeconds(90);
 
+	/** For probes of the actuator endpoints and single requests, beside the clients under test. */
+	private static final HttpClient PROBES = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+
 	private final String name;
 
 	private final Process process;
@@ -46,11 +49,19 @@ final class GatewayJar implements AutoCloseable {
 	 * @param extraArgs more {@code --name=value} arguments, e.g. to expose an actuator endpoint
 	 */
 	static GatewayJar start(String name, int redisPort, Path routes, String... extraArgs) {
+		return start(name, redisPort, routes, List.of(), extraArgs);
+	}
+
+	/**
+	 * As {@link #start(String, int, Path, String...)}, with options for the JVM, e.g. {@code -Xmx512m}.
+	 */
+	static GatewayJar start(String name, int redisPort, Path routes, List<String> jvmOptions, String... extraArgs) {
 		Path jar = jar();
 		int port = RedisTestServer.freePort();
 		Path log = logDir().resolve(name + "-" + port + ".log");
 		List<String> command = new ArrayList<>();
 		command.add(ProcessHandle.current().info().command().orElse("java"));
+		command.addAll(jvmOptions);
 		command.addAll(List.of("-jar", jar.toString(), "--server.port=" + port, "--spring.data.redis.host=127.0.0.1",
 				"--spring.data.redis.port=" + redisPort, "--spring.config.additional-location=file:" + routes));
 		command.addAll(List.of(extraArgs));
@@ -107,17 +118,101 @@ final class GatewayJar implements AutoCloseable {
 		return this.log;
 	}
 
+	long pid() {
+		return this.process.pid();
+	}
+
 	/**
-	 * Whether the limiter has logged a failed decision, i.e. given a fail-mode answer. It logs the first
-	 * failure at once (later ones at most every 10 s), so one is enough to show.
+	 * The limiter's answers so far with any of these outcomes, all routes together, from its
+	 * {@code gateway.ratelimit.decisions} counter on {@code /actuator/prometheus}.
+	 * @param outcomes e.g. {@code allowed}, {@code denied}, {@code error}, {@code fallback}
 	 */
-	boolean gaveFailModeAnswers() {
+	long decisions(String... outcomes) {
+		String metrics = prometheus();
+		long sum = 0;
+		for (String outcome : outcomes) {
+			sum += (long) sum(metrics, "gateway_ratelimit_decisions_total", "outcome=\"" + outcome + "\"");
+		}
+		return sum;
+	}
+
+	/** Answers the route's fail-mode gave because Redis did not decide (fail-mode open, closed or local). */
+	long failModeAnswers() {
+		return decisions("error", "fallback");
+	}
+
+	/** Answers Redis decided: allowed or denied by its word (the deny cache included). */
+	long redisDecisions() {
+		return decisions("allowed", "denied");
+	}
+
+	/** The JVM's heap in use right after a full GC, forced with {@code jcmd <pid> GC.run}. */
+	long heapUsedAfterGc() {
+		Path jcmd = Path.of(ProcessHandle.current().info().command().orElseThrow()).resolveSibling("jcmd");
 		try {
-			return Files.readString(this.log).contains("rate-limit decision(s) failed");
+			Process gc = new ProcessBuilder(jcmd.toString(), Long.toString(pid()), "GC.run").redirectErrorStream(true)
+				.start();
+			String output = new String(gc.getInputStream().readAllBytes());
+			if (gc.waitFor() != 0) {
+				throw new IllegalStateException("jcmd GC.run failed: " + output);
+			}
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		return (long) sum(prometheus(), "jvm_memory_used_bytes", "area=\"heap\"");
+	}
+
+	/** GET {@code path} on the gateway with a fresh connection: its status, body, and how long it took. */
+	Probe get(String path, Duration timeout) {
+		long start = System.nanoTime();
+		try {
+			HttpResponse<String> response = PROBES.send(
+					HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).timeout(timeout).build(),
+					HttpResponse.BodyHandlers.ofString());
+			return new Probe(response.statusCode(), response.body(), Duration.ofNanos(System.nanoTime() - start));
+		}
+		catch (IOException ex) {
+			return new Probe(0, ex.toString(), Duration.ofNanos(System.nanoTime() - start));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** One answer of {@link #get}: status 0 when there was none within the timeout. */
+	record Probe(int status, String body, Duration took) {
+
+		@Override
+		public String toString() {
+			return this.status + " in " + this.took.toMillis() + " ms: "
+					+ this.body.substring(0, Math.min(this.body.length(), 300));
+		}
+
+	}
+
+	private String prometheus() {
+		Probe probe = get("/actuator/prometheus", Duration.ofSeconds(5));
+		if (probe.status() != 200) {
+			throw new IllegalStateException("/actuator/prometheus of " + this + " answered " + probe);
+		}
+		return probe.body();
+	}
+
+	/** The sum of a metric's samples whose labels contain {@code label}, in Prometheus text format. */
+	private static double sum(String metrics, String name, String label) {
+		double sum = 0;
+		for (String line : metrics.split("\n")) {
+			if (line.startsWith(name + "{") && line.contains(label)) {
+				sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+			}
+		}
+		return sum;
 	}
 
 	@Override

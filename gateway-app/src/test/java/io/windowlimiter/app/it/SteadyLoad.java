@@ -25,6 +25,9 @@ final class SteadyLoad implements AutoCloseable {
 	/** How long each unanswered request had waited when given up on: it counts in the latencies too. */
 	private final List<Long> givenUp = new ArrayList<>();
 
+	/** When each unanswered request was sent ({@link System#nanoTime()}), to place it against a fault. */
+	private final List<Long> unansweredSentAt = new ArrayList<>();
+
 	private final ExecutorService pool;
 
 	private final List<Future<?>> clients = new ArrayList<>();
@@ -63,6 +66,7 @@ final class SteadyLoad implements AutoCloseable {
 				this.tally.unanswered(key + ": " + ex.getMessage());
 				synchronized (this.givenUp) {
 					this.givenUp.add(ex.waitedNanos);
+					this.unansweredSentAt.add(System.nanoTime() - ex.waitedNanos);
 				}
 			}
 			catch (KeepAliveConnection.NotKeptAlive ex) {
@@ -99,7 +103,22 @@ final class SteadyLoad implements AutoCloseable {
 					.toArray();
 			}
 		}
-		return new Result(this.tally, all);
+		List<Long> sentAt;
+		synchronized (this.givenUp) {
+			sentAt = List.copyOf(this.unansweredSentAt);
+		}
+		return new Result(this.tally, all, sentAt);
+	}
+
+	/** Lets the clients run for {@code millis} more, then stops them. */
+	Result stopAfter(long millis) {
+		try {
+			GatewayJar.sleep(millis);
+			return stop();
+		}
+		finally {
+			close();
+		}
 	}
 
 	@Override
@@ -109,7 +128,12 @@ final class SteadyLoad implements AutoCloseable {
 	}
 
 	/** Answers and their latencies, sorted. */
-	record Result(Tally tally, long[] sortedNanos) {
+	record Result(Tally tally, long[] sortedNanos, List<Long> unansweredSentAt) {
+
+		/** When each unanswered request was sent, in ms from {@code originNanos} (a {@link System#nanoTime()}). */
+		List<Long> unansweredSentMillisFrom(long originNanos) {
+			return this.unansweredSentAt.stream().map(at -> (at - originNanos) / 1_000_000).sorted().toList();
+		}
 
 		long over(Duration limit) {
 			return Arrays.stream(this.sortedNanos).filter(nanos -> nanos > limit.toNanos()).count();

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
@@ -13,17 +14,22 @@ import io.windowlimiter.gateway.WindowRateLimiter;
 /**
  * Who is being limited: per route, on this instance, the clients refused most in the last few minutes, in
  * bounded memory. Each route keeps a ring of {@link SpaceSaving} sketches, one per time slot; a read adds
- * up the slots still in the window. So memory is routes x slots x counters whatever the number of
- * clients, and a client of an old slot drops out once its slot leaves the window.
+ * up the slots still in the window. So memory is routes x stripes x slots x counters whatever the number
+ * of clients, and a client of an old slot drops out once its slot leaves the window.
  *
  * <p>Counts are estimates: a listed client's {@code denials} may be too high by at most its {@code error},
  * and may miss its denials in a slot where more than {@code counters} distinct clients were refused and it
- * was among the rarest. Clients refused more than a {@code 1 / counters} share of a slot's denials are
- * always listed.
+ * was among the rarest. Clients refused more than a {@code 1 / counters} share of a slot's denials on
+ * one stripe are always listed.
+ *
+ * <p>Requests are refused on every event loop at once, in a flood, so each route's ring is striped: a
+ * thread offers to its own stripe and never waits for another's lock; a read adds the stripes up. A
+ * client key is hostile input: one longer than {@value #MAX_SHOWN} characters is held as its start, its
+ * length and its hash, so the memory held is bounded whatever clients send.
  */
 public class DeniedClients implements WindowRateLimiter.DenialListener {
 
-	/** Clients held per route and slot. */
+	/** Clients held per route, stripe and slot. */
 	public static final int DEFAULT_COUNTERS = 64;
 
 	/** The length of one slot. */
@@ -31,6 +37,18 @@ public class DeniedClients implements WindowRateLimiter.DenialListener {
 
 	/** Slots per window: the window is the last five minutes. */
 	public static final int DEFAULT_SLOTS = 5;
+
+	/** Client keys longer than this are held shortened (see {@link #shown(String)}). */
+	public static final int MAX_SHOWN = 128;
+
+	/** Stripes per route: enough that each event loop of a usual gateway has one of its own. */
+	private static final int STRIPES = Math.min(16, Runtime.getRuntime().availableProcessors() * 2);
+
+	private static final AtomicInteger nextStripe = new AtomicInteger();
+
+	/** Each thread's stripe, handed out in turn, so event loops spread evenly. */
+	private static final ThreadLocal<Integer> stripe = ThreadLocal
+		.withInitial(() -> Math.floorMod(nextStripe.getAndIncrement(), STRIPES));
 
 	private final int counters;
 
@@ -40,7 +58,7 @@ public class DeniedClients implements WindowRateLimiter.DenialListener {
 
 	private final LongSupplier nanoTime;
 
-	private final Map<String, Ring> routes = new ConcurrentHashMap<>();
+	private final Map<String, Ring[]> routes = new ConcurrentHashMap<>();
 
 	/**
 	 * @param counters clients held per route and slot
@@ -65,7 +83,28 @@ public class DeniedClients implements WindowRateLimiter.DenialListener {
 
 	@Override
 	public void denied(String routeId, String clientKey) {
-		this.routes.computeIfAbsent(routeId, id -> new Ring()).offer(clientKey, slotNow());
+		Ring[] stripes = this.routes.computeIfAbsent(routeId, id -> newStripes());
+		stripes[stripe.get()].offer(shown(clientKey), slotNow());
+	}
+
+	/**
+	 * The client key as held and listed: itself when at most {@value #MAX_SHOWN} characters long, else its
+	 * first 64, its length and its hash, enough to tell an operator who it is without holding kilobytes.
+	 */
+	static String shown(String clientKey) {
+		if (clientKey.length() <= MAX_SHOWN) {
+			return clientKey;
+		}
+		return clientKey.substring(0, 64) + "...(" + clientKey.length() + " chars, hash "
+				+ Integer.toHexString(clientKey.hashCode()) + ")";
+	}
+
+	private Ring[] newStripes() {
+		Ring[] stripes = new Ring[STRIPES];
+		for (int i = 0; i < STRIPES; i++) {
+			stripes[i] = new Ring();
+		}
+		return stripes;
 	}
 
 	/** The window the counts cover. */
@@ -75,11 +114,18 @@ public class DeniedClients implements WindowRateLimiter.DenialListener {
 
 	/** Up to {@code limit} clients of the route refused most within the window, most first. */
 	public List<DeniedClient> top(String routeId, int limit) {
-		Ring ring = this.routes.get(routeId);
-		if (ring == null) {
+		Ring[] stripes = this.routes.get(routeId);
+		if (stripes == null) {
 			return List.of();
 		}
-		List<SpaceSaving.Estimate> merged = ring.merged(slotNow());
+		long now = slotNow();
+		Map<String, long[]> sums = new HashMap<>();
+		for (Ring ring : stripes) {
+			ring.addTo(sums, now);
+		}
+		List<SpaceSaving.Estimate> merged = new ArrayList<>(sums.size());
+		sums.forEach((client, sum) -> merged.add(new SpaceSaving.Estimate(client, sum[0], sum[1])));
+		merged.sort(SpaceSaving.Estimate.MOST_FIRST);
 		return merged.stream()
 			.limit(limit)
 			.map(estimate -> new DeniedClient(estimate.item(), estimate.count(), estimate.error()))
@@ -92,14 +138,14 @@ public class DeniedClients implements WindowRateLimiter.DenialListener {
 
 	/**
 	 * One client's refusals within the window.
-	 * @param client the client's key
+	 * @param client the client's key, shortened when long (see {@link #shown(String)})
 	 * @param denials requests refused, an estimate at least the true count of the slots that list it
 	 * @param error by how much {@code denials} may be too high
 	 */
 	public record DeniedClient(String client, long denials, long error) {
 	}
 
-	/** One route's slots; synchronized, as requests of one route are refused on every event loop. */
+	/** One stripe of a route's slots; synchronized, as a thread without a stripe of its own may share one. */
 	private final class Ring {
 
 		private final SpaceSaving[] sketches = new SpaceSaving[DeniedClients.this.slots];
@@ -115,8 +161,8 @@ public class DeniedClients implements WindowRateLimiter.DenialListener {
 			this.sketches[at].offer(client);
 		}
 
-		synchronized List<SpaceSaving.Estimate> merged(long now) {
-			Map<String, long[]> sums = new HashMap<>();
+		/** Adds the counts and errors of the slots still in the window to {@code sums}, per client. */
+		synchronized void addTo(Map<String, long[]> sums, long now) {
 			for (int i = 0; i < this.sketches.length; i++) {
 				if (this.sketches[i] != null && now - this.slotOf[i] < this.sketches.length) {
 					for (SpaceSaving.Estimate estimate : this.sketches[i].estimates()) {
@@ -126,10 +172,6 @@ public class DeniedClients implements WindowRateLimiter.DenialListener {
 					}
 				}
 			}
-			List<SpaceSaving.Estimate> merged = new ArrayList<>(sums.size());
-			sums.forEach((client, sum) -> merged.add(new SpaceSaving.Estimate(client, sum[0], sum[1])));
-			merged.sort(SpaceSaving.Estimate.MOST_FIRST);
-			return merged;
 		}
 
 	}

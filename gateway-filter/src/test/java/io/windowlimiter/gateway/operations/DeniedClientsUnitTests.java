@@ -57,6 +57,34 @@ class DeniedClientsUnitTests {
 		assertThat(this.denied.top("orders", 1).get(0).client()).isEqualTo("flood");
 	}
 
+	/** A hostile 7 KB key is held as 64 characters, its length and hash; two such keys stay apart. */
+	@Test
+	void holdsLongKeysShortened() {
+		String first = "k".repeat(7_000);
+		String second = "k".repeat(6_999) + "x";
+		deny("orders", first, 2);
+		deny("orders", second, 1);
+		assertThat(this.denied.top("orders", 10)).extracting(DeniedClients.DeniedClient::client)
+			.containsExactly(DeniedClients.shown(first), DeniedClients.shown(second))
+			.allSatisfy(client -> assertThat(client).hasSizeLessThanOrEqualTo(DeniedClients.MAX_SHOWN)
+				.startsWith("k".repeat(64)));
+		assertThat(DeniedClients.shown("alice")).isEqualTo("alice");
+	}
+
+	/** Threads offer to stripes of their own; a read adds them up. */
+	@Test
+	void addsUpWhatEveryThreadCounted() throws InterruptedException {
+		Thread[] threads = new Thread[8];
+		for (int t = 0; t < threads.length; t++) {
+			threads[t] = new Thread(() -> deny("orders", "flood", 1_000));
+			threads[t].start();
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		assertThat(this.denied.top("orders", 10)).containsExactly(new DeniedClients.DeniedClient("flood", 8_000, 0));
+	}
+
 	private void deny(String route, String client, int times) {
 		for (int i = 0; i < times; i++) {
 			this.denied.denied(route, client);

@@ -1,0 +1,276 @@
+package io.windowlimiter.app.it;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.windowlimiter.gateway.test.RedisProcess;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Redis frozen or killed under load, as a user meets it: the packaged jar started fresh at its defaults
+ * for each case, a real {@code redis-server} process, 64 keep-alive clients each needing Redis for every
+ * request. Each case checks the three things a fault must not break: every answer within
+ * {@link #ANSWER_WITHIN} from the first request after the fault; a client whose requests the fail-mode
+ * answered is not charged for them once Redis is back; Redis gets no backlog of the commands nobody
+ * waited for. Fail-mode answers are counted from the jar's metrics.
+ */
+class RedisFaultJarIT {
+
+	/** The latency every answer must keep while Redis fails, at the default settings (600 ms bound). */
+	static final Duration ANSWER_WITHIN = Duration.ofSeconds(1);
+
+	/** How long a response may take before its request counts as unanswered (a hang, not a slow answer). */
+	static final Duration UNANSWERED_AFTER = Duration.ofSeconds(5);
+
+	private static final Duration FAULT = Duration.ofSeconds(8);
+
+	private static final int CLIENTS = 64;
+
+	/**
+	 * The watched client's limit: 20 per 2 minutes on a sliding log, which counts exactly and has no window
+	 * edge to wait for, so a request charged after the fault shows whenever the case runs.
+	 */
+	private static final int QUOTA = 20;
+
+	/** Requests of the watched client before the fault: it has {@code QUOTA - USED_BEFORE} left. */
+	private static final int USED_BEFORE = 10;
+
+	/** Requests of the watched client while Redis fails, all answered by the fail-mode. */
+	private static final int SENT_DURING = 100;
+
+	/**
+	 * What the watched client must still have after the fault: of its {@value #SENT_DURING} requests, at most
+	 * the one in flight when Redis stopped and a trial or so may be charged.
+	 */
+	private static final int LEFT_AT_LEAST = 8;
+
+	/**
+	 * EVAL/EVALSHA calls Redis may run once it is back while no client sends: the decisions in flight when
+	 * it failed (at most one per client here, 65, well under the guard's in-flight bound) and one trial per
+	 * stall timeout of the fault (8 s / 400 ms). Hundreds or thousands mean a backlog: the fail-mode
+	 * answered those requests, nobody waited for their commands.
+	 */
+	private static final long REPLAYED_AT_MOST = CLIENTS + 20 + 16;
+
+	private static final Limits.Route LOAD = new Limits.Route("load",
+			RouteFile.limit("sliding-window-counter", 1_000_000, "1m"), false);
+
+	private static final Limits.Route WATCHED = new Limits.Route("watched",
+			RouteFile.limit("sliding-log", QUOTA, "2m"), false);
+
+	private final String run = Long.toString(System.currentTimeMillis(), 36);
+
+	private RedisProcess redis;
+
+	private JdkDownstream downstream;
+
+	private GatewayJar gateway;
+
+	@BeforeEach
+	void start() {
+		this.redis = RedisProcess.launch();
+		this.downstream = JdkDownstream.start();
+		RouteFile routes = new RouteFile(this.downstream.uri());
+		routes.route(LOAD.id(), LOAD.args());
+		routes.route(WATCHED.id(), WATCHED.args());
+		this.gateway = GatewayJar.start("fault", this.redis.port(), routes.write());
+	}
+
+	@AfterEach
+	void stop() {
+		if (this.gateway != null) {
+			this.gateway.close();
+		}
+		if (this.downstream != null) {
+			this.downstream.close();
+		}
+		if (this.redis != null) {
+			this.redis.close();
+		}
+	}
+
+	/** SIGSTOP for 8 s: connections stay open, nothing is answered; then SIGCONT. */
+	@Test
+	void redisFrozenUnderLoad() throws Exception {
+		long[] before = new long[1];
+		SoftAssertions softly = underFault("Redis frozen for " + FAULT.toSeconds() + " s", new Fault() {
+
+			@Override
+			public void begin() {
+				before[0] = RedisInfo.scriptCalls(RedisFaultJarIT.this.redis.port());
+				RedisFaultJarIT.this.redis.freeze();
+			}
+
+			@Override
+			public long endAndCountBacklog() {
+				RedisFaultJarIT.this.redis.thaw();
+				return RedisInfo.scriptCallsOnceQuiet(RedisFaultJarIT.this.redis.port(), 500, 10_000) - before[0];
+			}
+
+		});
+		softly.assertAll();
+	}
+
+	/**
+	 * SIGKILL for 8 s, then a new, empty Redis on the same port. Health and readiness must keep the
+	 * instance in a load balancer meanwhile: the fail-mode keeps it serving.
+	 */
+	@Test
+	void redisKilledUnderLoadAndRestartedEmpty() throws Exception {
+		SoftAssertions softly = underFault("Redis killed for " + FAULT.toSeconds() + " s", new Fault() {
+
+			@Override
+			public void begin() {
+				RedisFaultJarIT.this.redis.kill();
+			}
+
+			@Override
+			public void whileFailing(SoftAssertions softly) {
+				GatewayJar.sleep(1_500);
+				for (String path : List.of("/actuator/health", "/actuator/health/readiness",
+						"/actuator/health/liveness")) {
+					GatewayJar.Probe probe = RedisFaultJarIT.this.gateway.get(path, Duration.ofSeconds(2));
+					System.out.println("[fault] Redis killed: " + path + " " + probe);
+					softly.assertThat(probe.took()).as(path + " with Redis dead: " + probe).isLessThan(ANSWER_WITHIN);
+					softly.assertThat(probe.status()).as(path + " with Redis dead: " + probe).isEqualTo(200);
+					softly.assertThat(probe.body()).as(path + " with Redis dead").contains("\"UP\"");
+				}
+			}
+
+			@Override
+			public long endAndCountBacklog() {
+				RedisFaultJarIT.this.redis.start();
+				// Lettuce reconnects on its own backoff, seconds after a long outage: what it buffered runs then
+				RedisInfo.awaitClients(RedisFaultJarIT.this.redis.port(), 1, 20_000);
+				return RedisInfo.scriptCallsOnceQuiet(RedisFaultJarIT.this.redis.port(), 500, 10_000);
+			}
+
+		});
+		softly.assertAll();
+	}
+
+	/** How a case fails Redis and gets it back. */
+	private interface Fault {
+
+		void begin();
+
+		/** Runs on the test's thread while Redis fails, at most the fault's length. */
+		default void whileFailing(SoftAssertions softly) {
+		}
+
+		/** Ends the fault with no client sending, and returns the script calls Redis ran since it began. */
+		long endAndCountBacklog();
+
+	}
+
+	private SoftAssertions underFault(String what, Fault fault) throws Exception {
+		SoftAssertions softly = new SoftAssertions();
+		// the cold JVM's first answers are not what this measures
+		SteadyLoad.start(this.gateway, LOAD.path(""), CLIENTS, UNANSWERED_AFTER).stopAfter(3_000);
+		String watched = "watched-" + this.run;
+		try (KeepAliveConnection connection = KeepAliveConnection.open(this.gateway.port(), UNANSWERED_AFTER)) {
+			List<Long> watchedNanos = new ArrayList<>();
+			int allowedBefore = send(connection, watched, USED_BEFORE, 0, watchedNanos);
+			softly.assertThat(allowedBefore).as("the watched client's requests before the fault").isEqualTo(USED_BEFORE);
+			softly.assertThat(this.gateway.failModeAnswers()).as("fail-mode answers while Redis was healthy").isZero();
+
+			SteadyLoad.Result underFault;
+			int allowedDuring;
+			long faultBegan;
+			try (SteadyLoad load = SteadyLoad.start(this.gateway, LOAD.path(""), CLIENTS, UNANSWERED_AFTER)) {
+				GatewayJar.sleep(1_000);
+				faultBegan = System.nanoTime();
+				long faultEnds = faultBegan + FAULT.toNanos();
+				fault.begin();
+				CompletableFuture<Integer> during = CompletableFuture
+					.supplyAsync(() -> send(connection, watched, SENT_DURING, 30, watchedNanos));
+				fault.whileFailing(softly);
+				GatewayJar.sleep(Math.max(0, (faultEnds - System.nanoTime()) / 1_000_000));
+				underFault = load.stop();
+				allowedDuring = during.get();
+			}
+			long failModeAnswers = this.gateway.failModeAnswers();
+			long backlog = fault.endAndCountBacklog();
+
+			long decidedBefore = this.gateway.redisDecisions();
+			SteadyLoad.Result after = SteadyLoad.start(this.gateway, LOAD.path(""), CLIENTS, UNANSWERED_AFTER)
+				.stopAfter(3_000);
+			long decidedAfter = this.gateway.redisDecisions();
+
+			long failModeBeforeCount = this.gateway.failModeAnswers();
+			int left = send(connection, watched, QUOTA + 5, 0, watchedNanos);
+			long failModeInCount = this.gateway.failModeAnswers() - failModeBeforeCount;
+			long slowestWatched = watchedNanos.stream().mapToLong(Long::longValue).max().orElse(0);
+
+			System.out.println("[fault] " + what + ", " + CLIENTS + " keep-alive clients: " + underFault.summary());
+			if (underFault.tally().unanswered() > 0) {
+				System.out.println("[fault] " + what + ": unanswered requests were sent at these ms from the fault: "
+						+ underFault.unansweredSentMillisFrom(faultBegan));
+			}
+			System.out.println("[fault] " + what + ": fail-mode answers " + failModeAnswers + "; script calls Redis ran"
+					+ " once back with no client sending " + backlog + "; the watched client: " + allowedDuring + " of "
+					+ SENT_DURING + " allowed during the fault, " + left + " of " + QUOTA + " left after it (had "
+					+ (QUOTA - USED_BEFORE) + "), slowest answer " + slowestWatched / 1_000_000 + " ms");
+			System.out.println("[fault] " + what + ", after: Redis decided " + (decidedAfter - decidedBefore)
+					+ " answers in 3 s; " + after.summary());
+
+			assertAnsweredInTime(softly, what, underFault);
+			assertAnsweredInTime(softly, what + ", after", after);
+			softly.assertThat(slowestWatched).as("the watched client's slowest answer, ns").isLessThan(ANSWER_WITHIN.toNanos());
+			softly.assertThat(failModeAnswers).as("fail-mode answers: the fault was seen").isPositive();
+			softly.assertThat(backlog).as("script calls Redis ran once back with no client sending (a backlog)")
+				.isLessThanOrEqualTo(REPLAYED_AT_MOST);
+			softly.assertThat(decidedAfter - decidedBefore).as("answers Redis decided in 3 s after the fault")
+				.isGreaterThan(100);
+			softly.assertThat(failModeInCount).as("fail-mode answers while counting the watched client's quota").isZero();
+			softly.assertThat(left).as("the watched client's quota left after the fault (had "
+					+ (QUOTA - USED_BEFORE) + ", sent " + SENT_DURING + " the fail-mode answered)").isGreaterThanOrEqualTo(LEFT_AT_LEAST);
+		}
+		return softly;
+	}
+
+	/**
+	 * Sends up to {@code count} requests of one client one after another, stopping at the first refused:
+	 * returns how many were allowed. Keeps each answer's latency.
+	 */
+	private int send(KeepAliveConnection connection, String key, int count, long pauseMillis, List<Long> nanos) {
+		int allowed = 0;
+		for (int i = 0; i < count; i++) {
+			try {
+				KeepAliveConnection.Answer answer = connection.get(WATCHED.path("x"), key);
+				synchronized (nanos) {
+					nanos.add(answer.nanos());
+				}
+				if (answer.status() != 200) {
+					break;
+				}
+				allowed++;
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException("the watched client got no answer to request " + (i + 1), ex);
+			}
+			if (pauseMillis > 0) {
+				GatewayJar.sleep(pauseMillis);
+			}
+		}
+		return allowed;
+	}
+
+	private static void assertAnsweredInTime(SoftAssertions softly, String what, SteadyLoad.Result result) {
+		softly.assertThat(result.tally().unanswered()).as(what + ": unanswered, " + result.summary()).isZero();
+		softly.assertThat(result.tally().notKeptAlive()).as(what + ": connections not kept alive, " + result.summary())
+			.isZero();
+		softly.assertThat(result.tally().status(200)).as(what + ": 200s, " + result.summary())
+			.isEqualTo(result.tally().answers())
+			.isPositive();
+		softly.assertThat(result.over(ANSWER_WITHIN)).as(what + ": answers later than " + ANSWER_WITHIN + ", "
+				+ result.summary()).isZero();
+	}
+
+}
