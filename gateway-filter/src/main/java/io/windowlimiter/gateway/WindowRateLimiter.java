@@ -156,7 +156,8 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		}
 		Timer.Sample sample = this.metrics.startRedis();
 		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
-		return this.guard.protect(this.script.nodeOf(keys), this.script.decide(keys, policy.arguments))
+		return this.guard
+			.protect(this.script.nodeOf(keys), this.script.decide(keys, policy.arguments), this.script.probe(keys))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
@@ -363,7 +364,8 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		}
 		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
 				REDIS_CLOCK);
-		return this.guard.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments))
+		return this.guard
+			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
 			.map(verdict -> new Standing(plan, limits, verdict.decisions()));
 	}
 

@@ -89,6 +89,14 @@ public final class LimitScript {
 	}
 
 	/**
+	 * A call that reaches the node deciding for these keys and changes nothing there: what a stalled guard
+	 * tries before it sends a decision (see {@link io.windowlimiter.gateway.failure.RedisGuard}).
+	 */
+	public Mono<?> probe(List<String> keys) {
+		return this.sender.probe(keys.get(0).getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
 	 * The Redis node that decides for these keys (all share one hash tag): on a cluster the master of their
 	 * slot, else {@link io.windowlimiter.gateway.failure.RedisGuard#ONE_NODE}. For the guard, which judges
 	 * each node's progress on its own.

@@ -47,6 +47,9 @@ final class ScriptSender {
 
 	private static final ByteArrayCodec CODEC = ByteArrayCodec.INSTANCE;
 
+	/** The probe's script: it reads and writes nothing, and answers a list as the decision script does. */
+	private static final byte[] PROBE = "return {1}".getBytes(StandardCharsets.US_ASCII);
+
 	private final LettuceConnectionFactory factory;
 
 	private final byte[] sha;
@@ -121,16 +124,30 @@ final class ScriptSender {
 		});
 	}
 
-	private Mono<List<Long>> send(byte[][] keys, byte[][] arguments) {
-		StatefulConnection<byte[], byte[]> connection = this.connection;
-		if (connection == null) {
-			return connection().flatMap(fetched -> send(fetched, keys, arguments));
-		}
-		return send(connection, keys, arguments);
+	/**
+	 * A script that only answers, sent where the key's decisions go (a script runs on the master even where
+	 * reads go to replicas), lazily as {@link #run}: it shows a node answers again without counting anything,
+	 * so the trials of a stalled guard charge no client when a frozen Redis runs them late.
+	 */
+	Mono<List<Long>> probe(byte[] key) {
+		return Mono.defer(() -> send(CommandType.EVAL, PROBE, new byte[][] { key }, new byte[0][]));
 	}
 
-	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, byte[][] keys, byte[][] arguments) {
-		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(this.sha).add(keys.length);
+	private Mono<List<Long>> send(byte[][] keys, byte[][] arguments) {
+		return send(CommandType.EVALSHA, this.sha, keys, arguments);
+	}
+
+	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments) {
+		StatefulConnection<byte[], byte[]> connection = this.connection;
+		if (connection == null) {
+			return connection().flatMap(fetched -> send(fetched, type, script, keys, arguments));
+		}
+		return send(connection, type, script, keys, arguments);
+	}
+
+	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, CommandType type, byte[] script,
+			byte[][] keys, byte[][] arguments) {
+		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(script).add(keys.length);
 		for (byte[] key : keys) {
 			args.addKey(key);
 		}
@@ -138,7 +155,7 @@ final class ScriptSender {
 			args.addValue(argument);
 		}
 		AsyncCommand<byte[], byte[], List<Long>> command = new AsyncCommand<>(
-				new Command<>(CommandType.EVALSHA, new IntegerListOutput<>(CODEC), args));
+				new Command<>(type, new IntegerListOutput<>(CODEC), args));
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
 		if (loop == null) {
 			dispatch(connection, List.of(command));

@@ -36,7 +36,9 @@ import reactor.core.scheduler.Schedulers;
  * answering, so no decision is given up; when Redis freezes, dies without closing the connection or
  * queues commands while reconnecting, every decision waiting on it is failed after
  * {@code stallTimeout}. Then the guard is <em>stalled</em>: decisions fail at once, except one trial
- * at a time, whose answer (any reply from Redis) ends the stall. Nothing is sent for a decision that
+ * at a time, whose answer (any reply from Redis) ends the stall. A trial first sends a probe that counts
+ * nothing, and its decision only once the probe is answered, so what a frozen Redis runs on thawing charges
+ * nobody. Nothing is sent for a decision that
  * fails at once: the call must be lazy (create its command on subscription), and a call given up is
  * cancelled, which drops its command if it was not written yet.
  *
@@ -170,6 +172,16 @@ public final class RedisGuard implements AutoCloseable {
 	 * @param node what tells the node apart, e.g. its id; equal for decisions on the same node
 	 */
 	public <T> Mono<T> protect(Object node, Mono<T> call) {
+		return protect(node, call, Mono.empty());
+	}
+
+	/**
+	 * As {@link #protect(Object, Mono)}, where a trial of a stalled node first sends {@code probe}, a lazy
+	 * call that changes nothing in Redis, and sends the decision only once the probe is answered. A frozen
+	 * Redis runs what was written to it when it thaws: the trials' probes then charge no client, where
+	 * decisions sent as trials would charge requests the fail-mode had answered long before.
+	 */
+	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> probe) {
 		Node progress = nodeOf(node);
 		return Mono.<T>create(sink -> {
 			long start = System.nanoTime();
@@ -195,7 +207,8 @@ public final class RedisGuard implements AutoCloseable {
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
 			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
-			Disposable upstream = call.subscribe(value -> {
+			Mono<T> sent = isTrial ? probe.then(call) : call;
+			Disposable upstream = sent.subscribe(value -> {
 				replied(progress);
 				if (waiting.finish()) {
 					deliver(waiting, () -> sink.success(value));

@@ -103,6 +103,39 @@ class RedisGuardTests {
 		trial.dispose();
 	}
 
+	/**
+	 * A frozen Redis runs what was written to it once it thaws: a trial that sent its decision would charge a
+	 * request the fail-mode answered. So a trial sends the probe first and the decision only once it answers.
+	 */
+	@Test
+	void aTrialSendsItsDecisionOnlyOnceTheProbeIsAnswered() {
+		outcome(Mono.never());
+		assertThat(this.guard.isStalled()).isTrue();
+		AtomicInteger probes = new AtomicInteger();
+		Mono<String> frozenProbe = Mono.defer(() -> {
+			probes.incrementAndGet();
+			return Mono.never();
+		});
+		Object trial = this.guard.protect(RedisGuard.ONE_NODE, lazyCall(), frozenProbe)
+			.cast(Object.class)
+			.onErrorResume(Mono::just)
+			.block(Duration.ofSeconds(5));
+		assertThat(trial).isInstanceOf(TimeoutException.class);
+		assertThat(probes).hasValue(1);
+		assertThat(this.sent).as("no decision sent behind a probe Redis did not answer").hasValue(0);
+		sleep(STALL.toMillis() + 10);
+		Mono<String> answeredProbe = Mono.defer(() -> {
+			probes.incrementAndGet();
+			return Mono.just("1");
+		});
+		assertThat(this.guard.protect(RedisGuard.ONE_NODE, Mono.just("decided"), answeredProbe)
+			.block(Duration.ofSeconds(5))).isEqualTo("decided");
+		assertThat(probes).hasValue(2);
+		assertThat(this.guard.isStalled()).isFalse();
+		assertThat(outcome(Mono.just("answered"))).as("no probe once Redis answers").isEqualTo("answered");
+		assertThat(probes).hasValue(2);
+	}
+
 	@Test
 	void aCancelledTrialMakesRoomForTheNextOneStallTimeoutLater() throws InterruptedException {
 		outcome(Mono.never());
