@@ -1,6 +1,8 @@
 package io.windowlimiter.gateway;
 
 import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.plan.Assignment;
@@ -48,11 +50,14 @@ final class PlanSource {
 
 	/** The client's policy when the request need not be read; null when it must be (see {@link #fromRequest}). */
 	@Nullable CompiledPolicy known(String routeId, CompiledRoute route, String clientKey) {
-		Assignment assignment = assignment(routeId, route, clientKey);
-		if (assignment != null) {
-			return compiled(routeId, route, assignment);
+		Found found = assignment(routeId, route, clientKey);
+		if (found != null && (found.onRoute(routeId) || found.assignment().plan() != null)) {
+			return compiled(routeId, route, found.assignment());
 		}
-		return (route.policy.usesPlans() && this.resolver != null) ? null : route.byDefault;
+		if (route.policy.usesPlans() && this.resolver != null) {
+			return null;
+		}
+		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
 	}
 
 	/**
@@ -61,32 +66,94 @@ final class PlanSource {
 	 */
 	CompiledPolicy onScope(String routeId, CompiledRoute route, String scope, String clientKey) {
 		Assignment assignment = (this.assignments != null) ? this.assignments.find(scope, clientKey) : null;
-		return (assignment != null) ? compiled(routeId, route, assignment) : route.byDefault;
+		if (assignment == null) {
+			return route.byDefault;
+		}
+		return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
+				: onScope(routeId, route, new Found(scope, assignment), route.byDefault);
+	}
+
+	/**
+	 * Every policy that may decide the client on the route, for operators resetting it: its assignment's,
+	 * the default, each plan's, and with an override on a scope each of those under it.
+	 */
+	Set<CompiledPolicy> candidates(String routeId, CompiledRoute route, String clientKey) {
+		Set<CompiledPolicy> bases = new LinkedHashSet<>();
+		bases.add(withoutRequest(routeId, route, clientKey));
+		bases.add(route.byDefault);
+		for (String plan : this.registry.plans()) {
+			CompiledPolicy compiled = route.plan(plan);
+			if (compiled != null) {
+				bases.add(compiled);
+			}
+		}
+		Found found = assignment(routeId, route, clientKey);
+		Set<CompiledPolicy> candidates = new LinkedHashSet<>(bases);
+		if (found != null && !found.onRoute(routeId) && found.assignment().plan() == null) {
+			bases.forEach(base -> candidates.add(onScope(routeId, route, found, base)));
+		}
+		return candidates;
+	}
+
+	/** The client's policy when no request says which plan: as {@link #known}, else on the route's default. */
+	CompiledPolicy withoutRequest(String routeId, CompiledRoute route, String clientKey) {
+		CompiledPolicy known = known(routeId, route, clientKey);
+		if (known != null) {
+			return known;
+		}
+		Found found = assignment(routeId, route, clientKey);
+		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
 	}
 
 	private CompiledPolicy compiled(String routeId, CompiledRoute route, Assignment assignment) {
 		return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
-				: this.registry.override(routeId, route, assignment.limits());
+				: this.registry.override(routeId, route, assignment.limits(), assignment.unnamed());
 	}
 
-	/** The plan the request names, or the route's default. */
-	Mono<CompiledPolicy> fromRequest(String routeId, CompiledRoute route, ContextView context) {
+	/** An override made on a scope, on top of the client's policy without it. */
+	private CompiledPolicy onScope(String routeId, CompiledRoute route, Found found, CompiledPolicy base) {
+		Assignment assignment = found.assignment();
+		return this.registry.scopeOverride(routeId, route, base, found.target(), assignment.limits(),
+				assignment.unnamed());
+	}
+
+	/** The plan the request names, or the route's default, under the client's override on a scope if any. */
+	Mono<CompiledPolicy> fromRequest(String routeId, CompiledRoute route, String clientKey, ContextView context) {
 		ServerWebExchange exchange = ExchangeContextFilter.exchange(context);
-		if (exchange == null || this.resolver == null) {
-			return Mono.just(route.byDefault);
+		Found found = assignment(routeId, route, clientKey);
+		Mono<CompiledPolicy> base = (exchange == null || this.resolver == null) ? Mono.just(route.byDefault)
+				: this.resolver.resolve(exchange).map(plan -> plan(routeId, route, plan)).defaultIfEmpty(route.byDefault);
+		if (found == null || found.onRoute(routeId) || found.assignment().plan() != null) {
+			return base;
 		}
-		return this.resolver.resolve(exchange).map(plan -> plan(routeId, route, plan)).defaultIfEmpty(route.byDefault);
+		return base.map(policy -> onScope(routeId, route, found, policy));
 	}
 
-	private @Nullable Assignment assignment(String routeId, CompiledRoute route, String clientKey) {
+	/** The client's assignment on the route, else on the first of its scopes that has one. */
+	private @Nullable Found assignment(String routeId, CompiledRoute route, String clientKey) {
 		if (this.assignments == null) {
 			return null;
 		}
 		Assignment assignment = this.assignments.find(routeId, clientKey);
-		for (int i = 0; assignment == null && i < route.scopes.size(); i++) {
-			assignment = this.assignments.find(route.scopes.get(i), clientKey);
+		if (assignment != null) {
+			return new Found(routeId, assignment);
 		}
-		return assignment;
+		for (String scope : route.scopes) {
+			assignment = this.assignments.find(scope, clientKey);
+			if (assignment != null) {
+				return new Found(scope, assignment);
+			}
+		}
+		return null;
+	}
+
+	/** An assignment and the route or scope it was made on. */
+	private record Found(String target, Assignment assignment) {
+
+		boolean onRoute(String routeId) {
+			return this.target.equals(routeId);
+		}
+
 	}
 
 	private CompiledPolicy plan(String routeId, CompiledRoute route, String plan) {

@@ -29,6 +29,9 @@ public class PolicyRegistry {
 	/** The choice of clients without a plan: the route's own limits or its default plan. */
 	static final String OWN = "";
 
+	/** The choice of clients given limits of their own at run time. */
+	static final String OVERRIDE = "override";
+
 	private static final String PLANS = RouteArgs.PREFIX + "plans";
 
 	private final Map<String, List<RouteLimit>> plans;
@@ -128,11 +131,58 @@ public class PolicyRegistry {
 		return this.routes.get(routeId);
 	}
 
-	/** An override's limits as this route decides them, compiled on first use. */
+	/** An override made on the route with its limits named as given; see the other {@code override}. */
 	CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
+		return override(routeId, route, limits, false);
+	}
+
+	/**
+	 * An override made on the route, as the route decides it, compiled on first use: its limits replace the
+	 * route's. A single limit given no name takes the name of the route's first limit.
+	 */
+	CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits, boolean unnamed) {
 		// no cost check: an override is the operator's word; a cost above it refuses every request
-		return route.override(limits,
-				own -> compile(routeId, "override", route.policy, withScope(own, route.policy.scope())));
+		return route.override(List.of(limits, unnamed), key -> {
+			List<RouteLimit> own = unnamed ? renamed(limits, route.byDefault.limits.get(0).name()) : limits;
+			return compile(routeId, OVERRIDE, route.policy, withScope(own, route.policy.scope()));
+		});
+	}
+
+	/**
+	 * An override made on a scope, as a route naming it decides it on top of {@code base} (what the client
+	 * has otherwise): its limits count in the scope, so once across every route naming it, and take the
+	 * place of the scope's limits only; the route's own limits stay. A single limit given no name takes the
+	 * name of the scope's limit it replaces.
+	 */
+	CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
+			List<RouteLimit> limits, boolean unnamed) {
+		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {
+			List<RouteLimit> replaced = base.scopeLimits(scope);
+			List<RouteLimit> own = limits.stream()
+				.map(limit -> new RouteLimit(limit.name(), limit.policy(), scope))
+				.toList();
+			if (unnamed && !replaced.isEmpty()) {
+				own = renamed(own, replaced.get(0).name());
+			}
+			List<RouteLimit> merged = new ArrayList<>();
+			for (RouteLimit limit : base.limits) {
+				if (!scope.equals(limit.scope())) {
+					merged.add(limit);
+				}
+				else if (limit == replaced.get(0)) {
+					merged.addAll(own);
+				}
+			}
+			if (replaced.isEmpty()) {
+				merged.addAll(own);
+			}
+			return compile(routeId, OVERRIDE, base.route, merged);
+		});
+	}
+
+	private static List<RouteLimit> renamed(List<RouteLimit> single, String name) {
+		RouteLimit limit = single.get(0);
+		return List.of(new RouteLimit(name, limit.policy(), limit.scope()));
 	}
 
 	private CompiledRoute compile(String routeId, Map<String, ?> args) {

@@ -139,7 +139,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			return decide(routeId, policy, id);
 		}
 		// the plan comes from the request, which only the Reactor context carries this far
-		return Mono.deferContextual(context -> this.plans.fromRequest(routeId, route, context))
+		return Mono.deferContextual(context -> this.plans.fromRequest(routeId, route, id, context))
 			.flatMap(fromRequest -> decide(routeId, fromRequest, id));
 	}
 
@@ -346,7 +346,6 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	private Mono<Standing> read(CompiledPolicy policy, List<RouteLimit> limits, List<String> keys) {
 		String plan = policy.plan.isEmpty() ? null : policy.plan;
 		if (limits.isEmpty()) {
-			// an override on a scope replaces the scope's limits with per-route ones: nothing is counted here
 			return Mono.just(new Standing(plan, limits, List.of()));
 		}
 		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
@@ -381,12 +380,18 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	}
 
 	/**
-	 * Forgets this instance's cached denials of the client on the route, or on every route naming the scope:
-	 * Redis decides its next request.
+	 * Forgets this instance's cached denials of the client on the route, or on every route naming the scope,
+	 * and on every route sharing a scope with that route, whose counters a reset deletes too: Redis decides
+	 * its next request.
 	 */
 	public void forgetDenial(String target, String clientKey) {
 		List<String> scopeRoutes = scopeRoutes(target);
-		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
+		Set<String> routes = new LinkedHashSet<>((scopeRoutes != null) ? scopeRoutes : List.of(target));
+		if (scopeRoutes == null) {
+			Map<String, List<String>> scopes = this.registry.scopes();
+			scopesOf(target).forEach(scope -> routes.addAll(scopes.getOrDefault(scope, List.of())));
+		}
+		for (String routeId : routes) {
 			CompiledRoute route = routeOf(routeId);
 			if (route != null) {
 				choices(routeId, route, clientKey).forEach(policy -> this.denyCache.forget(policy.denyPrefix + clientKey));
@@ -404,22 +409,12 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	}
 
 	private CompiledPolicy knownPolicy(String routeId, CompiledRoute route, String clientKey) {
-		CompiledPolicy known = this.plans.known(routeId, route, clientKey);
-		return (known != null) ? known : route.byDefault;
+		return this.plans.withoutRequest(routeId, route, clientKey);
 	}
 
 	/** Every policy that may decide the client on the route: its assignment's, the default, each plan's. */
 	private Set<CompiledPolicy> choices(String routeId, CompiledRoute route, String clientKey) {
-		Set<CompiledPolicy> choices = new LinkedHashSet<>();
-		choices.add(knownPolicy(routeId, route, clientKey));
-		choices.add(route.byDefault);
-		for (String plan : this.registry.plans()) {
-			CompiledPolicy compiled = route.plan(plan);
-			if (compiled != null) {
-				choices.add(compiled);
-			}
-		}
-		return choices;
+		return this.plans.candidates(routeId, route, clientKey);
 	}
 
 	/**

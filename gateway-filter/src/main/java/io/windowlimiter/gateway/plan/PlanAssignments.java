@@ -237,7 +237,8 @@ public class PlanAssignments implements SmartLifecycle {
 		}
 		String target = field.substring(field.indexOf(':') + 1, field.indexOf(':') + 1
 				+ Integer.parseInt(field.substring(0, field.indexOf(':'))));
-		return new Assignment(null, PolicyRegistry.overrideLimits(target, limits), expiresAt);
+		boolean unnamed = limits.size() == 1 && !limits.get(0).containsKey("name");
+		return new Assignment(null, PolicyRegistry.overrideLimits(target, limits), expiresAt, unnamed);
 	}
 
 	private static String encode(String text) {
