@@ -165,7 +165,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		int reported = verdict.reported();
 		boolean shadow = policy.route.shadow();
 		if (!verdict.allowed() && !shadow) {
-			this.denyCache.remember(cacheKey, reported, verdict.retryAfterMillis());
+			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis());
 		}
 		if (!verdict.allowed()) {
 			this.denialListener.denied(routeId, id);
