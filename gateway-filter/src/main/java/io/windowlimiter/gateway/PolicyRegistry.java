@@ -14,6 +14,8 @@ import java.util.stream.Collectors;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
+
 /**
  * Compiles, once, what routes, plans and scopes say into the policies requests are decided by: for each
  * route its own limits, or one policy per plan when it uses plans ({@code window-rate-limiter.plan}).
@@ -109,6 +111,19 @@ public class PolicyRegistry {
 		});
 		CompiledRoute previous = this.routes.put(routeId, route);
 		return previous == null || !previous.policy.equals(route.policy);
+	}
+
+	/**
+	 * Forgets every route not among {@code routeIds}, e.g. those deleted at run time, so that they leave the
+	 * endpoint and stop pinning the limits of the scopes they named.
+	 * @return the routes forgotten
+	 */
+	synchronized Set<String> retain(Set<String> routeIds) {
+		Set<String> gone = new java.util.TreeSet<>(this.routes.keySet());
+		gone.removeAll(routeIds);
+		gone.remove(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
+		this.routes.keySet().removeAll(gone);
+		return gone;
 	}
 
 	/**

@@ -21,6 +21,8 @@ import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.plan.PlanResolver;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -39,6 +41,8 @@ import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
  * cannot decide the route's {@link FailMode} answers.
  */
 public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Config> {
+
+	private static final Log logger = LogFactory.getLog(WindowRateLimiter.class);
 
 	/** The bean name, as used in route config: {@code rate-limiter: "#{@windowRateLimiter}"}. */
 	public static final String BEAN_NAME = "windowRateLimiter";
@@ -275,6 +279,19 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		if (changed) {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
+		}
+	}
+
+	/**
+	 * Forgets the limits of every route not among the gateway's routes now, called after the gateway's routes
+	 * were refreshed: a deleted route leaves the endpoint and no longer pins its scopes' limits.
+	 * @param routeIds the ids of every route the gateway has
+	 */
+	public void retainRoutes(Set<String> routeIds) {
+		Set<String> gone = this.registry.retain(routeIds);
+		this.registered.removeAll(gone);
+		if (!gone.isEmpty()) {
+			logger.info("Forgot the rate limits of deleted route(s) " + String.join(", ", gone));
 		}
 	}
 

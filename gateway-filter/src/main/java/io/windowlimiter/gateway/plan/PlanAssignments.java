@@ -52,6 +52,12 @@ public class PlanAssignments implements SmartLifecycle {
 
 	private static final String LIMITS = "limits";
 
+	/**
+	 * The longest an assignment may hold: 10 years. Far longer (thousands of years) would reach expiry times
+	 * that Redis's Lua prints in exponent form, which no instance could read back.
+	 */
+	public static final Duration MAX_TTL = Duration.ofDays(3650);
+
 	/** What the script answers when full. */
 	private static final String FULL = "assignments already, the most allowed";
 
@@ -184,6 +190,9 @@ public class PlanAssignments implements SmartLifecycle {
 		Objects.requireNonNull(clientKey, "clientKey");
 		if (ttl != null && ttl.toMillis() < 1) {
 			return Mono.error(new IllegalArgumentException("ttl must be at least 1 ms, was " + ttl));
+		}
+		if (ttl != null && ttl.compareTo(MAX_TTL) > 0) {
+			return Mono.error(new IllegalArgumentException("ttl must be at most " + MAX_TTL + " (10 years), was " + ttl));
 		}
 		List<String> keys = List.of(RedisKeys.ASSIGNMENTS, RedisKeys.ASSIGNMENT_EXPIRY, RedisKeys.ASSIGNMENT_VERSION);
 		List<String> args = List.of(field(target, clientKey), value, (ttl != null) ? Long.toString(ttl.toMillis()) : "",

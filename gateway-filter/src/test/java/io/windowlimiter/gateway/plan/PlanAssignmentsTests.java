@@ -97,6 +97,14 @@ class PlanAssignmentsTests {
 	}
 
 	@Test
+	void anExpiryBeyondTenYearsIsRefusedNamingTheMost() {
+		assertThatThrownBy(() -> assignments(100).assign("orders", "forever", "pro", Duration.ofDays(1_000_000)).block(WAIT))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessage("ttl must be at most PT87600H (10 years), was PT24000000H");
+		assertThat(this.redis.opsForHash().size(RedisKeys.ASSIGNMENTS).block(WAIT)).isZero();
+	}
+
+	@Test
 	void anAssignmentWithoutExpiryClearsAnEarlierExpiry() throws InterruptedException {
 		PlanAssignments assignments = assignments(100);
 		assignments.assign("orders", "c", "pro", Duration.ofMillis(100)).block(WAIT);

@@ -494,6 +494,12 @@ abstract class PlansContract {
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"later\"}"),
 				"expires", "expires is 'later'");
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plna\": \"pro\"}"), "plan", "plan is missing");
+		// thousands of years would be stored and then ignored by every instance: refused instead
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"1000000d\"}"),
+				"expires", "expires is '1000000d'; allowed: a duration of at least 1ms and at most 3650d");
+		// a typo'd target is no route and no scope, though the default filters have no policy here either
+		assertThat(operator(0, HttpMethod.POST, "ordres/" + client, "{\"limit\": 5, \"window\": \"1m\"}").status())
+			.isEqualTo(404);
 		assertRefused(operator(0, HttpMethod.POST, "a/" + client, "{\"plan\": \"pro\"}"), "plan",
 				"route 'a', which has limits of its own");
 		assertRefused(operator(0, HttpMethod.POST, "ab/" + client, "{\"plan\": \"pro\"}"), "plan",
