@@ -2,7 +2,7 @@
 -- instance polls, so that each reloads the assignments within its refresh interval. Expired assignments
 -- are dropped here, on the next write; readers ignore them meanwhile. Called with no ARGV it only reads:
 -- the version and the whole hash in one atomic step, so a reader never pairs one version with another's
--- contents.
+-- contents, and the Redis time, which expiry times are on.
 --
 -- KEYS[1]  hash: field = target and client, value = "<expires at ms, 0 for never>\n<assignment>"
 -- KEYS[2]  sorted set: field by expiry time, for dropping expired ones
@@ -12,15 +12,16 @@
 -- ARGV[2]  the assignment, or "" to clear it
 -- ARGV[3]  time to live in ms, or "" for none
 -- ARGV[4]  the most assignments kept; a new one beyond it is refused
--- Reply    the new version, or an error when full; when reading: {version or "", field, value, field, value...}
+-- Reply    the new version, or an error when full; when reading: {version or "", now in ms, field, value, ...}
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
 if #ARGV == 0 then
   local all = redis.call('HGETALL', KEYS[1])
+  table.insert(all, 1, string.format('%.0f', now))
   table.insert(all, 1, redis.call('GET', KEYS[3]) or '')
   return all
 end
-
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 for _, field in ipairs(expired) do

@@ -88,7 +88,7 @@ public class PlanAssignments implements SmartLifecycle {
 	private final RedisScript<List> readAll;
 
 	/** The assignments last loaded, with their version; version -1 before the first load. */
-	private final AtomicReference<Snapshot> loaded = new AtomicReference<>(new Snapshot(-1, Map.of()));
+	private final AtomicReference<Snapshot> loaded = new AtomicReference<>(new Snapshot(-1, Map.of(), 0));
 
 	private volatile @Nullable Disposable polling;
 
@@ -98,7 +98,8 @@ public class PlanAssignments implements SmartLifecycle {
 	 * @param refreshInterval how often to ask Redis whether assignments changed
 	 * @param maxAssignments the most assignments kept
 	 * @param logInterval at most one log line per this interval when reloading fails
-	 * @param clock this instance's clock in ms since the epoch, which expiry is checked against
+	 * @param clock this instance's clock in ms since the epoch; expiry is checked against it, corrected at each
+	 * load by how far it is off the Redis clock that expiry times are on
 	 */
 	public PlanAssignments(ReactiveStringRedisTemplate redis, Set<String> plans, Duration refreshInterval,
 			long maxAssignments, Duration logInterval, LongSupplier clock) {
@@ -163,12 +164,15 @@ public class PlanAssignments implements SmartLifecycle {
 
 	/** The client's live assignment on the target, from memory; null for none. */
 	public @Nullable Assignment find(String target, String clientKey) {
-		Map<String, Assignment> all = this.loaded.get().assignments();
+		Snapshot loaded = this.loaded.get();
+		Map<String, Assignment> all = loaded.assignments();
 		if (all.isEmpty()) {
 			return null;
 		}
 		Assignment assignment = all.get(field(target, clientKey));
-		return (assignment != null && assignment.isLive(this.clock.getAsLong())) ? assignment : null;
+		// expiry times are on the Redis clock: this instance's clock, corrected by how far it was off at the last load
+		return (assignment != null && assignment.isLive(this.clock.getAsLong() + loaded.clockOffset())) ? assignment
+				: null;
 	}
 
 	/** Called after every reload that changed the assignments (e.g. to forget cached denials). */
@@ -198,14 +202,15 @@ public class PlanAssignments implements SmartLifecycle {
 		// Spring Data Redis hands a multi-bulk reply over whole or element by element, depending on its version
 		List<?> all = (reply.size() == 1 && reply.get(0) instanceof List<?> whole) ? whole : reply;
 		long version = version(String.valueOf(all.get(0)));
+		long clockOffset = Long.parseLong(String.valueOf(all.get(1))) - this.clock.getAsLong();
 		if (!isNewer(version, this.loaded.get().version())) {
 			return false;
 		}
 		Map<String, String> entries = new HashMap<>(all.size());
-		for (int i = 1; i + 1 < all.size(); i += 2) {
+		for (int i = 2; i + 1 < all.size(); i += 2) {
 			entries.put(String.valueOf(all.get(i)), String.valueOf(all.get(i + 1)));
 		}
-		Snapshot snapshot = new Snapshot(version, decode(entries));
+		Snapshot snapshot = new Snapshot(version, decode(entries), clockOffset);
 		Snapshot before = this.loaded.getAndUpdate(now -> isNewer(version, now.version()) ? snapshot : now);
 		if (!isNewer(version, before.version())) {
 			return false;
@@ -224,8 +229,11 @@ public class PlanAssignments implements SmartLifecycle {
 		return stored.isEmpty() ? 0 : Long.parseLong(stored);
 	}
 
-	/** Assignments as loaded at one version. */
-	private record Snapshot(long version, Map<String, Assignment> assignments) {
+	/**
+	 * Assignments as loaded at one version.
+	 * @param clockOffset the Redis clock minus this instance's when loaded, in ms (plus the read's latency)
+	 */
+	private record Snapshot(long version, Map<String, Assignment> assignments, long clockOffset) {
 	}
 
 	private Mono<Void> write(String target, String clientKey, String value, @Nullable Duration ttl) {
