@@ -497,6 +497,8 @@ abstract class PlansContract {
 		// thousands of years would be stored and then ignored by every instance: refused instead
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"1000000d\"}"),
 				"expires", "expires is '1000000d'; allowed: a duration of at least 1ms and at most 3650d");
+		assertRefused(operator(0, HttpMethod.POST, "api/" + client, "{\"limit\": 5, \"window\": \"1m\", \"scope\": \"ab\"}"),
+				"scope", "scope is 'ab' on an override made on scope 'api'; allowed: 'api' or none");
 		// a typo'd target is no route and no scope, though the default filters have no policy here either
 		assertThat(operator(0, HttpMethod.POST, "ordres/" + client, "{\"limit\": 5, \"window\": \"1m\"}").status())
 			.isEqualTo(404);
@@ -513,6 +515,7 @@ abstract class PlansContract {
 		assertThat(assignments(0).find("orders", client)).isNull();
 		assertThat(assignments(0).find("a", client)).isNull();
 		assertThat(assignments(0).find("ab", client)).isNull();
+		assertThat(assignments(0).find("api", client)).isNull();
 	}
 
 	private static void assertRefused(Answer answer, String field, String message) {
