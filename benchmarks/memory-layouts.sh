@@ -51,8 +51,9 @@ echo '|---|---|---|---:|'
 layout '' 'wrl:{%012d}:orders:x' "'x'" px # warms up: the first script run costs memory of its own
 layout 'fixed window before: `index:count:window`, key `...:fw`' 'wrl:{%012d}:orders:fw' "'29937520:50:60000'" px
 layout 'counter before: `index:current:previous:window`, key `...:swc`' 'wrl:{%012d}:orders:swc' "'29937520:50:100:60000'" px
-layout 'fixed window now: one integer, key `...:f`' 'wrl:{%012d}:orders:f' "'60561660000502'" px
+layout 'fixed window before this version: window end and count, one integer, key `...:f`' 'wrl:{%012d}:orders:f' "'60561660000502'" px
 layout 'counter now: one integer, key `...:c`' 'wrl:{%012d}:orders:c' "'100936060501001143'" px
+layout 'fixed window now: window index, length and count, one integer, key `...:fl`' 'wrl:{%012d}:orders:fl' "'1009360650142'" px
 layout 'the same integer under the old suffix `...:fw` (28 characters)' 'wrl:{%012d}:orders:fw' "'60561660000502'" px
 layout 'struct.pack of three 32-bit numbers (12 bytes)' 'wrl:{%012d}:orders:c' "struct.pack('>I4I4I4', 1009360, 50, 100)" px
 layout 'cmsgpack of the four fields' 'wrl:{%012d}:orders:c' "cmsgpack.pack({29937520, 50, 100, 60000})" px

@@ -5,15 +5,17 @@
 --   algorithms[name] = function(key, limit, window, now, cost, extra)
 --     -> allowed (boolean), remaining, reset ms, retry-after ms, record (function writing the request)
 --
--- A check writes nothing that counts (it may restate stored counts in a changed window's terms);
--- `record` is called for every limit once all have allowed.
+-- A check writes nothing that counts (it may restate the stored state in the current policy's terms,
+-- once, after a change of window, limit or burst); `record` is called for every limit once all have
+-- allowed. A cost above what a limit allows at once is denied with retry-after -1: it never passes.
 --
 -- KEYS[i]  the client's key for limit i (all share one hash tag)
 -- ARGV[1]  now in ms since the epoch, or "" to use the Redis server's clock (TIME)
 -- ARGV[2]  cost: what this request consumes of every limit, >= 1; or 0 to peek: the reply tells the
 --          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
--- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms}
+-- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
+--          (-1: never)}
 local now = tonumber(ARGV[1])
 if not now then
   local time = redis.call('TIME')

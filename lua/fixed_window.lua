@@ -1,64 +1,91 @@
 -- Fixed window: one counter per clock-aligned window (index = floor(now / window), epoch-aligned).
 --
--- Key      the window's end and its count in one decimal integer, which Redis stores in 16 bytes
---          (a string of the same digits would take 48):
---            <end ms since 2025-01-01T00:00Z><count><digits of count>
---          e.g. 60561660000502 = 60561660000, 50, 2: 50 requests in the window ending 2026-12-02T22:41Z.
---          Windows ending before 2025 or counts of 10 digits are written as "<index>:<count>:<window ms>",
---          the previous version's layout, which is read too (and "<index>:<count>", older still, as
---          of the configured window). A stored window that ended before the current one began reads as
---          zero, even when the caller's clock (an explicit `now`) is not the one Redis expires keys by.
---          Expires when its window ends.
+-- Key      the window's index, its length and its count in one decimal integer, which Redis stores in
+--          16 bytes (a string of the same digits would take 48), the length as mantissa * 10^exponent:
+--            <index - index of 2025-01-01T00:00Z><mantissa><count><digits of mantissa><exponent>
+--            <digits of count>
+--          e.g. 1009360 6 50 1 4 2 (without the spaces): 50 requests in the minute 1,009,360 minutes after
+--          2025 began. A window index before 2025, a mantissa or a count of 10 digits is written as
+--          "<window index>:<count>:<window ms>", which is read too. Expires when its window ends.
 -- Returns  allowed, remaining (after this request when allowed), reset = until the window ends,
---          retry-after = the window's end (0 when allowed), record.
+--          retry-after = until the window ends (0 when allowed; -1 when the cost is above the limit:
+--          such a request never passes), record.
 --
--- A stored window that has not ended before the current one began keeps its count, and the current
--- window then runs until the first window edge at or after the stored one's end. So a changed window
--- length takes effect once the counted window is over: a longer window that contains it keeps its
--- count, a shorter one starts when it ends. A window ahead of now (the Redis clock stepped back, as
--- after a failover to a lagging replica) keeps counting until it ends. A changed limit applies at once
--- to the same count. Neither hands out a fresh window.
+-- A stored window of the current length that ended before the current one began reads as zero; one
+-- ahead of now (the Redis clock stepped back, as after a failover to a lagging replica) keeps counting
+-- until it ends. A changed limit applies at once to the same count. A stored window of another length
+-- (a plan changed, an override began or ended, a config edit) that has not ended before the current
+-- window began: what it counted stays used, in the current window of the current length, written at once
+-- even when the request is denied; at most the limit is carried (a count the current policy could have
+-- reached). So a change of policy never locks a client out past the current window's end, and never hands
+-- out a fresh window. One that ended before the current window began reads as zero.
 local FIXED_WINDOW_EPOCH = 1735689600000
 
--- The stored window's end (ms since the Unix epoch) and count, or nil for a value of no known layout.
-local function fixed_window_read(stored, window)
-  local index, count, length = string.match(stored, '^(%d+):(%d+):?(%d*)$')
+-- The stored window's index (in its own length), length in ms and count, or nil for a value of no known
+-- layout.
+local function fixed_window_read(stored)
+  local index, count, length = string.match(stored, '^(%d+):(%d+):(%d+)$')
   if index then
-    return (tonumber(index) + 1) * (tonumber(length) or window), tonumber(count)
+    return tonumber(index), tonumber(length), tonumber(count)
   end
-  local width = tonumber(string.sub(stored, -1))
-  if string.find(stored, '^%d+$') and width and width >= 1 and #stored >= width + 2 then
-    return tonumber(string.sub(stored, 1, -width - 2)) + FIXED_WINDOW_EPOCH,
-      tonumber(string.sub(stored, -width - 1, -2))
+  if not string.find(stored, '^%d+$') or #stored < 6 then
+    return nil
   end
+  local n = #stored
+  local width, exponent, digits = tonumber(string.sub(stored, n)), tonumber(string.sub(stored, n - 1, n - 1)),
+    tonumber(string.sub(stored, n - 2, n - 2))
+  local count_at = n - 2 - width
+  local mantissa_at = count_at - digits
+  if width < 1 or digits < 1 or mantissa_at < 2 then
+    return nil
+  end
+  local window = tonumber(string.sub(stored, mantissa_at, count_at - 1)) * 10 ^ exponent
+  return tonumber(string.sub(stored, 1, mantissa_at - 1)) + math.floor(FIXED_WINDOW_EPOCH / window), window,
+    tonumber(string.sub(stored, count_at, n - 3))
 end
 
-local function fixed_window_value(window_end, count, window)
-  local since, digits = window_end - FIXED_WINDOW_EPOCH, string.format('%d', count)
-  if since >= 1 and #digits <= 9 then
-    return string.format('%d%s%d', since, digits, #digits)
+local function fixed_window_value(index, window, count)
+  local since = index - math.floor(FIXED_WINDOW_EPOCH / window)
+  local mantissa, exponent = window, 0
+  while mantissa % 10 == 0 and exponent < 9 do
+    mantissa, exponent = mantissa / 10, exponent + 1
   end
-  return string.format('%d:%s:%d', window_end / window - 1, digits, window)
+  mantissa = string.format('%d', mantissa)
+  local digits = string.format('%d', count)
+  if since >= 1 and #mantissa <= 9 and #digits <= 9 then
+    return string.format('%d%s%s%d%d%d', since, mantissa, digits, #mantissa, exponent, #digits)
+  end
+  return string.format('%d:%s:%d', index, digits, window)
 end
 
 algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
-  local window_end = (math.floor(now / window) + 1) * window
+  local index = math.floor(now / window)
 
   local count = 0
   local stored = redis.call('GET', key)
   if stored then
-    local stored_end, stored_count = fixed_window_read(stored, window)
-    if stored_end and stored_end > window_end - window then
-      count = stored_count
-      window_end = math.max(window_end, math.ceil(stored_end / window) * window)
+    local stored_index, stored_window, stored_count = fixed_window_read(stored)
+    if stored_index and stored_window == window then
+      -- this window, or one ahead of the clock: keep counting in it
+      if stored_index >= index then
+        index, count = stored_index, stored_count
+      end
+    elseif stored_index and (stored_index + 1) * stored_window > index * window then
+      -- another length, not over before this window began: restated in this window's terms at once, so
+      -- that the old window's end is never read again
+      count = math.min(stored_count, limit)
+      redis.call('SET', key, fixed_window_value(index, window, count), 'PX', (index + 1) * window - now)
     end
   end
-  local until_end = window_end - now
+  local until_end = (index + 1) * window - now
 
+  if cost > limit then
+    return false, math.max(0, limit - count), until_end, -1
+  end
   if count + cost > limit then
     return false, math.max(0, limit - count), until_end, until_end
   end
   return true, limit - count - cost, until_end, 0, function()
-    redis.call('SET', key, fixed_window_value(window_end, count + cost, window), 'PX', until_end)
+    redis.call('SET', key, fixed_window_value(index, window, count + cost), 'PX', until_end)
   end
 end

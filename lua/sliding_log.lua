@@ -13,7 +13,8 @@
 --          same history. Expires one window after the newest accepted request. A request at time t
 --          counts while now - window < t.
 -- Returns  allowed, remaining (after this request when allowed), reset (until the oldest request in
---          the window leaves it), retry-after (0 when allowed), record.
+--          the window leaves it; a window when none is in it), retry-after (0 when allowed; -1 when the
+--          cost is above the limit: such a request never passes), record.
 --
 -- Times that have left the window are dropped when a request is accepted, never on a denial: a flood
 -- over the limit writes nothing. A request is logged no earlier than the newest logged one, so the
@@ -49,6 +50,9 @@ algorithms['SLIDING_LOG'] = function(key, limit, window, now, cost)
   end
   local in_window = kept - low
 
+  if cost > limit then
+    return false, math.max(0, limit - in_window), ((in_window > 0) and time_of(low) or now) + window - now, -1
+  end
   if in_window + cost > limit then
     -- Allowed once all but limit - cost of them have left: wait for number in_window + cost - limit.
     local wait = time_of(low + in_window + cost - limit - 1) + window - now

@@ -4,7 +4,8 @@
 -- Key      score = time of an accepted request in ms, member unique per entry. Expires one window
 --          after the newest accepted request. A request at time t counts while now - window < t.
 -- Returns  allowed, remaining (after this request when allowed), reset (until the oldest entry in the
---          window leaves it), retry-after (0 when allowed), record.
+--          window leaves it; a window when none is in it), retry-after (0 when allowed; -1 when the cost
+--          is above the limit: such a request never passes), record.
 --
 -- As in the ring: entries that have left the window are dropped when a request is accepted, not on a
 -- denial, and a request is logged no earlier than the newest entry (the Redis clock may step back
@@ -18,6 +19,9 @@ algorithms['SLIDING_LOG_SORTED_SET'] = function(key, limit, window, now, cost)
     return tonumber(redis.call('ZRANGE', key, after, '+inf', 'BYSCORE', 'LIMIT', index, 1, 'WITHSCORES')[2])
   end
 
+  if cost > limit then
+    return false, math.max(0, limit - count), ((count > 0) and time_of(0) or now) + window - now, -1
+  end
   if count + cost > limit then
     -- Allowed once all but limit - cost entries have left: wait for entry number count + cost - limit.
     local wait = time_of(count + cost - limit - 1) + window - now

@@ -15,15 +15,19 @@
 --          configured window). Expires when the next window ends, after which its counts no longer
 --          matter.
 -- Returns  allowed, remaining (whole requests left under the estimate), reset (allowed: until the
---          current window ends; denied: as retry-after), retry-after (0 when allowed), record.
+--          current window ends; denied: as retry-after), retry-after (0 when allowed; -1 when the cost is
+--          above the limit: such a request never passes, reset is then until the estimate is zero), record.
 --
 -- All comparisons are made on estimate * window, in whole numbers, so they are exact (the limiter
 -- keeps limit * window below 2^53).
 --
--- A changed limit applies at once to the same counts. A changed window length: what the stored counts
--- estimated for their own window at now (rounded up) becomes the current count of the new window, so
--- the client keeps what it used and nothing is handed out afresh; this one rewrite is made even when
--- the request is denied. A stored window ahead of now (the
+-- A changed limit applies at once to the same counts, each read as at most the limit (a count the
+-- current policy could have reached). A changed window length: what the stored counts estimated for
+-- their own window at now (rounded up, at most the limit) becomes the current count of the new window,
+-- so the client keeps what it used and nothing is handed out afresh; this one rewrite is made even when
+-- the request is denied. So a change of policy (a plan changed, an override began or ended, a config
+-- edit) refuses a client at most until the current window ends and the previous one's weight has faded
+-- by this request's share of the limit. A stored window ahead of now (the
 -- Redis clock stepped back, as after a failover to a lagging replica) stays the current window, with
 -- the previous one counted in full until the clock reaches it.
 local function counter_estimate(previous, current, window, elapsed)
@@ -100,6 +104,8 @@ algorithms['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, cost)
         end
         previous = 0
       end
+      -- counts the current limit could have reached: more would lock the client out past the next window
+      current, previous = math.min(current, limit), math.min(previous, limit)
     end
   end
   -- negative while the stored window is ahead of the clock
@@ -111,6 +117,11 @@ algorithms['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, cost)
   end
 
   local used = counter_estimate(previous, current, window, elapsed)
+  if cost > limit then
+    -- never passes: reset is when the estimate is zero (the end of the next window while this one counts)
+    local reset = window - elapsed + ((current > 0) and window or 0)
+    return false, math.max(0, math.floor((limit * window - used) / window)), reset, -1
+  end
   if used + cost * window <= limit * window then
     local remaining = math.floor((limit * window - used - cost * window) / window)
     return true, remaining, window - elapsed, 0, function()

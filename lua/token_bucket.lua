@@ -5,13 +5,28 @@
 -- Key      the TAT in ms since the epoch, a decimal keeping fractions (the emission interval
 --          window / limit need not be whole milliseconds). Expires when the bucket is full again.
 -- Returns  allowed, remaining (requests allowed right now after this one), reset (allowed: until
---          the bucket is full again; denied: as retry-after), retry-after (0 when allowed), record.
+--          the bucket is full again; denied: as retry-after), retry-after (0 when allowed; -1 when the
+--          cost is above the burst: such a request never passes, reset is then until the bucket is full),
+--          record.
+--
+-- The TAT is read as at most now + burst * interval of the current policy, an empty bucket: no state of
+-- this policy lies further ahead; a TAT further ahead is rewritten so at once, even when the request is
+-- denied. So after a change of limit, window or burst (a plan changed, an override began or ended, a
+-- config edit) the time owed is paid at the new rate but never exceeds a full refill of the new bucket,
+-- and a TAT left ahead by a Redis clock stepping back waits no longer than it would have on the earlier
+-- clock. The bucket keeps time owed, not requests: a longer interval counts the same time as fewer.
 algorithms['TOKEN_BUCKET'] = function(key, limit, window, now, cost, extra)
   local burst = tonumber(extra)
   local interval = window / limit
-  local tat = tonumber(redis.call('GET', key)) or now
-  if tat < now then
-    tat = now
+  local tat = math.max(tonumber(redis.call('GET', key)) or now, now)
+  if tat > now + burst * interval then
+    -- written at once, allowed or not, so that the Retry-After given now holds
+    tat = now + burst * interval
+    redis.call('SET', key, string.format('%.17g', tat), 'PX', math.ceil(tat - now))
+  end
+
+  if cost > burst then
+    return false, math.floor((now - (tat - burst * interval)) / interval), math.ceil(tat - now), -1
   end
 
   local new_tat = tat + cost * interval

@@ -21,7 +21,8 @@ import org.springframework.web.server.ServerWebExchange;
  * for the route, or for a scope the route names; else, on a route that uses plans, the plan the
  * request names ({@link PlanResolver}); else the route's default. A plan this gateway does not know
  * falls back to the default, counted ({@code gateway.ratelimit.plans.unknown}) and logged at most once
- * per interval.
+ * per interval; so does an override whose limits a request of the route's cost cannot fit (written before
+ * that was checked, or by hand), which would otherwise refuse the client for good.
  */
 final class PlanSource {
 
@@ -39,6 +40,8 @@ final class PlanSource {
 
 	private final AtomicLong lastLogged = new AtomicLong(Long.MIN_VALUE);
 
+	private final AtomicLong lastRefusedLogged = new AtomicLong(Long.MIN_VALUE);
+
 	PlanSource(PolicyRegistry registry, @Nullable PlanAssignments assignments, @Nullable PlanResolver resolver,
 			RateLimitMetrics metrics, Duration logInterval) {
 		this.registry = registry;
@@ -52,7 +55,12 @@ final class PlanSource {
 	@Nullable CompiledPolicy known(String routeId, CompiledRoute route, String clientKey) {
 		Found found = assignment(routeId, route, clientKey);
 		if (found != null && (found.onRoute(routeId) || found.assignment().plan() != null)) {
-			return compiled(routeId, route, found.assignment());
+			CompiledPolicy assigned = compiled(routeId, route, found.assignment());
+			if (assigned != null) {
+				return assigned;
+			}
+			// an override the route's cost cannot fit is ignored: the plan or the default applies
+			found = null;
 		}
 		if (route.policy.usesPlans() && this.resolver != null) {
 			return null;
@@ -105,16 +113,51 @@ final class PlanSource {
 		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
 	}
 
-	private CompiledPolicy compiled(String routeId, CompiledRoute route, Assignment assignment) {
-		return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
-				: this.registry.override(routeId, route, assignment.limits(), assignment.unnamed());
+	/** The assignment's policy; null for an override the route's cost cannot fit (logged, then ignored). */
+	private @Nullable CompiledPolicy compiled(String routeId, CompiledRoute route, Assignment assignment) {
+		if (assignment.plan() != null) {
+			return plan(routeId, route, assignment.plan());
+		}
+		CompiledPolicy override = this.registry.override(routeId, route, assignment.limits(), assignment.unnamed());
+		if (override == null && mayLog(this.lastRefusedLogged)) {
+			try {
+				PolicyRegistry.checkOverrideCost(routeId, routeId, route.policy, assignment.limits());
+			}
+			catch (InvalidRouteConfigurationException ex) {
+				logger.warn(ex.getMessage() + ". The override is ignored on this route: the client's plan or the "
+						+ "route's default applies (at most one such line per " + Duration.ofNanos(this.logIntervalNanos)
+						+ ")");
+			}
+		}
+		return override;
+	}
+
+	/** Whether a line may be logged now: at most one per interval for each kind. */
+	private boolean mayLog(AtomicLong lastLogged) {
+		long now = System.nanoTime();
+		long last = lastLogged.get();
+		return (last == Long.MIN_VALUE || now - last >= this.logIntervalNanos) && lastLogged.compareAndSet(last, now);
 	}
 
 	/** An override made on a scope, on top of the client's policy without it. */
 	private CompiledPolicy onScope(String routeId, CompiledRoute route, Found found, CompiledPolicy base) {
 		Assignment assignment = found.assignment();
-		return this.registry.scopeOverride(routeId, route, base, found.target(), assignment.limits(),
-				assignment.unnamed());
+		CompiledPolicy override = this.registry.scopeOverride(routeId, route, base, found.target(),
+				assignment.limits(), assignment.unnamed());
+		if (override != null) {
+			return override;
+		}
+		if (mayLog(this.lastRefusedLogged)) {
+			try {
+				PolicyRegistry.checkOverrideCost(found.target(), routeId, base.route, assignment.limits());
+			}
+			catch (InvalidRouteConfigurationException ex) {
+				logger.warn(ex.getMessage() + ". The override is ignored on this route: the client's plan or the "
+						+ "route's default applies (at most one such line per " + Duration.ofNanos(this.logIntervalNanos)
+						+ ")");
+			}
+		}
+		return base;
 	}
 
 	/** The plan the request names, or the route's default, under the client's override on a scope if any. */
@@ -166,9 +209,7 @@ final class PlanSource {
 			return compiled;
 		}
 		this.metrics.unknownPlan(routeId);
-		long now = System.nanoTime();
-		long last = this.lastLogged.get();
-		if ((last == Long.MIN_VALUE || now - last >= this.logIntervalNanos) && this.lastLogged.compareAndSet(last, now)) {
+		if (mayLog(this.lastLogged)) {
 			logger.warn("Unknown plan " + RateLimitHeaders.quoted(plan.substring(0, Math.min(plan.length(), 64)))
 					+ " on route '" + routeId + "'; its default plan '" + route.policy.plan() + "' applies. Declared: "
 					+ String.join(", ", this.registry.plans()) + " (at most one such line per "

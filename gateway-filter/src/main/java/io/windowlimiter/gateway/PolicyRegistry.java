@@ -147,16 +147,20 @@ public class PolicyRegistry {
 	}
 
 	/** An override made on the route with its limits named as given; see the other {@code override}. */
-	CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
+	@Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
 		return override(routeId, route, limits, false);
 	}
 
 	/**
 	 * An override made on the route, as the route decides it, compiled on first use: its limits replace the
-	 * route's. A single limit given no name takes the name of the route's first limit.
+	 * route's. A single limit given no name takes the name of the route's first limit. Null when a request
+	 * of the route's cost cannot fit them (an override written before this check, or by hand): the caller
+	 * falls back to the client's plan or the route's default rather than refuse the client for good.
 	 */
-	CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits, boolean unnamed) {
-		// no cost check: an override is the operator's word; a cost above it refuses every request
+	@Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits, boolean unnamed) {
+		if (RouteArgs.indexTooSmallFor(route.policy.cost(), limits) >= 0) {
+			return null;
+		}
 		return route.override(List.of(limits, unnamed), key -> {
 			List<RouteLimit> own = unnamed ? renamed(limits, route.byDefault.limits.get(0).name()) : limits;
 			return compile(routeId, OVERRIDE, route.policy, withScope(own, route.policy.scope()));
@@ -167,10 +171,13 @@ public class PolicyRegistry {
 	 * An override made on a scope, as a route naming it decides it on top of {@code base} (what the client
 	 * has otherwise): its limits count in the scope, so once across every route naming it, and take the
 	 * place of the scope's limits only; the route's own limits stay. A single limit given no name takes the
-	 * name of the scope's limit it replaces.
+	 * name of the scope's limit it replaces. Null when a request of the route's cost cannot fit them.
 	 */
-	CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
+	@Nullable CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
 			List<RouteLimit> limits, boolean unnamed) {
+		if (RouteArgs.indexTooSmallFor(base.route.cost(), limits) >= 0) {
+			return null;
+		}
 		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {
 			List<RouteLimit> replaced = base.scopeLimits(scope);
 			List<RouteLimit> own = limits.stream()
@@ -198,6 +205,16 @@ public class PolicyRegistry {
 	private static List<RouteLimit> renamed(List<RouteLimit> single, String name) {
 		RouteLimit limit = single.get(0);
 		return List.of(new RouteLimit(name, limit.policy(), limit.scope()));
+	}
+
+	/**
+	 * Checks that a request on the route fits an override's limits at once.
+	 * @param target the route or scope the override is for, named in the message
+	 * @throws InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
+	 * cost, if it does not
+	 */
+	static void checkOverrideCost(String target, String routeId, RoutePolicy route, List<RouteLimit> limits) {
+		RouteArgs.checkOverrideCost(target, routeId, route.cost(), limits);
 	}
 
 	private CompiledRoute compile(String routeId, Map<String, ?> args) {

@@ -58,7 +58,7 @@ public final class RateLimitHeaders {
 	 * @param limits every limit of the route, all listed in the policy header
 	 * @param reported the limit whose state is reported: the one closest to running out
 	 * @param decision that limit's decision
-	 * @param blocked whether the request is refused (then Retry-After is sent)
+	 * @param blocked whether the request is refused (then Retry-After is sent, unless it can never pass)
 	 */
 	public Map<String, String> of(List<RouteLimit> limits, RouteLimit reported, Decision decision, boolean blocked) {
 		return of(policy(limits), reported, decision, blocked);
@@ -81,7 +81,8 @@ public final class RateLimitHeaders {
 			headers.put(this.names.rateLimit(),
 					quoted(reported.name()) + ";r=" + decision.remaining() + ";t=" + resetSeconds);
 		}
-		if (blocked) {
+		// no Retry-After for a request that can never pass: any time given would be a promise broken
+		if (blocked && !decision.never()) {
 			headers.put(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(decision.retryAfterMillis()))));
 		}
 		return headers;

@@ -113,15 +113,46 @@ final class RouteArgs {
 		return parsed.limits();
 	}
 
+	private static final String NEVER_PASSES = ", else no request could ever pass";
+
 	/** A request of this cost must fit every limit at once, else no request could ever pass. */
 	static void checkCost(String routeId, long cost, List<RouteLimit> limits, String where) {
-		for (RouteLimit limit : limits) {
-			if (cost > limit.policy().limit() || cost > limit.policy().burst()) {
-				throw new InvalidRouteConfigurationException(routeId, PREFIX + "cost",
-						"is '" + cost + "', more than limit '" + limit.name() + "'" + where + " allows at once",
-						"at most the smallest limit (and burst), else no request could ever pass");
+		int index = indexTooSmallFor(cost, limits);
+		if (index >= 0) {
+			throw new InvalidRouteConfigurationException(routeId, PREFIX + "cost",
+					"is '" + cost + "', more than limit '" + limits.get(index).name() + "'" + where + " allows at once",
+					"at most the smallest limit (and burst)" + NEVER_PASSES);
+		}
+	}
+
+	/**
+	 * An override's limits must each fit a request of the route's cost at once, as a route's own limits
+	 * must; the message names the override's {@code limits[i].limit} (or {@code .burst}) and the cost.
+	 * @param target the route or scope the override is for
+	 * @param routeId a route the override applies on
+	 */
+	static void checkOverrideCost(String target, String routeId, long cost, List<RouteLimit> limits) {
+		int index = indexTooSmallFor(cost, limits);
+		if (index >= 0) {
+			WindowPolicy policy = limits.get(index).policy();
+			boolean limit = cost > policy.limit();
+			throw new InvalidRouteConfigurationException("override for", target,
+					"limits[" + index + "]." + (limit ? "limit" : "burst"),
+					"is '" + (limit ? policy.limit() : policy.burst()) + "', less than the cost '" + cost
+							+ "' of a request on route '" + routeId + "'",
+					"at least the cost of a request on every route it applies on" + NEVER_PASSES);
+		}
+	}
+
+	/** The position of the first limit a request of this cost cannot fit at once; -1 when all fit. */
+	static int indexTooSmallFor(long cost, List<RouteLimit> limits) {
+		for (int i = 0; i < limits.size(); i++) {
+			WindowPolicy policy = limits.get(i).policy();
+			if (cost > policy.limit() || cost > policy.burst()) {
+				return i;
 			}
 		}
+		return -1;
 	}
 
 	private void put(String property, String value) {

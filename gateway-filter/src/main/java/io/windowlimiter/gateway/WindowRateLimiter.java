@@ -113,6 +113,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		if (assignments != null) {
 			// denials given under a client's old plan say nothing about its new one
 			assignments.onChange(denyCache::clear);
+			assignments.checkOverridesWith(this::checkOverride);
 		}
 	}
 
@@ -412,6 +413,22 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			CompiledRoute route = routeOf(routeId);
 			if (route != null) {
 				choices(routeId, route, clientKey).forEach(policy -> this.denyCache.forget(policy.denyPrefix + clientKey));
+			}
+		}
+	}
+
+	/**
+	 * Checks an override's limits against the cost of each route it would apply on (the route, or every
+	 * route naming the scope): a request that cannot fit them would never pass.
+	 * @throws InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
+	 * cost of the first route it does not fit
+	 */
+	public void checkOverride(String target, List<RouteLimit> limits) {
+		List<String> scopeRoutes = scopeRoutes(target);
+		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
+			CompiledRoute route = routeOf(routeId);
+			if (route != null) {
+				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
 			}
 		}
 	}

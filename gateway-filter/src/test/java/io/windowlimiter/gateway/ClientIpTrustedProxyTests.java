@@ -49,7 +49,7 @@ class ClientIpTrustedProxyTests {
 	}
 
 	private static boolean redisHasKey(String clientKey) {
-		return RedisTestServer.get().template().hasKey("wrl:{" + clientKey + "}:ip-trusted:f").block();
+		return RedisTestServer.get().template().hasKey("wrl:{" + clientKey + "}:ip-trusted:fl").block();
 	}
 
 	@Test

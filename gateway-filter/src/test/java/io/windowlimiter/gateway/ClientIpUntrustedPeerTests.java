@@ -64,7 +64,7 @@ class ClientIpUntrustedPeerTests {
 		// every request was counted under one key: the loopback peer's
 		List<String> keys = RedisTestServer.get().template().keys("wrl:{*}:ip-untrusted:*").collectList().block();
 		assertThat(keys).hasSize(1);
-		assertThat(keys.get(0)).isIn("wrl:{127.0.0.1}:ip-untrusted:f", "wrl:{::1}:ip-untrusted:f");
+		assertThat(keys.get(0)).isIn("wrl:{127.0.0.1}:ip-untrusted:fl", "wrl:{::1}:ip-untrusted:fl");
 	}
 
 }

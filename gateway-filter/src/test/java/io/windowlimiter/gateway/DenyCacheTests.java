@@ -57,7 +57,7 @@ class DenyCacheTests {
 		assertThat(denied.isAllowed()).isFalse();
 
 		// with the Redis counter gone, only a local answer can still deny
-		redis.delete(RedisKeys.of("deny-cache", client, "f")).block();
+		redis.delete(RedisKeys.of("deny-cache", client, "fl")).block();
 		Response local = limiter.isAllowed("deny-cache", client).block();
 		assertThat(local.isAllowed()).isFalse();
 		assertThat(local.getHeaders()).containsEntry("X-RateLimit-Remaining", "0").containsKey("Retry-After");

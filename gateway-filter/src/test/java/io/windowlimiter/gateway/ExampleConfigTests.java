@@ -66,9 +66,9 @@ class ExampleConfigTests {
 				.isEqualTo("\"burst\";q=50;w=1, \"daily\";q=100000;w=86400");
 			// the burst is the route's own, the daily quota the scope's, on one hash tag
 			assertThat(orders.byDefault.keysFor("alice")).containsExactly("wrl:{alice}:orders:tb",
-					"wrl:{alice}:scope:api:f");
+					"wrl:{alice}:scope:api:fl");
 			assertThat(registry.route("search").byDefault.keysFor("alice")).containsExactly("wrl:{alice}:search:tb",
-					"wrl:{alice}:scope:api:f");
+					"wrl:{alice}:scope:api:fl");
 			assertThat(registry.route("exports").policy.cost()).isEqualTo(5);
 			// the example's plan header is read (Spring Security is on the test class path: its principal first)
 			PlanResolver resolver = context.getBean(PlanResolver.class);

@@ -46,9 +46,9 @@ class PolicyRegistryUnitTests {
 		assertThat(orders.byDefault.plan).isEqualTo("free");
 		assertThat(orders.scopes).containsExactly("api");
 		assertThat(orders.byDefault.keysFor("alice")).containsExactly("wrl:{alice}:orders:c",
-				"wrl:{alice}:scope:api:f");
+				"wrl:{alice}:scope:api:fl");
 		assertThat(orders.plan("pro").keysFor("alice")).containsExactly("wrl:{alice}:orders:tb",
-				"wrl:{alice}:scope:api:f");
+				"wrl:{alice}:scope:api:fl");
 		assertThat(orders.byDefault.reported.policyHeader())
 			.isEqualTo("\"per-second\";q=10;w=1, \"api\";q=1000;w=86400");
 		assertThat(orders.plan("pro").reported.policyHeader())

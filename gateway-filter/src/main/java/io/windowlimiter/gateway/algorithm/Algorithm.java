@@ -15,11 +15,10 @@ public enum Algorithm {
 
 	/**
 	 * A counter per clock-aligned window: cheapest, but up to twice the limit across a window edge. Its keys
-	 * end in "f", not "fw": an earlier version, which wrote "fw" keys as "index:count:window", would read this
-	 * one's integer values as no count at all and start the window afresh, while instances of both share a
-	 * Redis.
+	 * end in "fl", not "f" (nor "fw"): earlier versions stored the window's end, not its length, in an integer
+	 * of the same digits, and each would misread the other's values while instances of both share a Redis.
 	 */
-	FIXED_WINDOW("fixed-window", null, "fixed_window.lua", "f"),
+	FIXED_WINDOW("fixed-window", null, "fixed_window.lua", "fl"),
 
 	/**
 	 * The times of the last {@code limit} accepted requests in a ring: exact, 8 bytes per unit of limit.

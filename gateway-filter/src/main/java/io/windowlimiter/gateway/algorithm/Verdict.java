@@ -25,14 +25,20 @@ public record Verdict(boolean allowed, List<Decision> decisions) {
 		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions));
 	}
 
-	/** How long a denied client must wait: the longest wait of the limits that denied it. */
+	/**
+	 * How long a denied client must wait: the longest wait of the limits that denied it, or
+	 * {@link Decision#NEVER} when one of them can never allow the request.
+	 */
 	public long retryAfterMillis() {
+		if (this.decisions.stream().anyMatch(Decision::never)) {
+			return Decision.NEVER;
+		}
 		return this.decisions.stream().mapToLong(Decision::retryAfterMillis).max().orElse(0);
 	}
 
 	/**
-	 * The limit to report to the client: when denied, the one that makes it wait longest; else the one
-	 * closest to running out.
+	 * The limit to report to the client: when denied, the one that makes it wait longest (one that never
+	 * allows first); else the one closest to running out.
 	 */
 	public int reported() {
 		int best = 0;
@@ -40,7 +46,7 @@ public record Verdict(boolean allowed, List<Decision> decisions) {
 			Decision candidate = this.decisions.get(i);
 			Decision current = this.decisions.get(best);
 			boolean better = this.allowed ? candidate.remaining() < current.remaining()
-					: candidate.retryAfterMillis() > current.retryAfterMillis();
+					: !current.never() && (candidate.never() || candidate.retryAfterMillis() > current.retryAfterMillis());
 			best = better ? i : best;
 		}
 		return best;

@@ -70,8 +70,16 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 
 	/** An override's limit checked by the rules of a route's limits, its message naming the body's field. */
 	private static void check(String target, Map<String, String> limit) {
+		fieldNamed(() -> PolicyRegistry.overrideLimits(target, List.of(limit)));
+	}
+
+	/**
+	 * Runs a check of an override's limit, turning its refusal into one naming the body's field.
+	 * @throws InvalidAssignmentException if the check refuses the limit
+	 */
+	static void fieldNamed(Runnable check) {
 		try {
-			PolicyRegistry.overrideLimits(target, List.of(limit));
+			check.run();
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			String property = ex.getProperty();

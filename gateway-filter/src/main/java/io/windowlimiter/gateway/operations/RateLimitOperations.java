@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import io.windowlimiter.gateway.PolicyRegistry;
 import io.windowlimiter.gateway.RateLimitHeaders;
 import io.windowlimiter.gateway.RouteLimit;
 import io.windowlimiter.gateway.RoutePolicy;
@@ -169,7 +170,7 @@ public class RateLimitOperations {
 	 * has no limits here.
 	 * @param principal who asked, for the log and the audit event; null when unknown
 	 * @throws AssignmentRequest.InvalidAssignmentException if the plan is not declared, or plans do not
-	 * apply on the route
+	 * apply on the route, or an override's limit is below the cost of a request on a route it applies on
 	 */
 	public Mono<Change> change(String target, String client, AssignmentRequest request, @Nullable String principal) {
 		PlanAssignments assignments = this.assignments;
@@ -193,7 +194,11 @@ public class RateLimitOperations {
 		else {
 			checkScope(target, request.limit());
 			type = LimitChange.OVERRIDE;
-			write = assignments.override(target, client, List.of(request.limit()), request.expires());
+			List<Map<String, String>> limits = List.of(request.limit());
+			// a limit below the cost of a request on a route of the target would refuse the client for good
+			AssignmentRequest.fieldNamed(
+					() -> this.limiter.checkOverride(target, PolicyRegistry.overrideLimits(target, limits)));
+			write = assignments.override(target, client, limits, request.expires());
 		}
 		LimitChange change = new LimitChange(type, target, client);
 		return write.timeout(REDIS_TIMEOUT)

@@ -17,9 +17,11 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import io.windowlimiter.gateway.PolicyRegistry;
+import io.windowlimiter.gateway.RouteLimit;
 import io.windowlimiter.gateway.key.RedisKeys;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -83,6 +85,9 @@ public class PlanAssignments implements SmartLifecycle {
 
 	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
+	private volatile BiConsumer<String, List<RouteLimit>> overrideCheck = (target, limits) -> {
+	};
+
 	private final AtomicLong lastFailureLogged = new AtomicLong(Long.MIN_VALUE);
 
 	private final RedisScript<List> readAll;
@@ -140,11 +145,12 @@ public class PlanAssignments implements SmartLifecycle {
 	 * {@code window}, optionally {@code algorithm}, {@code log-storage}, {@code burst}, {@code name},
 	 * {@code scope}
 	 * @param ttl how long it holds; null for good
-	 * @throws io.windowlimiter.gateway.InvalidRouteConfigurationException if a limit is wrong
+	 * @throws io.windowlimiter.gateway.InvalidRouteConfigurationException if a limit is wrong, or below the
+	 * cost of a request on a route it applies on
 	 */
 	public Mono<Void> override(String target, String clientKey, List<? extends Map<String, ?>> limits,
 			@Nullable Duration ttl) {
-		PolicyRegistry.overrideLimits(target, limits);
+		this.overrideCheck.accept(target, PolicyRegistry.overrideLimits(target, limits));
 		StringBuilder value = new StringBuilder(LIMITS);
 		for (Map<String, ?> limit : limits) {
 			StringBuilder line = new StringBuilder();
@@ -173,6 +179,15 @@ public class PlanAssignments implements SmartLifecycle {
 		// expiry times are on the Redis clock: this instance's clock, corrected by how far it was off at the last load
 		return (assignment != null && assignment.isLive(this.clock.getAsLong() + loaded.clockOffset())) ? assignment
 				: null;
+	}
+
+	/**
+	 * Checks every override before it is written, beyond its own rules: the limiter checks each against
+	 * the cost of the routes it applies on.
+	 * @param check throws {@link io.windowlimiter.gateway.InvalidRouteConfigurationException} to refuse it
+	 */
+	public void checkOverridesWith(BiConsumer<String, List<RouteLimit>> check) {
+		this.overrideCheck = check;
 	}
 
 	/** Called after every reload that changed the assignments (e.g. to forget cached denials). */

@@ -92,8 +92,8 @@ abstract class AlgorithmContract {
 		WindowPolicy tenPerMinute = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
 		decide(tenPerMinute, T0 + 15_000);
 		assertThat(pttl()).isBetween(44_000L, 45_000L);
-		// the window's end in ms since 2025, count 1 of 1 digit
-		assertThat(stored()).isEqualTo((T0 + 60_000 - Y2025) + "1" + "1");
+		// minutes since 2025, window 6 * 10^4 ms, count 1
+		assertThat(stored()).isEqualTo((T0 - Y2025) / 60_000 + "6" + "1" + "141");
 		burst(tenPerMinute, T0 + 15_000, 9);
 		String full = stored();
 		decide(tenPerMinute, T0 + 16_000);
@@ -188,6 +188,53 @@ abstract class AlgorithmContract {
 			.count()
 			.block(Duration.ofSeconds(30));
 		assertThat(allowed).isEqualTo(50);
+	}
+
+	Decision decide(WindowPolicy policy, long cost, long now) {
+		return script().decideOne(this.key, policy, cost, Long.toString(now)).block(TIMEOUT);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aCostAboveTheLimitIsRefusedForGoodWithoutAnErrorOrWriting(Algorithm algorithm) {
+		// 5 a minute (the bucket: burst 5, one back every 12 s)
+		WindowPolicy five = policy(algorithm, 5, Duration.ofMinutes(1));
+		for (long cost : new long[] { 6, 7, WindowPolicy.MAX_LIMIT }) {
+			// a fresh key: all 5 left, never allowed (-1), a finite reset, nothing written
+			Decision fresh = decide(five, cost, T0);
+			assertThat(fresh.allowed()).isFalse();
+			assertThat(fresh.remaining()).as("%s cost %d", algorithm, cost).isEqualTo(5);
+			assertThat(fresh.retryAfterMillis()).isEqualTo(Decision.NEVER);
+			assertThat(fresh.resetMillis()).isBetween(0L, 120_000L);
+			assertThat(redis().hasKey(this.key).block(TIMEOUT)).isFalse();
+		}
+		// cost = limit fits a fresh key
+		assertThat(decide(five, 5, T0)).isEqualTo(new Decision(true, 0, 60_000, 0));
+		redis().delete(this.key).block(TIMEOUT);
+
+		// a key with entries: 2 used at T0
+		assertThat(burst(five, T0, 2)).isEqualTo(2);
+		boolean aString = algorithm != Algorithm.SLIDING_LOG_SORTED_SET;
+		String before = aString ? redis().opsForValue().get(this.key).block(TIMEOUT) : null;
+		for (long cost : new long[] { 6, 100, WindowPolicy.MAX_LIMIT }) {
+			Decision used = decide(five, cost, T0 + 1_000);
+			assertThat(used.allowed()).isFalse();
+			assertThat(used.remaining()).as("%s cost %d", algorithm, cost).isEqualTo(3);
+			assertThat(used.retryAfterMillis()).isEqualTo(Decision.NEVER);
+			assertThat(used.resetMillis()).isBetween(1L, 120_000L);
+		}
+		if (aString) {
+			assertThat(redis().opsForValue().get(this.key).block(TIMEOUT)).isEqualTo(before);
+		}
+		else {
+			assertThat(logEntries()).isEqualTo(2);
+		}
+		// cost = limit on a key with entries: refused with a truthful, finite Retry-After
+		Decision full = decide(five, 5, T0 + 1_000);
+		assertThat(full.allowed()).isFalse();
+		assertThat(full.retryAfterMillis()).isPositive();
+		assertThat(decide(five, 5, T0 + 1_000 + full.retryAfterMillis() - 1).allowed()).isFalse();
+		assertThat(decide(five, 5, T0 + 1_000 + full.retryAfterMillis()).allowed()).isTrue();
 	}
 
 	@ParameterizedTest

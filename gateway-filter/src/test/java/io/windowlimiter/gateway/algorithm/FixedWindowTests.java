@@ -8,6 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class FixedWindowTests extends ScriptTestSupport {
 
+	/** Minutes from 2025-01-01 to T0: the window index the stored integer starts with. */
+	private static final long MINUTES = (T0 - Y2025) / 60_000;
+
 	private final WindowPolicy tenPerMinute = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
 
 	@Test
@@ -46,8 +49,8 @@ class FixedWindowTests extends ScriptTestSupport {
 	void theKeyExpiresWhenItsWindowEndsAndDenialsWriteNothing() {
 		decide(this.tenPerMinute, T0 + 15_000);
 		assertThat(pttl()).isBetween(44_000L, 45_000L);
-		// the window's end in ms since 2025, count 1 of 1 digit
-		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo((T0 + 60_000 - Y2025) + "1" + "1");
+		// minutes since 2025, window 6 * 10^4 ms, count 1
+		assertThat(this.redis.opsForValue().get(this.key).block(TIMEOUT)).isEqualTo(MINUTES + "6" + "1" + "141");
 
 		burst(this.tenPerMinute, T0 + 15_000, 9);
 		String full = this.redis.opsForValue().get(this.key).block(TIMEOUT);
@@ -58,24 +61,29 @@ class FixedWindowTests extends ScriptTestSupport {
 	@Test
 	void theStoredValueIsOneIntegerRedisHoldsInSixteenBytes() {
 		burst(this.tenPerMinute, T0 + 15_000, 10);
-		assertThat(stored()).isEqualTo((T0 + 60_000 - Y2025) + "10" + "2");
+		assertThat(stored()).isEqualTo(MINUTES + "6" + "10" + "142");
+		assertThat(encoding()).isEqualTo("int");
+		// a day's window: 864 * 10^5 ms, a mantissa of 3 digits
+		WindowPolicy perDay = policy(Algorithm.FIXED_WINDOW, 100_000, Duration.ofDays(1));
+		this.redis.delete(this.key).block(TIMEOUT);
+		this.script.decideOne(this.key, perDay, 99_999, Long.toString(T0 + 15_000)).block(TIMEOUT);
+		assertThat(stored()).isEqualTo((T0 - Y2025) / 86_400_000 + "864" + "99999" + "355");
 		assertThat(encoding()).isEqualTo("int");
 	}
 
 	@Test
-	void theLayoutsOfThePreviousVersionsAreRead() {
-		// "index:count:window", written by the previous version, of this very window: 7 of 10 used
+	void theStringLayoutIsRead() {
+		// "index:count:window", written when the integer does not fit, of this very window: 7 of 10 used
 		store((T0 / 60_000) + ":7:60000");
 		assertThat(burst(this.tenPerMinute, T0 + 30_000, 10)).isEqualTo(3);
-		assertThat(stored()).isEqualTo((T0 + 60_000 - Y2025) + "10" + "2");
-		// of an hour that holds this minute: counts until the hour ends
+		assertThat(stored()).isEqualTo(MINUTES + "6" + "10" + "142");
+		// of an hour that holds this minute: its 9 are used in this minute, which ends as minutes do
 		store((T0 / 3_600_000) + ":9:3600000");
-		assertThat(decide(this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(true, 0, 2_400_000, 0));
-		assertThat(decide(this.tenPerMinute, T0 + 3_599_999).allowed()).isFalse();
-		// "index:count", older still, as of the configured window; an ended window reads as zero
-		store((T0 / 60_000) + ":4");
-		assertThat(burst(this.tenPerMinute, T0 + 59_000, 10)).isEqualTo(6);
-		store((T0 / 60_000 - 1) + ":10");
+		assertThat(decide(this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(true, 0, 60_000, 0));
+		assertThat(decide(this.tenPerMinute, T0 + 1_259_999).allowed()).isFalse();
+		assertThat(burst(this.tenPerMinute, T0 + 1_260_000, 20)).isEqualTo(10);
+		// an ended window reads as zero
+		store((T0 / 60_000 - 1) + ":10:60000");
 		assertThat(burst(this.tenPerMinute, T0 + 1_000, 20)).isEqualTo(10);
 	}
 
@@ -90,7 +98,7 @@ class FixedWindowTests extends ScriptTestSupport {
 		this.redis.delete(this.key).block(TIMEOUT);
 		assertThat(this.script.decideOne(this.key, billion, 999_999_999, Long.toString(T0 + 1_000)).block(TIMEOUT)
 			.remaining()).isEqualTo(1);
-		assertThat(stored()).isEqualTo((T0 + 60_000 - Y2025) + "999999999" + "9");
+		assertThat(stored()).isEqualTo(MINUTES + "6" + "999999999" + "149");
 		assertThat(decide(billion, T0 + 2_000).remaining()).isZero();
 		assertThat(stored()).isEqualTo((T0 / 60_000) + ":1000000000:60000");
 		assertThat(decide(billion, T0 + 3_000)).isEqualTo(new Decision(false, 0, 57_000, 57_000));
@@ -131,25 +139,34 @@ class FixedWindowTests extends ScriptTestSupport {
 	}
 
 	@Test
-	void aShorterWindowStartsWhenTheCountedOneEnds() {
+	void aShorterWindowCarriesTheCountIntoTheCurrentWindowOnly() {
 		WindowPolicy tenPerHour = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofHours(1));
 		assertThat(burst(tenPerHour, T0 + 10_000, 10)).isEqualTo(10);
-		// twenty minutes in, the limit becomes 10 a minute: the hour's ten count until the hour ends
-		assertThat(decide(this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(false, 0, 2_400_000, 2_400_000));
-		assertThat(decide(this.tenPerMinute, T0 + 3_599_999).allowed()).isFalse();
-		assertThat(burst(this.tenPerMinute, T0 + 3_600_000, 20)).isEqualTo(10);
-		assertThat(burst(this.tenPerMinute, T0 + 3_660_000, 20)).isEqualTo(10);
+		// twenty minutes in, the limit becomes 10 a minute: the hour's ten are used in this minute, not
+		// until the hour ends
+		assertThat(decide(this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(false, 0, 60_000, 60_000));
+		assertThat(stored()).isEqualTo((MINUTES + 20) + "6" + "10" + "142");
+		assertThat(decide(this.tenPerMinute, T0 + 1_259_999).allowed()).isFalse();
+		assertThat(burst(this.tenPerMinute, T0 + 1_260_000, 20)).isEqualTo(10);
 	}
 
 	@Test
-	void aWindowThatDoesNotAlignWithTheCountedOneRunsToTheFirstEdgeAfterIt() {
+	void aWindowThatDoesNotAlignWithTheCountedOneEndsAtItsOwnEdge() {
 		// 90 s windows: [T0, T0 + 90 s) holds ten; then 60 s windows, whose edge T0 + 60 s falls within it
 		WindowPolicy ninety = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(90));
 		assertThat(T0 % 90_000).isZero();
 		assertThat(burst(ninety, T0 + 10_000, 10)).isEqualTo(10);
-		assertThat(decide(this.tenPerMinute, T0 + 20_000)).isEqualTo(new Decision(false, 0, 100_000, 100_000));
-		assertThat(decide(this.tenPerMinute, T0 + 119_999).allowed()).isFalse();
-		assertThat(decide(this.tenPerMinute, T0 + 120_000).allowed()).isTrue();
+		assertThat(decide(this.tenPerMinute, T0 + 20_000)).isEqualTo(new Decision(false, 0, 40_000, 40_000));
+		assertThat(decide(this.tenPerMinute, T0 + 59_999).allowed()).isFalse();
+		assertThat(decide(this.tenPerMinute, T0 + 60_000).allowed()).isTrue();
+	}
+
+	@Test
+	void aStoredWindowOfAnotherLengthThatEndedBeforeThisOneBeganReadsAsZero() {
+		WindowPolicy tenPerHour = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofHours(1));
+		assertThat(burst(this.tenPerMinute, T0 + 3_540_000, 10)).isEqualTo(10);
+		// the minute [59 min, 60 min) ended as the next hour began
+		assertThat(burst(tenPerHour, T0 + 3_600_000, 20)).isEqualTo(10);
 	}
 
 	@Test

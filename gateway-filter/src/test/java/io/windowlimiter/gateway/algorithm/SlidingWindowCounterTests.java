@@ -130,13 +130,14 @@ class SlidingWindowCounterTests extends ScriptTestSupport {
 	}
 
 	@Test
-	void aLoweredLimitDeniesUntilTheEstimateFallsBelowIt() {
+	void aLoweredLimitDeniesUntilTheEstimateOfAtMostTheLimitFallsBelowIt() {
 		assertThat(burst(this.tenPerMinute, T0 + 10_000, 8)).isEqualTo(8);
 		WindowPolicy five = policy(Algorithm.SLIDING_WINDOW_COUNTER, 5, Duration.ofMinutes(1));
-		// next window: 8 * (60 - e)/60 + 1 <= 5 once e >= 30 s, at T0 + 90 s
-		assertThat(decide(five, T0 + 20_000)).isEqualTo(new Decision(false, 0, 70_000, 70_000));
-		assertThat(decide(five, T0 + 89_999).allowed()).isFalse();
-		assertThat(decide(five, T0 + 90_000).allowed()).isTrue();
+		// the 8 count as 5, the most this limit lets a window hold; next window: 5 * (60 - e)/60 + 1 <= 5
+		// once e >= 12 s, at T0 + 72 s (not T0 + 90 s, as 8 would)
+		assertThat(decide(five, T0 + 20_000)).isEqualTo(new Decision(false, 0, 52_000, 52_000));
+		assertThat(decide(five, T0 + 71_999).allowed()).isFalse();
+		assertThat(decide(five, T0 + 72_000).allowed()).isTrue();
 	}
 
 	@Test

@@ -388,12 +388,16 @@ abstract class PlansContract {
 		assertThat(absent(json(operator(0, HttpMethod.GET, "api/" + client, null)).path("assignment"))).isTrue();
 	}
 
-	/** A limit of its own on one route, through one instance, until it expires: the other denies at it. */
+	/**
+	 * A limit of its own on one route, through one instance, until it expires: the other denies at it. Its
+	 * window (a day) differs from the plan's (366 days): the plan's count moves into the day, and back.
+	 */
 	@Test
 	void theEndpointOverridesALimitThatTheOtherInstanceDeniesAtUntilItExpires() {
 		String client = key();
+		assertThat(get(0, "orders", client).status()).isEqualTo(200);
 		Answer override = operator(0, HttpMethod.POST, "orders/" + client,
-				"{\"limit\": 2, \"window\": \"366d\", \"algorithm\": \"fixed-window\", \"name\": \"tight\", \"expires\": \"3s\"}");
+				"{\"limit\": 2, \"window\": \"1d\", \"algorithm\": \"fixed-window\", \"name\": \"tight\", \"expires\": \"3s\"}");
 		assertThat(override.status()).as(override.body()).isEqualTo(200);
 		JsonNode assignment = json(override).path("assignment");
 		assertThat(assignment.path("limits").get(0).path("limit").asLong()).isEqualTo(2);
@@ -401,13 +405,15 @@ abstract class PlansContract {
 				Instant.now().plusSeconds(4));
 		// seen without requests: free's per-route limit counts in the same key as this fixed window
 		millisUntilSeenOnTheOtherInstance("orders", client, true);
+		// the one used of the plan's year is used in this day: one more
 		Answer first = get(1, "orders", client);
 		assertThat(first.status()).isEqualTo(200);
-		assertThat(first.policy()).isEqualTo("\"tight\";q=2;w=" + W);
-		assertThat(get(0, "orders", client).status()).isEqualTo(200);
-		Answer refused = get(1, "orders", client);
+		assertThat(first.policy()).isEqualTo("\"tight\";q=2;w=" + Duration.ofDays(1).toSeconds());
+		Answer refused = get(0, "orders", client);
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.body()).contains("\"violated-policies\":[\"tight\"]");
+		// refused until the day ends, not the plan's year
+		assertThat(Long.parseLong(refused.headers().getFirst("Retry-After"))).isBetween(1L, Duration.ofDays(1).toSeconds());
 		assertThat(this.downstream.hits("/orders/items", client)).isEqualTo(2);
 
 		long started = System.nanoTime();
@@ -417,7 +423,8 @@ abstract class PlansContract {
 			sleep(50);
 			expired = get(1, "orders", client);
 		}
-		// free's per-route limit of 3 counts in the same fixed-window key: 2 used, one left
+		// free's per-route limit of 3 counts in the same fixed-window key: the day's 2 are used in its year,
+		// one left
 		assertThat(expired.status()).isEqualTo(200);
 		assertThat(get(0, "orders", client).status()).isEqualTo(429);
 	}

@@ -98,7 +98,7 @@ class ClusterRoutingTests {
 				.count()
 				.block(TIMEOUT);
 			assertThat(allowed).isEqualTo(300);
-			Flux.range(0, 100).flatMap(client -> redis.opsForValue().get(RedisKeys.of(route, "c" + client, "f")))
+			Flux.range(0, 100).flatMap(client -> redis.opsForValue().get(RedisKeys.of(route, "c" + client, "fl")))
 				.blockLast(TIMEOUT);
 			Map<RedisNode, Long> evals = delta(evalsBefore, calls("evalsha|eval"));
 			Map<RedisNode, Long> gets = delta(getsBefore, calls("get"));
@@ -124,7 +124,7 @@ class ClusterRoutingTests {
 		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
 		while (true) {
 			try {
-				Flux.range(0, 100).flatMap(client -> redis.opsForValue().get(RedisKeys.of(route, "c" + client, "f")))
+				Flux.range(0, 100).flatMap(client -> redis.opsForValue().get(RedisKeys.of(route, "c" + client, "fl")))
 					.blockLast(TIMEOUT);
 				return;
 			}
