@@ -84,8 +84,11 @@ class RouteTargetsTests {
 	}
 
 	private EntityExchangeResult<String> operator(HttpMethod method, String path, String json) {
+		// a connection each: on Reactor Netty 1.3.6 a request that follows a synchronously answered one on a
+		// keep-alive connection may hang (NOTES.md, reactor-netty #4361), which is not what this test is about
 		WebTestClient.RequestBodySpec request = this.client.method(method)
-			.uri("/actuator/ratelimits" + (path.isEmpty() ? "" : "/" + path));
+			.uri("/actuator/ratelimits" + (path.isEmpty() ? "" : "/" + path))
+			.header("Connection", "close");
 		if (json != null) {
 			request.contentType(MediaType.APPLICATION_JSON).bodyValue(json);
 		}
