@@ -29,7 +29,7 @@ final class CompiledRoute {
 
 	private final Map<String, CompiledPolicy> plans;
 
-	private final Cache<List<RouteLimit>, CompiledPolicy> overrides = Caffeine.newBuilder()
+	private final Cache<Object, CompiledPolicy> overrides = Caffeine.newBuilder()
 		.maximumSize(MAX_OVERRIDES)
 		.build();
 
@@ -59,8 +59,9 @@ final class CompiledRoute {
 		return this.plans.isEmpty() ? List.of(this.byDefault) : List.copyOf(this.plans.values());
 	}
 
-	CompiledPolicy override(List<RouteLimit> limits, Function<List<RouteLimit>, CompiledPolicy> compile) {
-		return this.overrides.get(limits, compile);
+	/** @param key what the override is made of: its limits, and for one on a scope the scope and base plan */
+	CompiledPolicy override(Object key, Function<Object, CompiledPolicy> compile) {
+		return this.overrides.get(key, compile);
 	}
 
 }

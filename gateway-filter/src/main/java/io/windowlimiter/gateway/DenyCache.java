@@ -47,15 +47,24 @@ public class DenyCache {
 			return null;
 		}
 		long leftMillis = TimeUnit.NANOSECONDS.toMillis(entry.untilNanos() - this.nanoTime.getAsLong() + 999_999);
-		return (leftMillis > 0) ? new Denial(entry.limitIndex(), new Decision(false, 0, leftMillis, leftMillis))
+		return (leftMillis > 0)
+				? new Denial(entry.limitIndex(), new Decision(false, entry.remaining(), leftMillis, leftMillis))
 				: null;
 	}
 
 	/** Remembers that Redis denied {@code key} by limit {@code limitIndex} for {@code retryAfterMillis}. */
 	public void remember(String key, int limitIndex, long retryAfterMillis) {
+		remember(key, limitIndex, 0, retryAfterMillis);
+	}
+
+	/**
+	 * Remembers that Redis denied {@code key} by limit {@code limitIndex} for {@code retryAfterMillis}, with
+	 * {@code remaining} left on that limit (more than 0 when a request costs more than what is left).
+	 */
+	public void remember(String key, int limitIndex, long remaining, long retryAfterMillis) {
 		if (retryAfterMillis > 0) {
 			long until = this.nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis);
-			this.denials.put(key, new Entry(limitIndex, until));
+			this.denials.put(key, new Entry(limitIndex, remaining, until));
 		}
 	}
 
@@ -77,8 +86,8 @@ public class DenyCache {
 	public record Denial(int limitIndex, Decision decision) {
 	}
 
-	/** What is remembered: which limit denied, and until when on this cache's clock. */
-	private record Entry(int limitIndex, long untilNanos) {
+	/** What is remembered: which limit denied, what Redis said was left, and until when on this cache's clock. */
+	private record Entry(int limitIndex, long remaining, long untilNanos) {
 	}
 
 	private static final class UntilDenialEnds implements Expiry<String, Entry> {

@@ -1,6 +1,8 @@
 package io.windowlimiter.gateway;
 
 import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.plan.Assignment;
@@ -51,12 +53,19 @@ final class PlanSource {
 
 	/** The client's policy when the request need not be read; null when it must be (see {@link #fromRequest}). */
 	@Nullable CompiledPolicy known(String routeId, CompiledRoute route, String clientKey) {
-		Assignment assignment = assignment(routeId, route, clientKey);
-		CompiledPolicy assigned = (assignment != null) ? compiled(routeId, route, assignment) : null;
-		if (assigned != null) {
-			return assigned;
+		Found found = assignment(routeId, route, clientKey);
+		if (found != null && (found.onRoute(routeId) || found.assignment().plan() != null)) {
+			CompiledPolicy assigned = compiled(routeId, route, found.assignment());
+			if (assigned != null) {
+				return assigned;
+			}
+			// an override the route's cost cannot fit is ignored: the plan or the default applies
+			found = null;
 		}
-		return (route.policy.usesPlans() && this.resolver != null) ? null : route.byDefault;
+		if (route.policy.usesPlans() && this.resolver != null) {
+			return null;
+		}
+		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
 	}
 
 	/**
@@ -65,8 +74,43 @@ final class PlanSource {
 	 */
 	CompiledPolicy onScope(String routeId, CompiledRoute route, String scope, String clientKey) {
 		Assignment assignment = (this.assignments != null) ? this.assignments.find(scope, clientKey) : null;
-		CompiledPolicy assigned = (assignment != null) ? compiled(routeId, route, assignment) : null;
-		return (assigned != null) ? assigned : route.byDefault;
+		if (assignment == null) {
+			return route.byDefault;
+		}
+		return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
+				: onScope(routeId, route, new Found(scope, assignment), route.byDefault);
+	}
+
+	/**
+	 * Every policy that may decide the client on the route, for operators resetting it: its assignment's,
+	 * the default, each plan's, and with an override on a scope each of those under it.
+	 */
+	Set<CompiledPolicy> candidates(String routeId, CompiledRoute route, String clientKey) {
+		Set<CompiledPolicy> bases = new LinkedHashSet<>();
+		bases.add(withoutRequest(routeId, route, clientKey));
+		bases.add(route.byDefault);
+		for (String plan : this.registry.plans()) {
+			CompiledPolicy compiled = route.plan(plan);
+			if (compiled != null) {
+				bases.add(compiled);
+			}
+		}
+		Found found = assignment(routeId, route, clientKey);
+		Set<CompiledPolicy> candidates = new LinkedHashSet<>(bases);
+		if (found != null && !found.onRoute(routeId) && found.assignment().plan() == null) {
+			bases.forEach(base -> candidates.add(onScope(routeId, route, found, base)));
+		}
+		return candidates;
+	}
+
+	/** The client's policy when no request says which plan: as {@link #known}, else on the route's default. */
+	CompiledPolicy withoutRequest(String routeId, CompiledRoute route, String clientKey) {
+		CompiledPolicy known = known(routeId, route, clientKey);
+		if (known != null) {
+			return known;
+		}
+		Found found = assignment(routeId, route, clientKey);
+		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
 	}
 
 	/** The assignment's policy; null for an override the route's cost cannot fit (logged, then ignored). */
@@ -74,7 +118,7 @@ final class PlanSource {
 		if (assignment.plan() != null) {
 			return plan(routeId, route, assignment.plan());
 		}
-		CompiledPolicy override = this.registry.override(routeId, route, assignment.limits());
+		CompiledPolicy override = this.registry.override(routeId, route, assignment.limits(), assignment.unnamed());
 		if (override == null && mayLog(this.lastRefusedLogged)) {
 			try {
 				PolicyRegistry.checkOverrideCost(routeId, routeId, route.policy, assignment.limits());
@@ -95,24 +139,64 @@ final class PlanSource {
 		return (last == Long.MIN_VALUE || now - last >= this.logIntervalNanos) && lastLogged.compareAndSet(last, now);
 	}
 
-	/** The plan the request names, or the route's default. */
-	Mono<CompiledPolicy> fromRequest(String routeId, CompiledRoute route, ContextView context) {
-		ServerWebExchange exchange = ExchangeContextFilter.exchange(context);
-		if (exchange == null || this.resolver == null) {
-			return Mono.just(route.byDefault);
+	/** An override made on a scope, on top of the client's policy without it. */
+	private CompiledPolicy onScope(String routeId, CompiledRoute route, Found found, CompiledPolicy base) {
+		Assignment assignment = found.assignment();
+		CompiledPolicy override = this.registry.scopeOverride(routeId, route, base, found.target(),
+				assignment.limits(), assignment.unnamed());
+		if (override != null) {
+			return override;
 		}
-		return this.resolver.resolve(exchange).map(plan -> plan(routeId, route, plan)).defaultIfEmpty(route.byDefault);
+		if (mayLog(this.lastRefusedLogged)) {
+			try {
+				PolicyRegistry.checkOverrideCost(found.target(), routeId, base.route, assignment.limits());
+			}
+			catch (InvalidRouteConfigurationException ex) {
+				logger.warn(ex.getMessage() + ". The override is ignored on this route: the client's plan or the "
+						+ "route's default applies (at most one such line per " + Duration.ofNanos(this.logIntervalNanos)
+						+ ")");
+			}
+		}
+		return base;
 	}
 
-	private @Nullable Assignment assignment(String routeId, CompiledRoute route, String clientKey) {
+	/** The plan the request names, or the route's default, under the client's override on a scope if any. */
+	Mono<CompiledPolicy> fromRequest(String routeId, CompiledRoute route, String clientKey, ContextView context) {
+		ServerWebExchange exchange = ExchangeContextFilter.exchange(context);
+		Found found = assignment(routeId, route, clientKey);
+		Mono<CompiledPolicy> base = (exchange == null || this.resolver == null) ? Mono.just(route.byDefault)
+				: this.resolver.resolve(exchange).map(plan -> plan(routeId, route, plan)).defaultIfEmpty(route.byDefault);
+		if (found == null || found.onRoute(routeId) || found.assignment().plan() != null) {
+			return base;
+		}
+		return base.map(policy -> onScope(routeId, route, found, policy));
+	}
+
+	/** The client's assignment on the route, else on the first of its scopes that has one. */
+	private @Nullable Found assignment(String routeId, CompiledRoute route, String clientKey) {
 		if (this.assignments == null) {
 			return null;
 		}
 		Assignment assignment = this.assignments.find(routeId, clientKey);
-		for (int i = 0; assignment == null && i < route.scopes.size(); i++) {
-			assignment = this.assignments.find(route.scopes.get(i), clientKey);
+		if (assignment != null) {
+			return new Found(routeId, assignment);
 		}
-		return assignment;
+		for (String scope : route.scopes) {
+			assignment = this.assignments.find(scope, clientKey);
+			if (assignment != null) {
+				return new Found(scope, assignment);
+			}
+		}
+		return null;
+	}
+
+	/** An assignment and the route or scope it was made on. */
+	private record Found(String target, Assignment assignment) {
+
+		boolean onRoute(String routeId) {
+			return this.target.equals(routeId);
+		}
+
 	}
 
 	private CompiledPolicy plan(String routeId, CompiledRoute route, String plan) {

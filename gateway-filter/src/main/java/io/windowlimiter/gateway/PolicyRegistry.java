@@ -14,6 +14,8 @@ import java.util.stream.Collectors;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
+
 /**
  * Compiles, once, what routes, plans and scopes say into the policies requests are decided by: for each
  * route its own limits, or one policy per plan when it uses plans ({@code window-rate-limiter.plan}).
@@ -28,6 +30,9 @@ public class PolicyRegistry {
 
 	/** The choice of clients without a plan: the route's own limits or its default plan. */
 	static final String OWN = "";
+
+	/** The choice of clients given limits of their own at run time. */
+	static final String OVERRIDE = "override";
 
 	private static final String PLANS = RouteArgs.PREFIX + "plans";
 
@@ -109,6 +114,19 @@ public class PolicyRegistry {
 	}
 
 	/**
+	 * Forgets every route not among {@code routeIds}, e.g. those deleted at run time, so that they leave the
+	 * endpoint and stop pinning the limits of the scopes they named.
+	 * @return the routes forgotten
+	 */
+	synchronized Set<String> retain(Set<String> routeIds) {
+		Set<String> gone = new java.util.TreeSet<>(this.routes.keySet());
+		gone.removeAll(routeIds);
+		gone.remove(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
+		this.routes.keySet().removeAll(gone);
+		return gone;
+	}
+
+	/**
 	 * Checks routes together, as start-up does: each route, and every scope across them.
 	 * @param routes each route's limiter arguments by route id
 	 */
@@ -128,17 +146,65 @@ public class PolicyRegistry {
 		return this.routes.get(routeId);
 	}
 
-	/**
-	 * An override's limits as this route decides them, compiled on first use; null when a request of the
-	 * route's cost cannot fit them (an override written before this check, or by hand): the caller falls
-	 * back to the client's plan or the route's default rather than refuse the client for good.
-	 */
+	/** An override made on the route with its limits named as given; see the other {@code override}. */
 	@Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
+		return override(routeId, route, limits, false);
+	}
+
+	/**
+	 * An override made on the route, as the route decides it, compiled on first use: its limits replace the
+	 * route's. A single limit given no name takes the name of the route's first limit. Null when a request
+	 * of the route's cost cannot fit them (an override written before this check, or by hand): the caller
+	 * falls back to the client's plan or the route's default rather than refuse the client for good.
+	 */
+	@Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits, boolean unnamed) {
 		if (RouteArgs.indexTooSmallFor(route.policy.cost(), limits) >= 0) {
 			return null;
 		}
-		return route.override(limits,
-				own -> compile(routeId, "override", route.policy, withScope(own, route.policy.scope())));
+		return route.override(List.of(limits, unnamed), key -> {
+			List<RouteLimit> own = unnamed ? renamed(limits, route.byDefault.limits.get(0).name()) : limits;
+			return compile(routeId, OVERRIDE, route.policy, withScope(own, route.policy.scope()));
+		});
+	}
+
+	/**
+	 * An override made on a scope, as a route naming it decides it on top of {@code base} (what the client
+	 * has otherwise): its limits count in the scope, so once across every route naming it, and take the
+	 * place of the scope's limits only; the route's own limits stay. A single limit given no name takes the
+	 * name of the scope's limit it replaces. Null when a request of the route's cost cannot fit them.
+	 */
+	@Nullable CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
+			List<RouteLimit> limits, boolean unnamed) {
+		if (RouteArgs.indexTooSmallFor(base.route.cost(), limits) >= 0) {
+			return null;
+		}
+		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {
+			List<RouteLimit> replaced = base.scopeLimits(scope);
+			List<RouteLimit> own = limits.stream()
+				.map(limit -> new RouteLimit(limit.name(), limit.policy(), scope))
+				.toList();
+			if (unnamed && !replaced.isEmpty()) {
+				own = renamed(own, replaced.get(0).name());
+			}
+			List<RouteLimit> merged = new ArrayList<>();
+			for (RouteLimit limit : base.limits) {
+				if (!scope.equals(limit.scope())) {
+					merged.add(limit);
+				}
+				else if (limit == replaced.get(0)) {
+					merged.addAll(own);
+				}
+			}
+			if (replaced.isEmpty()) {
+				merged.addAll(own);
+			}
+			return compile(routeId, OVERRIDE, base.route, merged);
+		});
+	}
+
+	private static List<RouteLimit> renamed(List<RouteLimit> single, String name) {
+		RouteLimit limit = single.get(0);
+		return List.of(new RouteLimit(name, limit.policy(), limit.scope()));
 	}
 
 	/**

@@ -21,6 +21,8 @@ import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.plan.PlanResolver;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -39,6 +41,8 @@ import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
  * cannot decide the route's {@link FailMode} answers.
  */
 public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Config> {
+
+	private static final Log logger = LogFactory.getLog(WindowRateLimiter.class);
 
 	/** The bean name, as used in route config: {@code rate-limiter: "#{@windowRateLimiter}"}. */
 	public static final String BEAN_NAME = "windowRateLimiter";
@@ -140,7 +144,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			return decide(routeId, policy, id);
 		}
 		// the plan comes from the request, which only the Reactor context carries this far
-		return Mono.deferContextual(context -> this.plans.fromRequest(routeId, route, context))
+		return Mono.deferContextual(context -> this.plans.fromRequest(routeId, route, id, context))
 			.flatMap(fromRequest -> decide(routeId, fromRequest, id));
 	}
 
@@ -178,7 +182,7 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		int reported = verdict.reported();
 		boolean shadow = policy.route.shadow();
 		if (!verdict.allowed() && !shadow) {
-			this.denyCache.remember(cacheKey, reported, verdict.retryAfterMillis());
+			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis());
 		}
 		if (!verdict.allowed()) {
 			this.denialListener.denied(routeId, id);
@@ -291,6 +295,19 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		}
 	}
 
+	/**
+	 * Forgets the limits of every route not among the gateway's routes now, called after the gateway's routes
+	 * were refreshed: a deleted route leaves the endpoint and no longer pins its scopes' limits.
+	 * @param routeIds the ids of every route the gateway has
+	 */
+	public void retainRoutes(Set<String> routeIds) {
+		Set<String> gone = this.registry.retain(routeIds);
+		this.registered.removeAll(gone);
+		if (!gone.isEmpty()) {
+			logger.info("Forgot the rate limits of deleted route(s) " + String.join(", ", gone));
+		}
+	}
+
 	/** The policy the given route arguments make, or an {@link InvalidRouteConfigurationException}. */
 	public static RoutePolicy policyFor(String routeId, Map<String, ?> args) {
 		return RouteArgs.parse(routeId, args);
@@ -359,7 +376,6 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	private Mono<Standing> read(CompiledPolicy policy, List<RouteLimit> limits, List<String> keys) {
 		String plan = policy.plan.isEmpty() ? null : policy.plan;
 		if (limits.isEmpty()) {
-			// an override on a scope replaces the scope's limits with per-route ones: nothing is counted here
 			return Mono.just(new Standing(plan, limits, List.of()));
 		}
 		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
@@ -395,12 +411,18 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	}
 
 	/**
-	 * Forgets this instance's cached denials of the client on the route, or on every route naming the scope:
-	 * Redis decides its next request.
+	 * Forgets this instance's cached denials of the client on the route, or on every route naming the scope,
+	 * and on every route sharing a scope with that route, whose counters a reset deletes too: Redis decides
+	 * its next request.
 	 */
 	public void forgetDenial(String target, String clientKey) {
 		List<String> scopeRoutes = scopeRoutes(target);
-		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
+		Set<String> routes = new LinkedHashSet<>((scopeRoutes != null) ? scopeRoutes : List.of(target));
+		if (scopeRoutes == null) {
+			Map<String, List<String>> scopes = this.registry.scopes();
+			scopesOf(target).forEach(scope -> routes.addAll(scopes.getOrDefault(scope, List.of())));
+		}
+		for (String routeId : routes) {
 			CompiledRoute route = routeOf(routeId);
 			if (route != null) {
 				choices(routeId, route, clientKey)
@@ -444,22 +466,12 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	}
 
 	private CompiledPolicy knownPolicy(String routeId, CompiledRoute route, String clientKey) {
-		CompiledPolicy known = this.plans.known(routeId, route, clientKey);
-		return (known != null) ? known : route.byDefault;
+		return this.plans.withoutRequest(routeId, route, clientKey);
 	}
 
 	/** Every policy that may decide the client on the route: its assignment's, the default, each plan's. */
 	private Set<CompiledPolicy> choices(String routeId, CompiledRoute route, String clientKey) {
-		Set<CompiledPolicy> choices = new LinkedHashSet<>();
-		choices.add(knownPolicy(routeId, route, clientKey));
-		choices.add(route.byDefault);
-		for (String plan : this.registry.plans()) {
-			CompiledPolicy compiled = route.plan(plan);
-			if (compiled != null) {
-				choices.add(compiled);
-			}
-		}
-		return choices;
+		return this.plans.candidates(routeId, route, clientKey);
 	}
 
 	/**

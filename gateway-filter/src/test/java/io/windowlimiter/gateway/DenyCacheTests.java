@@ -69,4 +69,29 @@ class DenyCacheTests {
 		assertThat(limiter.isAllowed("deny-cache", client).block().isAllowed()).isTrue();
 	}
 
+	/** A request costing 4 of a limit of 5 leaves 1: Redis says so, and so does the cached denial. */
+	@Test
+	void aCachedDenialReportsTheRemainingRedisReported() {
+		ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
+		LimitScript script = new LimitScript(redis);
+		// a cold first call (class loading on a busy machine) must not outlast the guard's bound
+		script.load().block(Duration.ofSeconds(10));
+		WindowRateLimiter limiter = WindowRateLimiter.of(script,
+				new RedisGuard(Duration.ofMillis(600), Duration.ofMillis(400), Duration.ofSeconds(10)),
+				this.cache, new LocalWindowLimiter(10), Clock.systemUTC());
+		limiter.onApplicationEvent(new FilterArgsEvent(this, "costly", Map.of("window-rate-limiter.algorithm",
+				"fixed-window", "window-rate-limiter.limit", "5", "window-rate-limiter.window", "366d",
+				"window-rate-limiter.cost", "4")));
+		String client = "client-" + System.nanoTime();
+		assertThat(limiter.isAllowed("costly", client).block().isAllowed()).isTrue();
+		Response denied = limiter.isAllowed("costly", client).block();
+		assertThat(denied.isAllowed()).isFalse();
+		assertThat(denied.getHeaders()).containsEntry("X-RateLimit-Remaining", "1");
+		// with the Redis counter gone, only the deny cache can still deny
+		redis.delete(RedisKeys.of("costly", client, "f")).block();
+		Response cached = limiter.isAllowed("costly", client).block();
+		assertThat(cached.isAllowed()).isFalse();
+		assertThat(cached.getHeaders()).containsEntry("X-RateLimit-Remaining", "1");
+	}
+
 }

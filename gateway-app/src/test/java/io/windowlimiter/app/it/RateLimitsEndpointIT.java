@@ -8,6 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,6 +60,8 @@ class RateLimitsEndpointIT {
 
 	private GatewayJar b;
 
+	private Path routes;
+
 	@BeforeAll
 	void start() {
 		this.redis = RedisProcess.launch();
@@ -69,10 +72,12 @@ class RateLimitsEndpointIT {
 		routes.route("ops-bucket", RouteFile.with(RouteFile.limit("token-bucket", 10, "1m"), "burst", 4));
 		routes.route("ops-orders", Map.<String, Object>of("plan", "free"));
 		routes.route("ops-search", Map.<String, Object>of("plan", "free"));
+		routes.route("ops-expiry", RouteFile.limit("fixed-window", 5, "2s"));
 		List<String> args = new ArrayList<>(List.of(EXPOSE));
 		args.addAll(plan("free", 3, 5));
 		args.addAll(plan("pro", 6, 10));
-		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(), args, "ops-a", "ops-b");
+		this.routes = routes.write();
+		this.gateways = GatewayJar.startAll(this.redis.port(), this.routes, args, "ops-a", "ops-b");
 		this.a = this.gateways.get(0);
 		this.b = this.gateways.get(1);
 	}
@@ -102,7 +107,7 @@ class RateLimitsEndpointIT {
 		assertThat(response.statusCode()).isEqualTo(200);
 		JsonNode routes = json(response).path("routes");
 		assertThat(routes.propertyNames()).containsExactlyInAnyOrder("ops-read", "ops-deny", "ops-bucket", "ops-orders",
-				"ops-search");
+				"ops-search", "ops-expiry");
 		JsonNode bucket = routes.path("ops-bucket").path("limits").get(0);
 		assertThat(bucket.path("algorithm").asString()).isEqualTo("token-bucket");
 		assertThat(bucket.path("limit").asLong()).isEqualTo(10);
@@ -193,6 +198,111 @@ class RateLimitsEndpointIT {
 			.isEqualTo(10);
 		assertThat(send(this.a, "POST", clientPath("api", client), "{\"clear\": true}").statusCode()).isEqualTo(200);
 		awaitPolicy(this.b, "ops-search", client, FREE);
+	}
+
+	/**
+	 * An override of 4 on scope api (M6): exactly 4 pass across ops-orders and ops-search and both instances,
+	 * each route's own limit stays, a read of the scope shows the override, and a reset of the scope through
+	 * one instance serves the client again on both routes and both instances, deny caches and all.
+	 */
+	@Test
+	void anOverrideOnAScopeCountsOnceAcrossItsRoutesAndReadsAndResetsThere() throws Exception {
+		String client = "scope-override-" + this.run;
+		HttpResponse<String> override = send(this.a, "POST", clientPath("api", client), "{\"limit\": 4, \"window\": \"1h\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		// seen by B without spending anything: a read of the scope shows the override's limit
+		long started = System.nanoTime();
+		JsonNode read = json(send(this.b, "GET", clientPath("api", client)));
+		while (read.path("limits").path(0).path("limit").asLong() != 4
+				&& System.nanoTime() - started < Duration.ofSeconds(1).toNanos()) {
+			GatewayJar.sleep(20);
+			read = json(send(this.b, "GET", clientPath("api", client)));
+		}
+		assertThat(read.path("limits")).as(read.toString()).hasSize(1);
+		assertThat(read.path("limits").get(0).path("name").asString()).isEqualTo("daily");
+		assertThat(read.path("limits").get(0).path("limit").asLong()).isEqualTo(4);
+		assertThat(read.path("assignment").path("target").asString()).isEqualTo("api");
+
+		List<Integer> statuses = new ArrayList<>();
+		for (int i = 0; i < 8; i++) {
+			statuses.add(proxied((i % 2 == 0) ? this.a : this.b, (i / 2 % 2 == 0) ? "ops-orders" : "ops-search", client));
+		}
+		assertThat(statuses).as("4 across both routes and instances").containsExactly(200, 200, 200, 200, 429, 429, 429, 429);
+		assertThat(json(send(this.b, "GET", clientPath("api", client))).path("limits").get(0).path("remaining").asLong())
+			.isZero();
+
+		HttpResponse<String> reset = send(this.a, "DELETE", clientPath("api", client));
+		assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
+		assertThat(json(reset).path("deletedKeys").asLong()).as(reset.body()).isEqualTo(1);
+		// Redis decides again everywhere: served on both routes, then refused by each route's own limit (3
+		// used), not by a cached daily denial
+		assertThat(proxied(this.b, "ops-orders", client)).isEqualTo(200);
+		assertThat(proxied(this.a, "ops-search", client)).isEqualTo(200);
+		for (GatewayJar gateway : List.of(this.a, this.b)) {
+			String route = (gateway == this.a) ? "ops-orders" : "ops-search";
+			HttpResponse<Void> refused = request(gateway, route, client);
+			assertThat(refused.statusCode()).isEqualTo(429);
+			assertThat(refused.headers().firstValue("RateLimit").orElse("")).as(route + " through " + gateway)
+				.startsWith("\"per-route\";r=0;");
+		}
+		assertThat(send(this.a, "POST", clientPath("api", client), "{\"clear\": true}").statusCode()).isEqualTo(200);
+	}
+
+	/**
+	 * A 3 s override of 20 per hour used past the route's own 5 per 2 s: once it expires the client is
+	 * under the route's window again, served within that window, not locked out for the override's hour.
+	 * Needs the fixed window's restatement of branch policy-lua (M2).
+	 */
+	@Test
+	void anExpiredOverrideLeavesTheClientUnderItsOwnWindowNotLockedOut() throws Exception {
+		String client = "expiring-" + this.run;
+		HttpResponse<String> override = send(this.a, "POST", clientPath("ops-expiry", client),
+				"{\"limit\": 20, \"window\": \"1h\", \"algorithm\": \"fixed-window\", \"expires\": \"3s\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		long postedAt = System.nanoTime();
+		for (int i = 0; i < 8; i++) {
+			assertThat(proxied(this.a, "ops-expiry", client)).isEqualTo(200);
+		}
+		assertThat(Duration.ofNanos(System.nanoTime() - postedAt)).as("used before it expires").isLessThan(Duration.ofSeconds(3));
+		String own = "\"ops-expiry\";q=5;w=2";
+		while (!own.equals(policy(this.b, "ops-expiry", client))
+				&& System.nanoTime() - postedAt < Duration.ofSeconds(5).toNanos()) {
+			GatewayJar.sleep(50);
+		}
+		long expiredAt = System.nanoTime();
+		assertThat(policy(this.b, "ops-expiry", client)).as("expired").isEqualTo(own);
+		int status = proxied(this.b, "ops-expiry", client);
+		while (status != 200 && System.nanoTime() - expiredAt < Duration.ofMillis(2_500).toNanos()) {
+			GatewayJar.sleep(50);
+			status = proxied(this.b, "ops-expiry", client);
+		}
+		assertThat(status).as("served within the route's own 2 s window after the override ended").isEqualTo(200);
+	}
+
+	/**
+	 * A new instance (a restart) holds a blocked client from its first request: assignments load before it
+	 * serves. Started as the app starts by default, it does not expose the endpoint either (health and
+	 * prometheus only): one jar start for both, as starting one costs seconds.
+	 */
+	@Test
+	void aRestartedInstanceHoldsAnOverriddenClientFromItsFirstRequestAndHidesTheEndpointByDefault() throws Exception {
+		String client = "held-" + this.run;
+		HttpResponse<String> override = send(this.a, "POST", clientPath("ops-read", client),
+				"{\"limit\": 1, \"window\": \"1h\", \"algorithm\": \"sliding-log\", \"name\": \"held\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		assertThat(proxied(this.a, "ops-read", client)).isEqualTo(200);
+		assertThat(proxied(this.a, "ops-read", client)).isEqualTo(429);
+		List<String> args = new ArrayList<>(plan("free", 3, 5));
+		args.addAll(plan("pro", 6, 10));
+		try (GatewayJar restarted = GatewayJar.start("ops-restarted", this.redis.port(), this.routes,
+				args.toArray(String[]::new))) {
+			HttpResponse<Void> first = request(restarted, "ops-read", client);
+			assertThat(first.statusCode()).as("the first request after the restart").isEqualTo(429);
+			assertThat(first.headers().firstValue("RateLimit-Policy").orElse("")).isEqualTo("\"held\";q=1;w=3600");
+			assertThat(send(restarted, "GET", "/actuator/ratelimits").statusCode()).as("not exposed by default")
+				.isEqualTo(404);
+		}
+		assertThat(send(this.a, "POST", clientPath("ops-read", client), "{\"clear\": true}").statusCode()).isEqualTo(200);
 	}
 
 	@Test
@@ -336,18 +446,6 @@ class RateLimitsEndpointIT {
 		}
 	}
 
-	/** The public port's routes do not reach the endpoint unless exposed: the app exposes health and prometheus only. */
-	@Test
-	void theAppDoesNotExposeItByDefault() {
-		try (GatewayJar plain = GatewayJar.start("ops-plain", this.redis.port(),
-				new RouteFile(this.downstream.uri()).write())) {
-			assertThat(send(plain, "GET", "/actuator/ratelimits").statusCode()).isEqualTo(404);
-		}
-		catch (IOException | InterruptedException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
-
 	private List<Long> standing(GatewayJar gateway, String route, String client) throws Exception {
 		HttpResponse<String> response = send(gateway, "GET", clientPath(route, client));
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
@@ -368,6 +466,14 @@ class RateLimitsEndpointIT {
 			.timeout(Duration.ofSeconds(5))
 			.build();
 		return this.http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+	}
+
+	private HttpResponse<Void> request(GatewayJar gateway, String route, String client) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/" + route + "/x"))
+			.header("X-API-Key", client)
+			.timeout(Duration.ofSeconds(5))
+			.build();
+		return this.http.send(request, HttpResponse.BodyHandlers.discarding());
 	}
 
 	/** The RateLimit-Policy of a request proxied through the gateway. */

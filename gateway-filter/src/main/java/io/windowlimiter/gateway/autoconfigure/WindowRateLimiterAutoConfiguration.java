@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.windowlimiter.gateway.DeletedRoutesListener;
 import io.windowlimiter.gateway.DenyCache;
 import io.windowlimiter.gateway.ExchangeContextFilter;
 import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
@@ -240,6 +241,15 @@ public class WindowRateLimiterAutoConfiguration {
 			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, ObjectProvider<PlanAssignments> assignments,
 			WindowRateLimiterProperties properties) {
 		return new ChangeBroadcast(redis, limiter, assignments.getIfUnique(), properties.getRedisTimeout());
+	}
+
+	/** Forgets the limits of routes deleted at run time, when the gateway's routes are refreshed. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(name = WindowRateLimiter.BEAN_NAME)
+	public DeletedRoutesListener windowRateLimiterDeletedRoutesListener(
+			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter) {
+		return new DeletedRoutesListener(limiter);
 	}
 
 	@Bean

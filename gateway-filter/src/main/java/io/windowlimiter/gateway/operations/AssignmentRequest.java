@@ -8,6 +8,7 @@ import java.util.Map;
 
 import io.windowlimiter.gateway.InvalidRouteConfigurationException;
 import io.windowlimiter.gateway.PolicyRegistry;
+import io.windowlimiter.gateway.plan.PlanAssignments;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.convert.DurationStyle;
@@ -92,10 +93,11 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 		if (expires == null) {
 			return null;
 		}
-		String allowed = "a duration of at least 1ms, such as 30m, 12h or 30d (ISO-8601 such as PT12H too)";
+		String allowed = "a duration of at least 1ms and at most " + PlanAssignments.MAX_TTL.toDays()
+				+ "d (10 years), such as 30m, 12h or 30d (ISO-8601 such as PT12H too)";
 		try {
 			Duration duration = DurationStyle.detectAndParse(expires.trim());
-			if (duration.toMillis() >= 1) {
+			if (duration.toMillis() >= 1 && duration.compareTo(PlanAssignments.MAX_TTL) <= 0) {
 				return duration;
 			}
 		}

@@ -13,6 +13,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
 
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.listener.ChannelTopic;
@@ -119,6 +120,12 @@ public class ChangeBroadcast implements SmartLifecycle {
 			.doOnError(error -> logger.warn("Listening on Redis channel " + CHANNEL + " failed, retrying: " + error))
 			.retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofSeconds(1)).maxBackoff(Duration.ofSeconds(30)))
 			.subscribe(message -> receive(message.getMessage()));
+	}
+
+	/** Listening before the web server takes requests, with the assignments loaded in the same phase. */
+	@Override
+	public int getPhase() {
+		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
 	}
 
 	@Override

@@ -192,6 +192,7 @@ public class RateLimitOperations {
 			write = assignments.assign(target, client, request.plan(), request.expires());
 		}
 		else {
+			checkScope(target, request.limit());
 			type = LimitChange.OVERRIDE;
 			List<Map<String, String>> limits = List.of(request.limit());
 			// a limit below the cost of a request on a route of the target would refuse the client for good
@@ -229,6 +230,16 @@ public class RateLimitOperations {
 					+ ", which no plan changes",
 					"a plan on a route that uses plans (window-rate-limiter.plan) or on a scope one of them names, or "
 							+ "limit and window (an override) here");
+		}
+	}
+
+	/** An override made on a scope counts in that scope: another scope named in it would be ignored, so refused. */
+	private void checkScope(String target, @Nullable Map<String, String> limit) {
+		String scope = (limit != null) ? limit.get("scope") : null;
+		if (scope != null && this.limiter.isScope(target) && !scope.equals(target)) {
+			throw new AssignmentRequest.InvalidAssignmentException(target, "scope", "is '" + scope
+					+ "' on an override made on scope '" + target + "'", "'" + target + "' or none: an override on a "
+							+ "scope replaces that scope's limits and counts in it");
 		}
 	}
 

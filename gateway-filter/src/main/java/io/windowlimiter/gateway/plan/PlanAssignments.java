@@ -16,6 +16,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
@@ -28,7 +29,9 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -54,6 +57,15 @@ public class PlanAssignments implements SmartLifecycle {
 
 	private static final String LIMITS = "limits";
 
+	private static final List<String> KEYS = List.of(RedisKeys.ASSIGNMENTS, RedisKeys.ASSIGNMENT_EXPIRY,
+			RedisKeys.ASSIGNMENT_VERSION);
+
+	/**
+	 * The longest an assignment may hold: 10 years. Far longer (thousands of years) would reach expiry times
+	 * that Redis's Lua prints in exponent form, which no instance could read back.
+	 */
+	public static final Duration MAX_TTL = Duration.ofDays(3650);
+
 	/** What the script answers when full. */
 	private static final String FULL = "assignments already, the most allowed";
 
@@ -78,10 +90,10 @@ public class PlanAssignments implements SmartLifecycle {
 
 	private final AtomicLong lastFailureLogged = new AtomicLong(Long.MIN_VALUE);
 
-	private volatile Map<String, Assignment> assignments = Map.of();
+	private final RedisScript<List> readAll;
 
-	/** The version last loaded; null before the first load. */
-	private volatile @Nullable String version;
+	/** The assignments last loaded, with their version; version -1 before the first load. */
+	private final AtomicReference<Snapshot> loaded = new AtomicReference<>(new Snapshot(-1, Map.of(), 0));
 
 	private volatile @Nullable Disposable polling;
 
@@ -91,7 +103,8 @@ public class PlanAssignments implements SmartLifecycle {
 	 * @param refreshInterval how often to ask Redis whether assignments changed
 	 * @param maxAssignments the most assignments kept
 	 * @param logInterval at most one log line per this interval when reloading fails
-	 * @param clock this instance's clock in ms since the epoch, which expiry is checked against
+	 * @param clock this instance's clock in ms since the epoch; expiry is checked against it, corrected at each
+	 * load by how far it is off the Redis clock that expiry times are on
 	 */
 	public PlanAssignments(ReactiveStringRedisTemplate redis, Set<String> plans, Duration refreshInterval,
 			long maxAssignments, Duration logInterval, LongSupplier clock) {
@@ -101,7 +114,10 @@ public class PlanAssignments implements SmartLifecycle {
 		this.maxAssignments = maxAssignments;
 		this.logInterval = logInterval;
 		this.clock = clock;
-		this.write = RedisScript.of(read("plan_assignments.lua"), Long.class);
+		String script = read("plan_assignments.lua");
+		this.write = RedisScript.of(script, Long.class);
+		// the same script, called without arguments: the version and the hash in one atomic read
+		this.readAll = RedisScript.of(script, List.class);
 	}
 
 	/**
@@ -154,12 +170,15 @@ public class PlanAssignments implements SmartLifecycle {
 
 	/** The client's live assignment on the target, from memory; null for none. */
 	public @Nullable Assignment find(String target, String clientKey) {
-		Map<String, Assignment> all = this.assignments;
+		Snapshot loaded = this.loaded.get();
+		Map<String, Assignment> all = loaded.assignments();
 		if (all.isEmpty()) {
 			return null;
 		}
 		Assignment assignment = all.get(field(target, clientKey));
-		return (assignment != null && assignment.isLive(this.clock.getAsLong())) ? assignment : null;
+		// expiry times are on the Redis clock: this instance's clock, corrected by how far it was off at the last load
+		return (assignment != null && assignment.isLive(this.clock.getAsLong() + loaded.clockOffset())) ? assignment
+				: null;
 	}
 
 	/**
@@ -176,22 +195,60 @@ public class PlanAssignments implements SmartLifecycle {
 		this.listeners.add(listener);
 	}
 
-	/** Reloads the assignments if their version changed since the last load. */
+	/**
+	 * Reloads the assignments if their version changed since the last load. The version and the hash are read
+	 * in one step, decoded off Redis's I/O thread, and installed only if newer than those loaded: a slow read
+	 * never replaces what a later one installed.
+	 * @return whether assignments were installed
+	 */
 	public Mono<Boolean> refresh() {
 		return this.redis.opsForValue().get(RedisKeys.ASSIGNMENT_VERSION).defaultIfEmpty("").flatMap(current -> {
-			if (current.equals(this.version)) {
+			if (version(current) == this.loaded.get().version()) {
 				return Mono.just(false);
 			}
-			return this.redis.<String, String>opsForHash()
-				.entries(RedisKeys.ASSIGNMENTS)
-				.collectMap(entry -> entry.getKey(), entry -> entry.getValue())
-				.map(entries -> {
-					this.assignments = decode(entries);
-					this.version = current;
-					this.listeners.forEach(Runnable::run);
-					return true;
-				});
+			return this.redis.execute(this.readAll, KEYS, List.of())
+				.collectList()
+				.publishOn(Schedulers.boundedElastic())
+				.map(this::install);
 		});
+	}
+
+	private boolean install(List<?> reply) {
+		// Spring Data Redis hands a multi-bulk reply over whole or element by element, depending on its version
+		List<?> all = (reply.size() == 1 && reply.get(0) instanceof List<?> whole) ? whole : reply;
+		long version = version(String.valueOf(all.get(0)));
+		long clockOffset = Long.parseLong(String.valueOf(all.get(1))) - this.clock.getAsLong();
+		if (!isNewer(version, this.loaded.get().version())) {
+			return false;
+		}
+		Map<String, String> entries = new HashMap<>(all.size());
+		for (int i = 2; i + 1 < all.size(); i += 2) {
+			entries.put(String.valueOf(all.get(i)), String.valueOf(all.get(i + 1)));
+		}
+		Snapshot snapshot = new Snapshot(version, decode(entries), clockOffset);
+		Snapshot before = this.loaded.getAndUpdate(now -> isNewer(version, now.version()) ? snapshot : now);
+		if (!isNewer(version, before.version())) {
+			return false;
+		}
+		this.listeners.forEach(Runnable::run);
+		return true;
+	}
+
+	/** Newer, or Redis has none at all (its keys were lost): what Redis holds is what holds. */
+	private static boolean isNewer(long version, long loaded) {
+		return version > loaded || (version == 0 && loaded != 0);
+	}
+
+	/** The version as stored, 0 when there is none. */
+	private static long version(String stored) {
+		return stored.isEmpty() ? 0 : Long.parseLong(stored);
+	}
+
+	/**
+	 * Assignments as loaded at one version.
+	 * @param clockOffset the Redis clock minus this instance's when loaded, in ms (plus the read's latency)
+	 */
+	private record Snapshot(long version, Map<String, Assignment> assignments, long clockOffset) {
 	}
 
 	private Mono<Void> write(String target, String clientKey, String value, @Nullable Duration ttl) {
@@ -200,11 +257,13 @@ public class PlanAssignments implements SmartLifecycle {
 		if (ttl != null && ttl.toMillis() < 1) {
 			return Mono.error(new IllegalArgumentException("ttl must be at least 1 ms, was " + ttl));
 		}
-		List<String> keys = List.of(RedisKeys.ASSIGNMENTS, RedisKeys.ASSIGNMENT_EXPIRY, RedisKeys.ASSIGNMENT_VERSION);
+		if (ttl != null && ttl.compareTo(MAX_TTL) > 0) {
+			return Mono.error(new IllegalArgumentException("ttl must be at most " + MAX_TTL + " (10 years), was " + ttl));
+		}
 		List<String> args = List.of(field(target, clientKey), value, (ttl != null) ? Long.toString(ttl.toMillis()) : "",
 				Long.toString(this.maxAssignments));
 		// reloaded here before completing, so the caller's own instance has the change at once
-		return this.redis.execute(this.write, keys, args)
+		return this.redis.execute(this.write, KEYS, args)
 			.onErrorMap(ex -> String.valueOf(NestedExceptionUtils.getMostSpecificCause(ex).getMessage()).contains(FULL),
 					ex -> new IllegalStateException("Not assigned: " + this.maxAssignments + " assignments already, the "
 							+ "most allowed (window-rate-limiter.assignments.max-entries); clear some first", ex))
@@ -252,17 +311,30 @@ public class PlanAssignments implements SmartLifecycle {
 		}
 		String target = field.substring(field.indexOf(':') + 1, field.indexOf(':') + 1
 				+ Integer.parseInt(field.substring(0, field.indexOf(':'))));
-		return new Assignment(null, PolicyRegistry.overrideLimits(target, limits), expiresAt);
+		boolean unnamed = limits.size() == 1 && !limits.get(0).containsKey("name");
+		return new Assignment(null, PolicyRegistry.overrideLimits(target, limits), expiresAt, unnamed);
 	}
 
 	private static String encode(String text) {
 		return URLEncoder.encode(text, StandardCharsets.UTF_8);
 	}
 
+	/**
+	 * Loads the assignments once before the web server takes requests, so a client held by an override is
+	 * held from the first request after a restart; start-up waits for it at most the reload bound, and a
+	 * Redis that is away only delays the assignments to the first poll that reaches it. Then polls.
+	 */
 	@Override
 	public void start() {
 		Duration bound = this.refreshInterval.multipliedBy(4).plusSeconds(1);
-		this.polling = Flux.interval(Duration.ZERO, this.refreshInterval)
+		try {
+			// a blocking wait, once, at start-up, as DecisionWarmUp's: nothing is served before it ends
+			refresh().block(bound);
+		}
+		catch (RuntimeException ex) {
+			logFailure(ex);
+		}
+		this.polling = Flux.interval(this.refreshInterval, this.refreshInterval)
 			.onBackpressureDrop()
 			// bounded, so a Redis that stops answering cannot wedge the polling for good
 			.concatMap(tick -> refresh().timeout(bound).onErrorResume(ex -> {
@@ -270,6 +342,12 @@ public class PlanAssignments implements SmartLifecycle {
 				return Mono.empty();
 			}))
 			.subscribe();
+	}
+
+	/** Just before the web server's phase, as {@code DecisionWarmUp}. */
+	@Override
+	public int getPhase() {
+		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
 	}
 
 	private void logFailure(Throwable ex) {

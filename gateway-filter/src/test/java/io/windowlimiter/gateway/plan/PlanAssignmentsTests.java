@@ -13,6 +13,7 @@ import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -97,6 +98,14 @@ class PlanAssignmentsTests {
 	}
 
 	@Test
+	void anExpiryBeyondTenYearsIsRefusedNamingTheMost() {
+		assertThatThrownBy(() -> assignments(100).assign("orders", "forever", "pro", Duration.ofDays(1_000_000)).block(WAIT))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessage("ttl must be at most PT87600H (10 years), was PT24000000H");
+		assertThat(this.redis.opsForHash().size(RedisKeys.ASSIGNMENTS).block(WAIT)).isZero();
+	}
+
+	@Test
 	void anAssignmentWithoutExpiryClearsAnEarlierExpiry() throws InterruptedException {
 		PlanAssignments assignments = assignments(100);
 		assignments.assign("orders", "c", "pro", Duration.ofMillis(100)).block(WAIT);
@@ -104,6 +113,56 @@ class PlanAssignmentsTests {
 		Thread.sleep(200);
 		assignments.assign("orders", "d", "free", null).block(WAIT);
 		assertThat(assignments.find("orders", "c")).isNotNull();
+	}
+
+	/** Loaded before the web server serves: a client held by an override is held from the first request. */
+	@Test
+	void aStartedInstanceHasTheAssignmentsBeforeTheWebServerStarts() {
+		assignments(100).assign("orders", "held", "free", null).block(WAIT);
+		PlanAssignments restarted = assignments(100);
+		assertThat(restarted.getPhase()).isLessThan(WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE);
+		restarted.start();
+		try {
+			assertThat(restarted.find("orders", "held")).as("loaded when start() returns").isNotNull();
+		}
+		finally {
+			restarted.stop();
+		}
+	}
+
+	/** A reload never installs what is older than what an instance has, and decodes off Redis's I/O thread. */
+	@Test
+	void anOlderSnapshotIsNeverInstalledAfterANewerOne() {
+		PlanAssignments writer = assignments(100);
+		writer.assign("orders", "x", "pro", null).block(WAIT);
+		PlanAssignments reader = assignments(100);
+		List<String> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
+		reader.onChange(() -> threads.add(Thread.currentThread().getName()));
+		assertThat(reader.refresh().block(WAIT)).isTrue();
+		assertThat(threads).singleElement().asString().startsWith("boundedElastic");
+		long version = Long.parseLong(this.redis.opsForValue().get(RedisKeys.ASSIGNMENT_VERSION).block(WAIT));
+		// what a read made before the last write would have seen: an older version with other contents
+		this.redis.opsForHash().put(RedisKeys.ASSIGNMENTS, "6:ordersx", "0\nplan\nfree").block(WAIT);
+		this.redis.opsForValue().set(RedisKeys.ASSIGNMENT_VERSION, Long.toString(version - 1)).block(WAIT);
+		assertThat(reader.refresh().block(WAIT)).isFalse();
+		assertThat(reader.find("orders", "x").plan()).isEqualTo("pro");
+	}
+
+	/** Versions keep growing when Redis loses the keys, so every instance takes what is written after. */
+	@Test
+	void afterTheKeysAreLostEveryInstanceTakesWhatIsWrittenNext() {
+		PlanAssignments writer = assignments(100);
+		for (int i = 0; i < 3; i++) {
+			writer.assign("orders", "before-" + i, "pro", null).block(WAIT);
+		}
+		PlanAssignments reader = assignments(100);
+		reader.refresh().block(WAIT);
+		empty();
+		assertThat(reader.refresh().block(WAIT)).as("none in Redis: none here").isTrue();
+		assertThat(reader.find("orders", "before-0")).isNull();
+		writer.assign("orders", "after", "free", null).block(WAIT);
+		assertThat(reader.refresh().block(WAIT)).isTrue();
+		assertThat(reader.find("orders", "after")).isNotNull();
 	}
 
 	@Test

@@ -431,6 +431,64 @@ abstract class PlansContract {
 		assertThat(get(0, "orders", client).status()).isEqualTo(429);
 	}
 
+	/**
+	 * An override of 4 on scope api (M6): it replaces the scope's daily limit only and counts once across
+	 * orders and search, the per-route limit still applies, a read of the scope shows it, and a reset of the
+	 * scope serves the client again on both routes, from every instance's deny cache too.
+	 */
+	@Test
+	void anOverrideOnAScopeReplacesTheScopesLimitOnlyAndCountsOnceAcrossItsRoutes() {
+		String client = key();
+		Answer override = operator(0, HttpMethod.POST, "api/" + client, "{\"limit\": 4, \"window\": \"" + YEAR + "\"}");
+		assertThat(override.status()).as(override.body()).isEqualTo(200);
+		millisUntilSeenOnTheOtherInstance("api", client, true);
+		String overridden = "\"per-route\";q=3;w=" + W + ", \"daily\";q=4;w=" + W;
+		for (int i = 0; i < 2; i++) {
+			Answer orders = get(i, "orders", client);
+			assertThat(orders.status()).isEqualTo(200);
+			assertThat(orders.policy()).as("the route's own limit stays, the override keeps the scope limit's name")
+				.isEqualTo(overridden);
+			assertThat(get(1 - i, "search", client).status()).isEqualTo(200);
+		}
+		// 4 passed across both routes: the scope refuses on either route and either instance
+		for (int i = 0; i < 2; i++) {
+			for (String route : List.of("orders", "search")) {
+				Answer refused = get(i, route, client);
+				assertThat(refused.status()).as(route + " on instance " + i).isEqualTo(429);
+				assertThat(refused.headers().getFirst("RateLimit")).startsWith("\"daily\";r=0;");
+			}
+		}
+		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
+			.isEqualTo(4);
+
+		JsonNode read = json(operator(1, HttpMethod.GET, "api/" + client, null));
+		assertThat(read.path("assignment").path("target").asString()).isEqualTo("api");
+		JsonNode limits = read.path("limits");
+		assertThat(limits).as(read.toString()).hasSize(1);
+		assertThat(limits.get(0).path("name").asString()).isEqualTo("daily");
+		assertThat(limits.get(0).path("scope").asString()).isEqualTo("api");
+		assertThat(limits.get(0).path("limit").asLong()).isEqualTo(4);
+		assertThat(limits.get(0).path("remaining").asLong()).isZero();
+
+		Answer reset = operator(1, HttpMethod.DELETE, "api/" + client, null);
+		assertThat(reset.status()).as(reset.body()).isEqualTo(200);
+		assertThat(json(reset).path("deletedKeys").asLong()).isEqualTo(1);
+		assertThat(json(operator(0, HttpMethod.GET, "api/" + client, null)).path("limits").get(0).path("remaining")
+			.asLong()).isEqualTo(4);
+		// every instance forgets its denials on every route naming the scope: Redis decides again, so the
+		// client is served, and then refused by each route's own limit (3 used), not by a cached daily denial
+		assertThat(get(0, "orders", client).status()).isEqualTo(200);
+		assertThat(get(1, "search", client).status()).isEqualTo(200);
+		for (int i = 0; i < 2; i++) {
+			Answer perRoute = get(1 - i, (i == 0) ? "orders" : "search", client);
+			assertThat(perRoute.status()).isEqualTo(429);
+			assertThat(perRoute.headers().getFirst("RateLimit")).as("the route's own limit still applies")
+				.startsWith("\"per-route\";r=0;");
+		}
+		assertThat(json(operator(0, HttpMethod.GET, "api/" + client, null)).path("limits").get(0).path("remaining")
+			.asLong()).isEqualTo(2);
+	}
+
 	@Test
 	void theEndpointRefusesWhatCannotBeAssignedNamingTheField() {
 		String client = key();
@@ -445,6 +503,14 @@ abstract class PlansContract {
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"later\"}"),
 				"expires", "expires is 'later'");
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plna\": \"pro\"}"), "plan", "plan is missing");
+		// thousands of years would be stored and then ignored by every instance: refused instead
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"1000000d\"}"),
+				"expires", "expires is '1000000d'; allowed: a duration of at least 1ms and at most 3650d");
+		assertRefused(operator(0, HttpMethod.POST, "api/" + client, "{\"limit\": 5, \"window\": \"1m\", \"scope\": \"ab\"}"),
+				"scope", "scope is 'ab' on an override made on scope 'api'; allowed: 'api' or none");
+		// a typo'd target is no route and no scope, though the default filters have no policy here either
+		assertThat(operator(0, HttpMethod.POST, "ordres/" + client, "{\"limit\": 5, \"window\": \"1m\"}").status())
+			.isEqualTo(404);
 		assertRefused(operator(0, HttpMethod.POST, "a/" + client, "{\"plan\": \"pro\"}"), "plan",
 				"route 'a', which has limits of its own");
 		assertRefused(operator(0, HttpMethod.POST, "ab/" + client, "{\"plan\": \"pro\"}"), "plan",
@@ -458,6 +524,7 @@ abstract class PlansContract {
 		assertThat(assignments(0).find("orders", client)).isNull();
 		assertThat(assignments(0).find("a", client)).isNull();
 		assertThat(assignments(0).find("ab", client)).isNull();
+		assertThat(assignments(0).find("api", client)).isNull();
 	}
 
 	private static void assertRefused(Answer answer, String field, String message) {

@@ -4,32 +4,42 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
+import io.windowlimiter.gateway.DenyCache;
+import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.Algorithm;
 import io.windowlimiter.gateway.algorithm.Decision;
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.algorithm.WindowPolicy;
+import io.windowlimiter.gateway.failure.LocalWindowLimiter;
+import io.windowlimiter.gateway.failure.RedisGuard;
 import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.gateway.plan.PlanAssignments;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.cloud.gateway.event.FilterArgsEvent;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two gateway instances whose clocks are 20 s apart (one 10 s slow, one 10 s fast) decide alike,
- * because a decision takes its time from the Redis server ({@code TIME} in the script), never from
- * the instance: no instance clock is an input of the decision path at all. The control shows what
- * the same traffic does when each instance passes its own clock, as a limiter timed on the gateway
- * would: the instances disagree about windows and Retry-After.
+ * Two gateway instances whose clocks are 20 s apart (one 10 s slow, one 10 s fast) decide alike: each
+ * limiter is handed its skewed clock, and still both agree on Retry-After, because a decision takes its
+ * time from the Redis server ({@code TIME} in the script). Assignments expire alike too: their expiry is
+ * on the Redis clock, and each instance corrects its own clock by how far it was off Redis's at the last
+ * load. The controls show what the same traffic does when each instance passes its own clock to the
+ * script, as a limiter timed on the gateway would: the instances disagree about windows and Retry-After.
  *
- * <p>The instances are two connection factories each with their own algorithm objects, as two
- * gateway processes would have; one JVM cannot give two application contexts different system
- * clocks, so the skew is given to each instance as a {@link Clock}.
+ * <p>The instances are two connection factories each with their own limiter, deny cache and
+ * assignments, as two gateway processes would have; one JVM cannot give two application contexts
+ * different system clocks, so the skew is given to each instance as a {@link Clock}.
  */
 class ClockSkewTests {
 
@@ -50,17 +60,31 @@ class ClockSkewTests {
 	}
 
 	@Test
-	void onTheRedisClockSkewedInstancesAgreeOnRetryAfter() {
-		WindowPolicy twoPerMinute = new WindowPolicy(Algorithm.SLIDING_LOG, 2, Duration.ofMinutes(1));
-		String key = RedisKeys.of("skew", this.client, Algorithm.SLIDING_LOG.keySuffix());
-		assertThat(this.slow.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT).allowed()).isTrue();
-		assertThat(this.fast.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT).allowed()).isTrue();
-		Decision denied = this.fast.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT);
+	void limitersOnSkewedClocksAgreeOnRetryAfter() {
+		Response first = this.slow.limiter.isAllowed("skew", this.client).block(TIMEOUT);
+		assertThat(first.isAllowed()).isTrue();
+		assertThat(this.fast.limiter.isAllowed("skew", this.client).block(TIMEOUT).isAllowed()).isTrue();
+		Response denied = this.fast.limiter.isAllowed("skew", this.client).block(TIMEOUT);
 		// the slow instance's request leaves the window a minute after it was made, on one clock
-		assertThat(denied.allowed()).isFalse();
-		assertThat(denied.retryAfterMillis()).isBetween(55_000L, 60_000L);
-		Decision deniedToo = this.slow.script.decideOne(key, twoPerMinute, 1, "").block(TIMEOUT);
-		assertThat(Math.abs(deniedToo.retryAfterMillis() - denied.retryAfterMillis())).isLessThan(5_000);
+		assertThat(denied.isAllowed()).isFalse();
+		long retryAfter = Long.parseLong(denied.getHeaders().get("Retry-After"));
+		assertThat(retryAfter).isBetween(55L, 60L);
+		Response deniedToo = this.slow.limiter.isAllowed("skew", this.client).block(TIMEOUT);
+		assertThat(deniedToo.isAllowed()).isFalse();
+		assertThat(Long.parseLong(deniedToo.getHeaders().get("Retry-After"))).isBetween(retryAfter - 1, retryAfter);
+	}
+
+	/** On their own clocks alone, the fast instance would end a 2 s assignment at once, the slow one 10 s late. */
+	@Test
+	void assignmentsOnSkewedClocksExpireAlike() throws InterruptedException {
+		long written = System.nanoTime();
+		this.slow.assignments.assign("orders", this.client, "pro", Duration.ofSeconds(2)).block(TIMEOUT);
+		this.fast.assignments.refresh().block(TIMEOUT);
+		assertThat(this.fast.assignments.find("orders", this.client)).as("live on the fast instance").isNotNull();
+		assertThat(this.slow.assignments.find("orders", this.client)).as("live on the slow instance").isNotNull();
+		Thread.sleep(Math.max(0, Duration.ofMillis(2_300).minusNanos(System.nanoTime() - written).toMillis()));
+		assertThat(this.fast.assignments.find("orders", this.client)).as("ended on the fast instance").isNull();
+		assertThat(this.slow.assignments.find("orders", this.client)).as("ended on the slow instance").isNull();
 	}
 
 	@Test
@@ -99,7 +123,7 @@ class ClockSkewTests {
 		assertThat(allowed).isEqualTo(20);
 	}
 
-	/** One gateway instance: its own connections, script and clock. */
+	/** One gateway instance: its own connections, script, limiter, deny cache, assignments and clock. */
 	private static final class Instance implements AutoCloseable {
 
 		final Clock clock;
@@ -107,6 +131,10 @@ class ClockSkewTests {
 		final LettuceConnectionFactory connections;
 
 		final LimitScript script;
+
+		final WindowRateLimiter limiter;
+
+		final PlanAssignments assignments;
 
 		Instance(Clock clock) {
 			this.clock = clock;
@@ -116,6 +144,15 @@ class ClockSkewTests {
 			this.connections.start();
 			ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(this.connections);
 			this.script = new LimitScript(template);
+			// loaded first: a cold first call on a busy machine must not outlast the guard's bound
+			this.script.load().block(Duration.ofSeconds(10));
+			this.limiter = WindowRateLimiter.of(this.script,
+					new RedisGuard(Duration.ofMillis(600), Duration.ofMillis(400), Duration.ofSeconds(10)),
+					new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(10), clock);
+			this.limiter.onApplicationEvent(new FilterArgsEvent(this, "skew", Map.of("window-rate-limiter.algorithm",
+					"sliding-log", "window-rate-limiter.limit", "2", "window-rate-limiter.window", "1m")));
+			this.assignments = new PlanAssignments(template, Set.of("free", "pro"), Duration.ofMillis(250), 100,
+					Duration.ofSeconds(10), clock::millis);
 		}
 
 		@Override
