@@ -265,7 +265,7 @@ public class RateLimitOperations {
 			return Mono.empty();
 		}
 		LimitChange change = LimitChange.reset(target, client);
-		return this.redis.delete(keys.toArray(String[]::new)).timeout(REDIS_TIMEOUT).flatMap(deleted -> {
+		return this.redis.unlink(keys.toArray(String[]::new)).timeout(REDIS_TIMEOUT).flatMap(deleted -> {
 			this.limiter.forgetDenial(target, client);
 			return publish(change).map(notified -> new Reset(target, client, deleted, notified));
 		}).doOnNext(reset -> {
