@@ -1,12 +1,15 @@
 package io.windowlimiter.gateway;
 
 import org.aopalliance.intercept.MethodInterceptor;
+import reactor.core.publisher.Mono;
 
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewayFilterFactory;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Puts into the Reactor context of each {@code RequestRateLimiter} filter the exchange that filter is
@@ -37,8 +40,20 @@ public class LimiterFilterExchangeCapture implements BeanPostProcessor {
 	}
 
 	private static GatewayFilter capturing(GatewayFilter filter) {
-		GatewayFilter capturing = (exchange, chain) -> filter.filter(exchange, chain)
-			.contextWrite(ExchangeContextFilter.with(exchange));
+		GatewayFilter capturing = new GatewayFilter() {
+
+			@Override
+			public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+				return filter.filter(exchange, chain).contextWrite(ExchangeContextFilter.with(exchange));
+			}
+
+			// the gateway's routes endpoint lists filters by their text: keep the factory's
+			@Override
+			public String toString() {
+				return filter.toString();
+			}
+
+		};
 		// the route locator orders a filter by its place in the route unless it says otherwise
 		return (filter instanceof OrderedGatewayFilter ordered)
 				? new OrderedGatewayFilter(capturing, ordered.getOrder()) : capturing;
