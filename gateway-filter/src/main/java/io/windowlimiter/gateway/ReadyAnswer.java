@@ -7,8 +7,8 @@ import io.netty.util.internal.ThreadExecutorMap;
 import reactor.core.publisher.Mono;
 
 /**
- * An answer the limiter has at hand (the deny cache, a fail-mode), completed in a later task of the
- * current Netty event loop rather than synchronously.
+ * An answer the limiter has at hand (the deny cache, a fail-mode, the ratelimits endpoint's 404 and 400),
+ * completed in a later task of the current Netty event loop rather than synchronously.
  *
  * <p>Why: Reactor Netty 1.3.6 and 1.3.7 (Spring Boot 4.0.7 ships 1.3.6) can stop reading an HTTP/1.1
  * keep-alive connection for good, reactor/reactor-netty#4361. A request that arrives before the previous
@@ -23,12 +23,12 @@ import reactor.core.publisher.Mono;
  * <p>The event loop is Netty's own record of the current thread's executor; a caller on any other
  * thread gets the answer at once, as it cannot be inside a drain.
  */
-final class ReadyAnswer {
+public final class ReadyAnswer {
 
 	private ReadyAnswer() {
 	}
 
-	static <T> Mono<T> of(T answer) {
+	public static <T> Mono<T> of(T answer) {
 		return Mono.create(sink -> {
 			EventExecutor loop = ThreadExecutorMap.currentExecutor();
 			if (loop == null) {

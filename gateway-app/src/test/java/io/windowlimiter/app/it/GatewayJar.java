@@ -82,6 +82,42 @@ final class GatewayJar implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Runs the jar with a configuration it must refuse: waits for its JVM to exit, and returns its exit code
+	 * and everything it printed. Fails if it is still running after {@code within} (it was not refused).
+	 */
+	static Exited startRefused(String name, int redisPort, Path routes, Duration within) {
+		Path log = logDir().resolve(name + ".log");
+		List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-jar",
+				jar().toString(), "--server.port=" + RedisTestServer.freePort(), "--spring.data.redis.host=127.0.0.1",
+				"--spring.data.redis.port=" + redisPort, "--spring.config.additional-location=file:" + routes));
+		Process process = null;
+		try {
+			process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			if (!process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS)) {
+				throw new IllegalStateException(name + " still running after " + within + " (log " + log + ")");
+			}
+			return new Exited(process.exitValue(), Files.readString(log));
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		finally {
+			if (process != null && process.isAlive()) {
+				process.destroyForcibly();
+			}
+		}
+	}
+
+	/** How a jar run by {@link #startRefused} ended. */
+	record Exited(int code, String output) {
+
+	}
+
 	/** Starts several at once (each its own JVM), returning when all are healthy. */
 	static List<GatewayJar> startAll(int redisPort, Path routes, String... names) {
 		return startAll(redisPort, routes, List.of(), names);

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.windowlimiter.gateway.ReadyAnswer;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -80,11 +81,12 @@ public class RateLimitsEndpoint {
 			@Selector(match = Match.ALL_REMAINING) String[] segments) {
 		String client = client(segments);
 		if (client == null) {
-			return Mono.just(noClient());
+			return ReadyAnswer.of(noClient());
 		}
 		return this.operations.standing(target, client)
 			.map(standing -> new WebEndpointResponse<Object>(standing))
-			.defaultIfEmpty(unknown(target));
+			.defaultIfEmpty(unknown(target))
+			.flatMap(ReadyAnswer::of);
 	}
 
 	/** Resets the client on the route or scope, on every instance; logged and audited with who asked. */
@@ -93,12 +95,13 @@ public class RateLimitsEndpoint {
 			@Selector(match = Match.ALL_REMAINING) String[] segments, SecurityContext security) {
 		String client = client(segments);
 		if (client == null) {
-			return Mono.just(noClient());
+			return ReadyAnswer.of(noClient());
 		}
 		Principal principal = security.getPrincipal();
 		return this.operations.reset(target, client, (principal != null) ? principal.getName() : null)
 			.map(reset -> new WebEndpointResponse<Object>(reset))
-			.defaultIfEmpty(unknown(target));
+			.defaultIfEmpty(unknown(target))
+			.flatMap(ReadyAnswer::of);
 	}
 
 	/**
@@ -120,7 +123,7 @@ public class RateLimitsEndpoint {
 			SecurityContext security) {
 		String client = client(segments);
 		if (client == null) {
-			return Mono.just(noClient());
+			return ReadyAnswer.of(noClient());
 		}
 		Principal principal = security.getPrincipal();
 		return Mono
@@ -133,7 +136,8 @@ public class RateLimitsEndpoint {
 					ex -> Mono.just(new WebEndpointResponse<>(Map.of("error", ex.getMessage(), "field", ex.getField()),
 							WebEndpointResponse.STATUS_BAD_REQUEST)))
 			.onErrorResume(IllegalStateException.class,
-					ex -> Mono.just(new WebEndpointResponse<>(Map.of("error", String.valueOf(ex.getMessage())), 409)));
+					ex -> Mono.just(new WebEndpointResponse<>(Map.of("error", String.valueOf(ex.getMessage())), 409)))
+			.flatMap(ReadyAnswer::of);
 	}
 
 	/**
