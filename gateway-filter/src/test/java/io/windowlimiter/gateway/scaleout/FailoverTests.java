@@ -35,11 +35,11 @@ class FailoverTests {
 	/** The window in which a planned failover must be over, from the decisions' point of view. */
 	private static final Duration RECOVERY = Duration.ofSeconds(15);
 
-	/** Counts a planned Sentinel failover may lose, as seconds of the run's decisions (measured: 0.X to 0.Y s). */
+	/** Counts a planned Sentinel failover may lose, as seconds of the run's decisions (measured: 0.6 to 1.2 s; 11.4 s before decisions followed the Sentinels' announcement). */
 	private static final double MAX_LOST_SECONDS = 3;
 
 	@Test
-	void aSentinelFailoverIsFollowedWithoutARestartAndLosesAtMostASecondOfCounts() {
+	void aSentinelFailoverIsFollowedWhenAnnouncedAndLosesUnderThreeSecondsOfCounts() {
 		try (RedisSentinelTestServer sentinel = RedisSentinelTestServer.start(Duration.ofSeconds(5));
 				ConfigurableApplicationContext gateway = gateway("spring.data.redis.sentinel.master=" + RedisSentinelTestServer.MASTER,
 						"spring.data.redis.sentinel.nodes=" + String.join(",", sentinel.sentinelAddresses()))) {
