@@ -45,6 +45,14 @@ public final class LimitScript {
 				source.toString().getBytes(StandardCharsets.UTF_8));
 	}
 
+	/**
+	 * Reconnects the connection decisions are sent on: after a Sentinel failover, so that decisions stop
+	 * going to the replaced primary, which counts them until the Sentinels demote it and then drops them.
+	 */
+	public void reconnect() {
+		this.sender.reconnect();
+	}
+
 	/** One limit of a decision: the client's key for it and the limit itself, which names its algorithm. */
 	public record Limit(String key, WindowPolicy policy) {
 	}

@@ -5,6 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 
+import io.lettuce.core.CommandListenerWriter;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
@@ -20,6 +23,8 @@ import io.lettuce.core.output.IntegerListOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandExpiryWriter;
+import io.lettuce.core.protocol.DefaultEndpoint;
 import io.lettuce.core.protocol.CommandType;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.FastThreadLocal;
@@ -186,6 +191,33 @@ final class ScriptSender {
 		}
 		if (!connection.isOpen() && commands.get(0).isCompletedExceptionally()) {
 			forget(connection);
+		}
+	}
+
+	/**
+	 * Drops the connection's socket, keeping the connection: Lettuce reconnects at once and, on a
+	 * Sentinel set-up, asks the Sentinels for the primary again. Commands under way are sent again on
+	 * the new socket (Lettuce's at-least-once). Does nothing on a cluster connection (it follows
+	 * MOVED) or before the first decision.
+	 */
+	void reconnect() {
+		if (this.connection instanceof StatefulRedisConnection<byte[], byte[]> standalone
+				&& standalone instanceof RedisChannelHandler<?, ?> handler) {
+			RedisChannelWriter writer = handler.getChannelWriter();
+			while (true) {
+				if (writer instanceof CommandExpiryWriter expiry) {
+					writer = expiry.getDelegate();
+				}
+				else if (writer instanceof CommandListenerWriter listeners) {
+					writer = listeners.getDelegate();
+				}
+				else {
+					break;
+				}
+			}
+			if (writer instanceof DefaultEndpoint endpoint) {
+				endpoint.disconnect();
+			}
 		}
 	}
 

@@ -19,8 +19,8 @@ import org.springframework.core.env.Environment;
  *
  * <p>Whatever the application set under {@code spring.data.redis.lettuce.cluster.refresh.*} wins.
  * Standalone and Sentinel connections are left alone: on reconnecting, Lettuce asks the Sentinels for
- * the primary (having it follow their announcements instead, with {@code read-from: upstream}, was
- * measured to lose as many counts in a planned failover). Read routing is not touched either: the
+ * the primary, and {@code SentinelFailoverFollower} has the limiter's connection reconnect when they
+ * announce a failover. Read routing is not touched either: the
  * scripts are sent with EVALSHA/EVAL, which Lettuce sends to primaries only, whatever
  * {@code read-from} says.
  */

@@ -18,6 +18,7 @@ import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.algorithm.LimitScript;
 import io.windowlimiter.gateway.failure.LocalWindowLimiter;
 import io.windowlimiter.gateway.failure.RedisGuard;
+import io.windowlimiter.gateway.failure.SentinelFailoverFollower;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
 import io.windowlimiter.gateway.operations.ChangeBroadcast;
@@ -43,6 +44,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.util.ClassUtils;
 
@@ -88,6 +90,19 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean
 	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis) {
 		return new LimitScript(redis);
+	}
+
+	/** On a Sentinel set-up: decisions follow a failover when it is announced, not when the old primary is demoted. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnProperty(name = "spring.data.redis.sentinel.master")
+	public SentinelFailoverFollower windowRateLimiterSentinelFollower(LimitScript script, ReactiveStringRedisTemplate redis) {
+		if (!(redis.getConnectionFactory() instanceof LettuceConnectionFactory factory)
+				|| factory.getSentinelConfiguration() == null) {
+			throw new IllegalStateException("spring.data.redis.sentinel.master is set but the Redis connection factory "
+					+ redis.getConnectionFactory() + " has no Sentinel configuration");
+		}
+		return new SentinelFailoverFollower(script, factory.getSentinelConfiguration());
 	}
 
 	@Bean
