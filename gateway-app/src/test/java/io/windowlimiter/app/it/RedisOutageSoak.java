@@ -140,6 +140,7 @@ class RedisOutageSoak {
 		long heapMaxDuring = 0;
 		long failedBefore = 0;
 		boolean faultBegun = false;
+		String wrkOut;
 		long faultStart = t0 + WARM_UP.toNanos();
 		long faultEnd = faultStart + OUTAGE.toNanos();
 		try {
@@ -150,11 +151,11 @@ class RedisOutageSoak {
 					inFlight.maxBefore = inFlight.max.getAndSet(0);
 					fault.begin();
 					faultBegun = true;
-					timeline.add(String.format("%5.1f s  %s", seconds(t0), what));
+					log(timeline, String.format("%5.1f s  %s", seconds(t0), what));
 				}
 				sleepUntil(next);
 				long heap = heapAfterGc();
-				timeline.add(String.format("%5.1f s  heap after GC %4d MB, in flight now %4d, shed %d, %d samples",
+				log(timeline, String.format("%5.1f s  heap after GC %4d MB, in flight now %4d, shed %d, %d samples",
 						seconds(t0), heap >> 20, inFlight.last, inFlight.shed, inFlight.samples));
 				if (faultBegun) {
 					heapMaxDuring = Math.max(heapMaxDuring, heap);
@@ -164,19 +165,22 @@ class RedisOutageSoak {
 					heapBefore = heap;
 				}
 			}
+			// wrk's few lines of output fit the pipe: it ends without being read
 			if (!wrk.waitFor(WARM_UP.plus(OUTAGE).toSeconds() + 30, TimeUnit.SECONDS)) {
 				throw new IllegalStateException("wrk did not end");
 			}
+			wrkOut = new String(wrk.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		}
 		finally {
-			wrk.destroy();
+			if (wrk.isAlive()) {
+				wrk.destroy();
+			}
 		}
-		String wrkOut = new String(wrk.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		GatewayJar.sleep(2 * IN_FLIGHT_EVERY.toMillis());
 		long failModeAnswers = inFlight.failed - failedBefore;
 		int inFlightMaxDuring = inFlight.max.get();
 		long scripts = recovery.endAndCountScripts();
-		timeline.add(String.format("%5.1f s  Redis back; scripts it ran since the fault: %d", seconds(t0), scripts));
+		log(timeline, String.format("%5.1f s  Redis back; scripts it ran since the fault: %d", seconds(t0), scripts));
 
 		long decidedBefore = this.gateway.redisDecisions();
 		Process after = wrk(script, RECOVERY);
@@ -189,7 +193,6 @@ class RedisOutageSoak {
 
 		System.out.println("[soak] " + what + " for " + OUTAGE.toSeconds() + " s, wrk -t2 -c" + CONNECTIONS + ", "
 				+ CLIENT_KEYS + " client keys, -Xmx512m");
-		timeline.forEach(line -> System.out.println("[soak]   " + line));
 		System.out.println("[soak] heap after GC: before the fault " + (heapBefore >> 20) + " MB, at the end of it "
 				+ (heapEnd >> 20) + " MB, highest during it " + (heapMaxDuring >> 20) + " MB, after recovery "
 				+ (heapAfter >> 20) + " MB");
@@ -351,6 +354,11 @@ class RedisOutageSoak {
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	private static void log(List<String> timeline, String line) {
+		timeline.add(line);
+		System.out.println("[soak]   " + line);
 	}
 
 	private static void sleepUntil(long nanoTime) {
