@@ -190,8 +190,7 @@ public final class RedisGuard implements AutoCloseable {
 				fail(sink, new RedisStalledException());
 				return;
 			}
-			if (progress.inFlight.incrementAndGet() > this.maxInFlight) {
-				progress.inFlight.decrementAndGet();
+			if (!progress.admit(this.maxInFlight)) {
 				if (isTrial) {
 					progress.trial.set(false);
 				}
@@ -551,6 +550,22 @@ public final class RedisGuard implements AutoCloseable {
 
 		Node(Object id) {
 			this.id = id;
+		}
+
+		/**
+		 * Counts one more decision in flight unless {@code max} wait already. Never above {@code max}, also not for
+		 * an instant: an increment undone when over would show {@code max + 1} to {@link #inFlight()} (measured).
+		 */
+		boolean admit(int max) {
+			int now;
+			do {
+				now = this.inFlight.get();
+				if (now >= max) {
+					return false;
+				}
+			}
+			while (!this.inFlight.compareAndSet(now, now + 1));
+			return true;
 		}
 
 		String described() {

@@ -1,6 +1,7 @@
 package io.windowlimiter.gateway.failure;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
@@ -8,6 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisClient;
@@ -61,6 +66,12 @@ class RedisFaultTests {
 	private static final Duration BOUND = TIMEOUT.plus(STALL.dividedBy(4));
 
 	private static final Duration RECOVERY = Duration.ofSeconds(10);
+
+	/** Clients of the load under a freeze: more than the guard's cap of decisions in flight. */
+	private static final int LOAD_CLIENTS = 5_000;
+
+	/** Each load client's pause between an answer and its next request: 10,000 asked a second in all. */
+	private static final int LOAD_PAUSE_MS = 500;
 
 	private RedisProcess redis;
 
@@ -314,6 +325,80 @@ class RedisFaultTests {
 		Timer failed = this.meters.find("gateway.ratelimit.redis").tag("result", "failure").timer();
 		assertThat(failed).isNotNull();
 		assertThat(failed.count()).as("round trips timed as failed, of %d that waited", waited).isBetween(1L, (long) waited);
+	}
+
+	/**
+	 * Redis frozen 10 s while {@value #LOAD_CLIENTS} clients (more than the cap of decisions in flight) ask
+	 * again every {@value #LOAD_PAUSE_MS} ms: the decisions waiting never exceed the cap, the heap after a GC
+	 * stays where it was (an unbounded queue of the commands asked during the freeze would hold
+	 * ~100,000 commands, some 100 MB), and Redis runs at most the cap and the trials once thawed.
+	 * The one-minute version against the packaged jar is gateway-app's RedisOutageSoak.
+	 */
+	@Test
+	void redisFrozenUnderLoadFarAboveTheCapKeepsWhatWaitsBounded() {
+		assertThat(decidedByRedis("open", "henry")).isTrue();
+		long heapBefore = heapAfterGc();
+		AtomicInteger mostInFlight = new AtomicInteger();
+		AtomicBoolean sampling = new AtomicBoolean(true);
+		Thread sampler = new Thread(() -> {
+			while (sampling.get()) {
+				mostInFlight.accumulateAndGet(this.guard.inFlight(), Math::max);
+				LockSupport.parkNanos(100_000);
+			}
+		}, "in-flight-sampler");
+		sampler.setDaemon(true);
+		sampler.start();
+		AtomicLong answered = new AtomicLong();
+		Flux<Response> load = Flux.range(0, LOAD_CLIENTS)
+			.flatMap(client -> Flux.range(0, Integer.MAX_VALUE)
+				.concatMap(i -> onLoop(this.limiter.isAllowed("open", "soak-" + client))
+					.doOnNext(answer -> answered.incrementAndGet())
+					.delayElement(Duration.ofMillis(LOAD_PAUSE_MS))), LOAD_CLIENTS);
+		reactor.core.Disposable loading = load.subscribe();
+		long before;
+		long heapFrozen;
+		long answeredFrozen;
+		try {
+			sleep(1_000);
+			before = scriptCalls();
+			long answeredBefore = answered.get();
+			this.redis.freeze();
+			try {
+				sleep(10_000);
+				answeredFrozen = answered.get() - answeredBefore;
+				heapFrozen = heapAfterGc();
+			}
+			finally {
+				loading.dispose();
+				this.redis.thaw();
+			}
+		}
+		finally {
+			loading.dispose();
+			sampling.set(false);
+		}
+		awaitWithin(RECOVERY, () -> decidedByRedis("open", "after-thaw"), "limiting resumes after a hang");
+		long ran = scriptCalls() - before;
+		System.out.println("Redis frozen 10 s under " + LOAD_CLIENTS + " clients: " + answeredFrozen
+				+ " answers meanwhile, most decisions in flight " + mostInFlight.get() + " (cap "
+				+ RedisGuard.DEFAULT_MAX_IN_FLIGHT + "), shed " + this.guard.shed() + "; heap after GC "
+				+ (heapBefore >> 20) + " MB before, " + (heapFrozen >> 20) + " MB frozen; Redis ran " + ran
+				+ " scripts after the thaw");
+		assertThat(answeredFrozen).as("answers while frozen: the load went on").isGreaterThan(20_000);
+		assertThat(mostInFlight.get()).as("decisions in flight, most sampled")
+			.isLessThanOrEqualTo(RedisGuard.DEFAULT_MAX_IN_FLIGHT);
+		assertThat(this.guard.shed()).as("decisions shed: the load reached the cap").isPositive();
+		assertThat(heapFrozen - heapBefore).as("heap after GC grown while frozen, bytes")
+			.isLessThanOrEqualTo(30L * 1024 * 1024);
+		// the cap, a trial per stall timeout (each a probe, EVAL "return {1}", then a decision), the asks to see
+		// it back, and the decisions between reading the count and the freeze (10 a millisecond)
+		assertThat(ran).as("scripts Redis ran after the thaw")
+			.isLessThanOrEqualTo(RedisGuard.DEFAULT_MAX_IN_FLIGHT + 2 * (10_000 / STALL.toMillis()) + 100);
+	}
+
+	private static long heapAfterGc() {
+		System.gc();
+		return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
 	}
 
 	@Test
