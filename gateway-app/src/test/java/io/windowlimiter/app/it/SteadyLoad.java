@@ -28,11 +28,16 @@ final class SteadyLoad implements AutoCloseable {
 	/** When each unanswered request was sent ({@link System#nanoTime()}), to place it against a fault. */
 	private final List<Long> unansweredSentAt = new ArrayList<>();
 
+	/** When each answer slower than a second ({@link RedisFaultJarIT#ANSWER_WITHIN}) was sent, to place it against a fault. */
+	private final List<Long> slowSentAt = new ArrayList<>();
+
 	private final ExecutorService pool;
 
 	private final List<Future<?>> clients = new ArrayList<>();
 
 	private volatile boolean running = true;
+
+	private static final long SLOW_NANOS = 1_000_000_000L;
 
 	private SteadyLoad(int clients) {
 		this.pool = Executors.newFixedThreadPool(clients);
@@ -60,6 +65,11 @@ final class SteadyLoad implements AutoCloseable {
 						mine = Arrays.copyOf(mine, count * 2);
 					}
 					mine[count++] = answer.nanos();
+					if (answer.nanos() > SLOW_NANOS) {
+						synchronized (this.slowSentAt) {
+							this.slowSentAt.add(System.nanoTime() - answer.nanos());
+						}
+					}
 				}
 			}
 			catch (KeepAliveConnection.Unanswered ex) {
@@ -107,7 +117,9 @@ final class SteadyLoad implements AutoCloseable {
 		synchronized (this.givenUp) {
 			sentAt = List.copyOf(this.unansweredSentAt);
 		}
-		return new Result(this.tally, all, sentAt);
+		synchronized (this.slowSentAt) {
+			return new Result(this.tally, all, sentAt, List.copyOf(this.slowSentAt));
+		}
 	}
 
 	/** Lets the clients run for {@code millis} more, then stops them. */
@@ -128,7 +140,12 @@ final class SteadyLoad implements AutoCloseable {
 	}
 
 	/** Answers and their latencies, sorted. */
-	record Result(Tally tally, long[] sortedNanos, List<Long> unansweredSentAt) {
+	record Result(Tally tally, long[] sortedNanos, List<Long> unansweredSentAt, List<Long> slowSentAt) {
+
+		/** When each answer slower than a second was sent, in ms from {@code originNanos}. */
+		List<Long> slowSentMillisFrom(long originNanos) {
+			return this.slowSentAt.stream().map(at -> (at - originNanos) / 1_000_000).sorted().toList();
+		}
 
 		/** When each unanswered request was sent, in ms from {@code originNanos} (a {@link System#nanoTime()}). */
 		List<Long> unansweredSentMillisFrom(long originNanos) {

@@ -176,12 +176,12 @@ public final class RedisGuard implements AutoCloseable {
 	}
 
 	/**
-	 * As {@link #protect(Object, Mono)}, where a trial of a stalled node first sends {@code probe}, a lazy
+	 * As {@link #protect(Object, Mono)}, where a trial of a stalled node first sends {@code trialProbe}, a lazy
 	 * call that changes nothing in Redis, and sends the decision only once the probe is answered. A frozen
 	 * Redis runs what was written to it when it thaws: the trials' probes then charge no client, where
 	 * decisions sent as trials would charge requests the fail-mode had answered long before.
 	 */
-	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> probe) {
+	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> trialProbe) {
 		Node progress = nodeOf(node);
 		return Mono.<T>create(sink -> {
 			long start = System.nanoTime();
@@ -206,7 +206,7 @@ public final class RedisGuard implements AutoCloseable {
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
 			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
-			Mono<T> sent = isTrial ? probe.then(call) : call;
+			Mono<T> sent = isTrial ? trialProbe.then(call) : call;
 			Disposable upstream = sent.subscribe(value -> {
 				replied(progress);
 				if (waiting.finish()) {
