@@ -62,7 +62,12 @@ class RedisGuardTests {
 	}
 
 	private Object outcome(Mono<?> call) {
-		return this.guard.protect(call).cast(Object.class).onErrorResume(Mono::just).block(Duration.ofSeconds(5));
+		return outcomeOf(this.guard.protect(call));
+	}
+
+	/** The value of a guarded call, or the error it failed with. */
+	private static Object outcomeOf(Mono<?> guarded) {
+		return guarded.cast(Object.class).onErrorResume(Mono::just).block(Duration.ofSeconds(5));
 	}
 
 	private long millisOf(Runnable action) {
@@ -116,10 +121,7 @@ class RedisGuardTests {
 			probes.incrementAndGet();
 			return Mono.never();
 		});
-		Object trial = this.guard.protect(RedisGuard.ONE_NODE, lazyCall(), frozenProbe)
-			.cast(Object.class)
-			.onErrorResume(Mono::just)
-			.block(Duration.ofSeconds(5));
+		Object trial = outcomeOf(this.guard.protect(RedisGuard.ONE_NODE, lazyCall(), frozenProbe));
 		assertThat(trial).isInstanceOf(TimeoutException.class);
 		assertThat(probes).hasValue(1);
 		assertThat(this.sent).as("no decision sent behind a probe Redis did not answer").hasValue(0);
@@ -161,10 +163,7 @@ class RedisGuardTests {
 				.subscribe();
 			try {
 				Object[] result = new Object[1];
-				long waited = millisOf(() -> result[0] = defaults.protect(Mono.never())
-					.cast(Object.class)
-					.onErrorResume(Mono::just)
-					.block(Duration.ofSeconds(5)));
+				long waited = millisOf(() -> result[0] = outcomeOf(defaults.protect(Mono.never())));
 				assertThat(result[0]).isInstanceOf(TimeoutException.class);
 				assertThat(waited).isBetween(TIMEOUT.toMillis(), BOUND.toMillis());
 				assertThat(defaults.isStalled()).isFalse();
@@ -240,10 +239,7 @@ class RedisGuardTests {
 			};
 			sleep(DEFAULT_STALL.toMillis() / 2);
 			Object[] result = new Object[1];
-			long waited = millisOf(() -> result[0] = defaults.protect(Mono.never())
-				.cast(Object.class)
-				.onErrorResume(Mono::just)
-				.block(Duration.ofSeconds(5)));
+			long waited = millisOf(() -> result[0] = outcomeOf(defaults.protect(Mono.never())));
 			assertThat(result[0]).isInstanceOf(TimeoutException.class);
 			assertThat(waited).isLessThanOrEqualTo(BOUND.toMillis());
 		}
