@@ -101,7 +101,8 @@ public final class LimitScript {
 	 * tries before it sends a decision (see {@link io.windowlimiter.gateway.failure.RedisGuard}).
 	 */
 	public Mono<?> probe(List<String> keys) {
-		return this.sender.probe(keys.get(0).getBytes(StandardCharsets.UTF_8));
+		// asked for with every decision, sent only by a trial: nothing is encoded until then
+		return this.sender.probe(keys.get(0));
 	}
 
 	/**

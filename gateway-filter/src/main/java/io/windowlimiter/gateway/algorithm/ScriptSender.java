@@ -134,8 +134,9 @@ final class ScriptSender {
 	 * reads go to replicas), lazily as {@link #run}: it shows a node answers again without counting anything,
 	 * so the trials of a stalled guard charge no client when a frozen Redis runs them late.
 	 */
-	Mono<List<Long>> probe(byte[] key) {
-		return Mono.defer(() -> send(CommandType.EVAL, PROBE, new byte[][] { key }, new byte[0][]));
+	Mono<List<Long>> probe(String key) {
+		return Mono.defer(() -> send(CommandType.EVAL, PROBE,
+				new byte[][] { key.getBytes(StandardCharsets.UTF_8) }, new byte[0][]));
 	}
 
 	private Mono<List<Long>> send(byte[][] keys, byte[][] arguments) {
