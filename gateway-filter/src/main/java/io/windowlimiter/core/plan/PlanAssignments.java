@@ -36,7 +36,6 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
-import io.windowlimiter.gateway.plan.PlanResolver;
 
 /**
  * Plans and overrides assigned to clients at run time, per target (a route id or a scope name) and
@@ -47,7 +46,7 @@ import io.windowlimiter.gateway.plan.PlanResolver;
  * instance that makes a change has it before the returned {@code Mono} completes.
  *
  * <p>Meant for what operators assign by hand or by a tool (thousands of clients, changed now and then),
- * not for every client's plan: that comes from a {@link PlanResolver} reading the request. Their number
+ * not for every client's plan: that comes from a plan resolver reading the request. Their number
  * is bounded ({@code maxAssignments}); a new one beyond it is refused.
  */
 public class PlanAssignments implements SmartLifecycle {
