@@ -15,7 +15,14 @@
 --          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
---          (-1: never)}
+--          (-1: never)}, then with a penalty the client's block's time left in ms (0: none)
+--
+-- Penalty (block-for), when #ARGV = 4 * #KEYS - 1: the last key is the client's block key on the route
+-- and the last argument each limit's block-for in ms, comma separated (0: none). A blocked client is
+-- refused by the limit that blocked it (the key's value) until the key expires, and charged nothing:
+-- each limit is read as at cost 0 for the headers. A request a limit refuses (and that could pass
+-- later) sets the block for the longest block-for of the limits refusing it; its retry-after is then
+-- at least the block's.
 local now = tonumber(ARGV[1])
 if not now then
   local time = redis.call('TIME')
@@ -23,13 +30,32 @@ if not now then
 end
 local cost = tonumber(ARGV[2])
 
+local limits, block_key, block_for = #KEYS, nil, nil
+if #ARGV == 4 * #KEYS - 1 then
+  limits, block_key, block_for = #KEYS - 1, KEYS[#KEYS], ARGV[#ARGV]
+end
+local blocked_by, blocked = nil, 0
+if block_key then
+  blocked_by = tonumber(redis.call('GET', block_key))
+  if blocked_by then
+    blocked = redis.call('PTTL', block_key)
+    blocked_by = math.min(math.max(1, blocked_by), limits)
+    if blocked <= 0 then
+      blocked_by, blocked = nil, 0
+    end
+  end
+end
+
 local reply = {1}
 local records = {}
-for i = 1, #KEYS do
+for i = 1, limits do
   local base = 3 + 4 * (i - 1)
   local check = algorithms[ARGV[base]]
   local allowed, remaining, reset, retry, record =
-    check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, cost, ARGV[base + 3])
+    check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, blocked_by and 0 or cost, ARGV[base + 3])
+  if i == blocked_by then
+    allowed, remaining, reset, retry = false, 0, math.max(reset, blocked), blocked
+  end
   if not allowed then
     reply[1] = 0
   end
@@ -44,5 +70,24 @@ if reply[1] == 1 and cost > 0 then
   for i = 1, #records do
     records[i]()
   end
+elseif block_key and not blocked_by and cost > 0 then
+  -- refused: the longest block-for among the limits that refused a request that could pass later
+  local i, by = 0, nil
+  for ms in string.gmatch(block_for, '%d+') do
+    i = i + 1
+    ms = tonumber(ms)
+    local at = 2 + 4 * (i - 1)
+    if ms > blocked and reply[at] == 0 and reply[at + 3] ~= -1 then
+      blocked, by = ms, i
+    end
+  end
+  if by then
+    redis.call('SET', block_key, by, 'PX', blocked)
+    local at = 2 + 4 * (by - 1)
+    reply[at + 2], reply[at + 3] = math.max(reply[at + 2], blocked), math.max(reply[at + 3], blocked)
+  end
+end
+if block_key then
+  reply[#reply + 1] = blocked
 end
 return reply

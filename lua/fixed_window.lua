@@ -15,7 +15,8 @@
 -- ahead of now (the Redis clock stepped back, as after a failover to a lagging replica) keeps counting
 -- until it ends. A changed limit applies at once to the same count. A stored window of another length
 -- (a plan changed, an override began or ended, a config edit) that has not ended before the current
--- window began: what it counted stays used, in the current window of the current length, written at once
+-- window began (or a calendar quota's period, see calendar.lua): what it counted stays used, in the current
+-- window of the current length, written at once
 -- even when the request is denied; at most the limit is carried (a count the current policy could have
 -- reached). So a change of policy never locks a client out past the current window's end, and never hands
 -- out a fresh window. One that ended before the current window began reads as zero.
@@ -44,6 +45,15 @@ local function fixed_window_read(stored)
     tonumber(string.sub(stored, count_at, n - 3))
 end
 
+-- A calendar quota's value (see calendar.lua): its period's start and end and its count, or nil.
+local function calendar_read(stored)
+  local start, finish, count = string.match(stored, '^c:(%d+):(%d+):(%d+)$')
+  if start then
+    return tonumber(start), tonumber(finish), tonumber(count)
+  end
+  return nil
+end
+
 local function fixed_window_value(index, window, count)
   local since = index - math.floor(FIXED_WINDOW_EPOCH / window)
   local mantissa, exponent = window, 0
@@ -70,11 +80,21 @@ algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
       if stored_index >= index then
         index, count = stored_index, stored_count
       end
-    elseif stored_index and (stored_index + 1) * stored_window > index * window then
-      -- another length, not over before this window began: restated in this window's terms at once, so
-      -- that the old window's end is never read again
-      count = math.min(stored_count, limit)
-      redis.call('SET', key, fixed_window_value(index, window, count), 'PX', (index + 1) * window - now)
+    else
+      local stored_end
+      if stored_index then
+        stored_end = (stored_index + 1) * stored_window
+      else
+        -- a calendar quota's period (the policy changed from a calendar to a rolling window)
+        local _
+        _, stored_end, stored_count = calendar_read(stored)
+      end
+      if stored_end and stored_end > index * window then
+        -- another length, not over before this window began: restated in this window's terms at once, so
+        -- that the old window's end is never read again
+        count = math.min(stored_count, limit)
+        redis.call('SET', key, fixed_window_value(index, window, count), 'PX', (index + 1) * window - now)
+      end
     end
   end
   local until_end = (index + 1) * window - now

@@ -166,20 +166,23 @@ public final class RateLimiterCore {
 
 	private Mono<Admission> decide(String routeId, CompiledPolicy policy, String id, long cost) {
 		List<String> keys = policy.keysFor(id);
-		LimitScript.Arguments arguments = (cost < 0 || cost == policy.route.cost()) ? policy.arguments
-				: policy.arguments.withCost(cost);
+		LimitScript.Arguments routeArguments = policy.arguments(this.clock.millis());
+		LimitScript.Arguments arguments = (cost < 0 || cost == policy.route.cost()) ? routeArguments
+				: routeArguments.withCost(cost);
 		String cacheKey = denyKey(policy, keys);
 		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey);
 		if (denial != null) {
 			this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
 			this.denialListener.denied(routeId, id);
 			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
-			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision()));
+			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision())
+				.withStatus(quotaStatus(policy, List.of(denial.limitIndex()))));
 		}
 		Timer.Sample sample = this.metrics.startRedis();
 		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
 		return this.guard
-			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
+			.protect(this.script.nodeOf(keys), this.script.decide(policy.decisionKeys(keys, id), arguments),
+					this.script.probe(keys))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
@@ -208,7 +211,17 @@ public final class RateLimiterCore {
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, policy.algorithms, outcome);
 		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
-		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated);
+		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated)
+			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()));
+	}
+
+	/** The route's quota-status when one of the limits that refused is a calendar quota; else 0, the usual. */
+	private static int quotaStatus(CompiledPolicy policy, List<Integer> refusing) {
+		if (!policy.quota) {
+			return 0;
+		}
+		boolean calendar = refusing.stream().anyMatch(i -> policy.limits.get(i).policy().calendar() != null);
+		return calendar ? policy.route.quotaStatus() : 0;
 	}
 
 	/**
@@ -303,26 +316,29 @@ public final class RateLimiterCore {
 				return Mono.empty();
 			}
 			CompiledPolicy policy = this.plans.onScope(routeId, route, target, clientKey);
-			return read(policy, policy.scopeLimits(target), policy.scopeKeysFor(clientKey, target));
+			List<RouteLimit> limits = policy.scopeLimits(target);
+			return read(policy, limits, policy.scopeKeysFor(clientKey, target), LimitScript.arguments(
+					limits.stream().map(RouteLimit::policy).toList(), 0, REDIS_CLOCK, this.clock.millis()));
 		}
 		CompiledRoute route = route(target);
 		if (route == null) {
 			return Mono.empty();
 		}
 		CompiledPolicy policy = knownPolicy(target, route, clientKey);
-		return read(policy, policy.limits, policy.keysFor(clientKey));
+		// a route's read shows the client's block (penalty) too
+		return read(policy, policy.limits, policy.decisionKeys(policy.keysFor(clientKey), clientKey),
+				policy.peekArguments(this.clock.millis()));
 	}
 
-	private Mono<Standing> read(CompiledPolicy policy, List<RouteLimit> limits, List<String> keys) {
+	private Mono<Standing> read(CompiledPolicy policy, List<RouteLimit> limits, List<String> keys,
+			LimitScript.Arguments arguments) {
 		String plan = policy.plan.isEmpty() ? null : policy.plan;
 		if (limits.isEmpty()) {
-			return Mono.just(new Standing(plan, limits, List.of()));
+			return Mono.just(new Standing(plan, limits, List.of(), 0));
 		}
-		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
-				REDIS_CLOCK);
 		return this.guard
 			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
-			.map(verdict -> new Standing(plan, limits, verdict.decisions()));
+			.map(verdict -> new Standing(plan, limits, verdict.decisions(), verdict.blockedMillis()));
 	}
 
 	/**
@@ -345,7 +361,13 @@ public final class RateLimiterCore {
 		}
 		CompiledRoute route = route(target);
 		if (route != null) {
-			choices(target, route, clientKey).forEach(policy -> keys.addAll(policy.keysFor(clientKey)));
+			choices(target, route, clientKey).forEach(policy -> {
+				keys.addAll(policy.keysFor(clientKey));
+				if (policy.penalty) {
+					// a reset lifts the client's block too
+					keys.add(policy.blockKeyFor(clientKey));
+				}
+			});
 		}
 		return List.copyOf(keys);
 	}
@@ -440,8 +462,10 @@ public final class RateLimiterCore {
 	 * @param plan the plan whose limits these are; null for the route's own limits
 	 * @param limits the limits that decide the client, in order
 	 * @param decisions one per limit: remaining and reset now (nothing was spent)
+	 * @param blockedMillis how long the client's penalty still refuses it on the route; 0 for none
 	 */
-	public record Standing(@Nullable String plan, List<RouteLimit> limits, List<Decision> decisions) {
+	public record Standing(@Nullable String plan, List<RouteLimit> limits, List<Decision> decisions,
+			long blockedMillis) {
 	}
 
 }

@@ -92,11 +92,18 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	}
 
 	private Response response(Admission admission) {
-		if (!this.problemDetails || admission.passes() || admission.violated().isEmpty()) {
+		boolean marked = this.problemDetails && !admission.violated().isEmpty();
+		if (admission.passes() || (!marked && admission.status() == 0)) {
 			return new Response(admission.passes(), admission.headers());
 		}
 		Map<String, String> headers = new HashMap<>(admission.headers());
-		headers.put(ProblemDetailsFilter.VIOLATED, ProblemDetailsFilter.mark(admission.violated()));
+		if (marked) {
+			headers.put(ProblemDetailsFilter.VIOLATED, ProblemDetailsFilter.mark(admission.violated()));
+		}
+		if (admission.status() != 0) {
+			// the filter answers with its own status-code; RefusalStatusFilter puts this one in its place
+			headers.put(RefusalStatusFilter.STATUS, Integer.toString(admission.status()));
+		}
 		return new Response(false, headers);
 	}
 

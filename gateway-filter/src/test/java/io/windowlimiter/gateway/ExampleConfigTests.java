@@ -37,6 +37,9 @@ class ExampleConfigTests {
 	void theExampleGatewayConfigStarts() {
 		try (ConfigurableApplicationContext context = start("gateway-example.yml")) {
 			assertThat(routeIds(context)).containsExactlyInAnyOrder("orders", "login", "reports");
+			WindowRateLimiter limiter = context.getBean(WindowRateLimiter.class);
+			assertThat(WindowRateLimiter.policyFor("login", limiter.getConfig().get("login").getArgs()).first().blockFor())
+				.isEqualTo(java.time.Duration.ofMinutes(15));
 		}
 	}
 
@@ -61,7 +64,11 @@ class ExampleConfigTests {
 		try (ConfigurableApplicationContext context = start("gateway-plans.yml")) {
 			assertThat(routeIds(context)).containsExactlyInAnyOrder("orders", "search", "exports");
 			PolicyRegistry registry = context.getBean(PolicyRegistry.class);
-			assertThat(registry.plans()).containsExactly("free", "pro");
+			assertThat(registry.plans()).containsExactly("enterprise", "free", "pro");
+			// a monthly quota in Berlin's calendar, refused with 403 on orders
+			assertThat(registry.planLimits().get("enterprise").get(1).policy().calendar())
+				.hasToString("month in Europe/Berlin");
+			assertThat(registry.route("orders").policy.quotaStatus()).isEqualTo(403);
 			CompiledRoute orders = registry.route("orders");
 			assertThat(orders.byDefault.reported.policyHeader())
 				.isEqualTo("\"burst\";q=10;w=2, \"daily\";q=1000;w=86400");

@@ -39,6 +39,8 @@ public final class LimitScript {
 		for (Algorithm algorithm : Algorithm.values()) {
 			source.append(withoutComments(read(algorithm.moduleFile())));
 		}
+		// the calendar quota: a fixed window whose edges Java computes (after the fixed window, whose layouts it reads)
+		source.append(withoutComments(read("calendar.lua")));
 		source.append(withoutComments(read("decide.lua")));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
 		this.sender = new ScriptSender(factory, this.script.getSha1().getBytes(StandardCharsets.US_ASCII),
@@ -119,15 +121,28 @@ public final class LimitScript {
 	 * and this time ("" for the Redis clock).
 	 */
 	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now) {
+		return arguments(policies, cost, now, now.isEmpty() ? System.currentTimeMillis() : Long.parseLong(now));
+	}
+
+	/** The script's function for a calendar quota, defined by {@code calendar.lua}. */
+	static final String CALENDAR = "FIXED_WINDOW_CALENDAR";
+
+	/**
+	 * As {@link #arguments(List, long, String)}, with calendar quotas' edges worked out around
+	 * {@code edgesAround} (this instance's now, in ms since the epoch): the script picks the period holding
+	 * its own now among them.
+	 */
+	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now, long edgesAround) {
 		List<String> args = new ArrayList<>(2 + 4 * policies.size());
 		args.add(now);
 		args.add(Long.toString(cost));
 		for (WindowPolicy policy : policies) {
 			Algorithm algorithm = policy.algorithm();
-			args.add(algorithm.name());
+			CalendarPeriod calendar = policy.calendar();
+			args.add((calendar != null) ? CALENDAR : algorithm.name());
 			args.add(Long.toString(policy.limit()));
 			args.add(Long.toString(policy.windowMillis()));
-			args.add(algorithm.extra(policy));
+			args.add((calendar != null) ? calendar.extra(edgesAround) : algorithm.extra(policy));
 		}
 		return new Arguments(args);
 	}
@@ -151,6 +166,16 @@ public final class LimitScript {
 		public Arguments withCost(long cost) {
 			List<String> values = new ArrayList<>(this.values);
 			values.set(1, Long.toString(cost));
+			return new Arguments(values);
+		}
+
+		/**
+		 * These arguments with a penalty: each limit's {@code block-for} in ms (0 for none), which the script
+		 * reads when the decision's last key is the client's block key.
+		 */
+		public Arguments withPenalty(List<Long> blockForMillis) {
+			List<String> values = new ArrayList<>(this.values);
+			values.add(blockForMillis.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",")));
 			return new Arguments(values);
 		}
 

@@ -9,12 +9,23 @@ import java.util.List;
  *
  * @param allowed whether the request may pass
  * @param decisions one per limit, in the route's order
+ * @param blockedMillis how long the client's penalty ({@code block-for}) still refuses it on the route, 0
+ * when none
  */
-public record Verdict(boolean allowed, List<Decision> decisions) {
+public record Verdict(boolean allowed, List<Decision> decisions, long blockedMillis) {
 
-	/** Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}. */
-	static Verdict fromReply(List<Long> reply, int limits) {
-		if (reply.size() != 1 + 4 * limits) {
+	public Verdict(boolean allowed, List<Decision> decisions) {
+		this(allowed, decisions, 0);
+	}
+
+	/**
+	 * Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}, then
+	 * when the decision had a block key, the block's time left.
+	 */
+	static Verdict fromReply(List<Long> reply, int keys) {
+		boolean penalty = reply.size() == 4 * keys - 2;
+		int limits = penalty ? keys - 1 : keys;
+		if (!penalty && reply.size() != 1 + 4 * limits) {
 			throw new IllegalStateException("Expected " + (1 + 4 * limits) + " numbers from the script, got " + reply);
 		}
 		List<Decision> decisions = new ArrayList<>(limits);
@@ -22,7 +33,7 @@ public record Verdict(boolean allowed, List<Decision> decisions) {
 			int at = 1 + 4 * i;
 			decisions.add(new Decision(reply.get(at) == 1L, reply.get(at + 1), reply.get(at + 2), reply.get(at + 3)));
 		}
-		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions));
+		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), penalty ? reply.get(1 + 4 * limits) : 0);
 	}
 
 	/**

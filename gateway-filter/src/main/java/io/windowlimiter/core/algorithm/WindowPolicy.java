@@ -2,6 +2,8 @@ package io.windowlimiter.core.algorithm;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A validated limit: at most {@code limit} requests per {@code window}, decided by {@code algorithm}.
  *
@@ -9,8 +11,11 @@ import java.time.Duration;
  * @param limit requests per window, at least 1
  * @param window the window, a whole number of milliseconds, at least 1 ms
  * @param burst for the token bucket, requests allowed at once from a full bucket; else equal to limit
+ * @param calendar for a calendar quota (a fixed window only), the local day, week or month it counts in;
+ * the window is then the period's nominal length; null for a window measured from the epoch
  */
-public record WindowPolicy(Algorithm algorithm, long limit, Duration window, long burst) {
+public record WindowPolicy(Algorithm algorithm, long limit, Duration window, long burst,
+		@Nullable CalendarPeriod calendar) {
 
 	/** The most requests one window may allow. */
 	public static final long MAX_LIMIT = 1_000_000_000L;
@@ -46,6 +51,19 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 			throw new IllegalArgumentException("a token bucket's window / limit must be at least 0.01 ms, was "
 					+ window.toMillis() + " ms / " + limit);
 		}
+		if (calendar != null && (algorithm != Algorithm.FIXED_WINDOW || !window.equals(calendar.unit().nominal()))) {
+			throw new IllegalArgumentException("a calendar quota is a fixed window of its period's nominal length");
+		}
+	}
+
+	/** A window measured from the epoch (not a calendar quota). */
+	public WindowPolicy(Algorithm algorithm, long limit, Duration window, long burst) {
+		this(algorithm, limit, window, burst, null);
+	}
+
+	/** A calendar quota: {@code limit} per local day, week or month. */
+	public static WindowPolicy calendar(long limit, CalendarPeriod period) {
+		return new WindowPolicy(Algorithm.FIXED_WINDOW, limit, period.unit().nominal(), limit, period);
 	}
 
 	/** A policy whose burst is its limit (the only choice for the window algorithms). */

@@ -140,7 +140,8 @@ public class RateLimitOperations {
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
 						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis())));
 			}
-			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client), limits);
+			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client), limits,
+					RateLimitHeaders.ceilSeconds(standing.blockedMillis()));
 		});
 	}
 
@@ -353,14 +354,18 @@ public class RateLimitOperations {
 	 * @param window ISO-8601, e.g. {@code PT1M}
 	 * @param burst for the token bucket, requests allowed at once; else the limit
 	 * @param scope the scope whose counters the limit shares with other routes; null for none
+	 * @param calendar for a calendar quota its period, e.g. {@code month in Europe/Berlin}; else null
+	 * @param blockFor the penalty, ISO-8601; null for none
 	 */
 	public record LimitSpec(String name, String algorithm, @Nullable String logStorage, long limit, String window,
-			long burst, @Nullable String scope) {
+			long burst, @Nullable String scope, @Nullable String calendar, @Nullable String blockFor) {
 
 		static LimitSpec of(RouteLimit limit) {
 			WindowPolicy policy = limit.policy();
 			return new LimitSpec(limit.name(), policy.algorithm().id(), policy.algorithm().storage(), policy.limit(),
-					policy.window().toString(), policy.burst(), limit.scope());
+					policy.window().toString(), policy.burst(), limit.scope(),
+					(policy.calendar() != null) ? policy.calendar().toString() : null,
+					limit.blockFor().isZero() ? null : limit.blockFor().toString());
 		}
 
 	}
@@ -395,9 +400,11 @@ public class RateLimitOperations {
 	 * {@code override} for an override's; null for the route's own limits
 	 * @param assignment the client's plan or override that decides it here; null for none
 	 * @param limits one per limit, in order
+	 * @param blockedFor seconds the client's penalty ({@code block-for}) still refuses it on the route, rounded
+	 * up; 0 when it is not blocked (a DELETE lifts a block)
 	 */
 	public record ClientStanding(String target, String client, @Nullable String plan,
-			@Nullable AssignmentView assignment, List<LimitStanding> limits) {
+			@Nullable AssignmentView assignment, List<LimitStanding> limits, long blockedFor) {
 	}
 
 	/**

@@ -28,8 +28,30 @@ public final class CompiledPolicy {
 	/** The limits in decision order: the route's own and its scopes', as the route or plan lists them. */
 	public final List<RouteLimit> limits;
 
-	/** The script's ARGV, the same for every request. */
+	/**
+	 * The script's ARGV, the same for every request while no limit is a calendar quota (else see
+	 * {@link #arguments(long)}).
+	 */
 	public final LimitScript.Arguments arguments;
+
+	/** Whether a limit has a penalty: then decisions carry the client's block key and each limit's block-for. */
+	public final boolean penalty;
+
+	/** Whether a refusal gets the route's quota-status: some limit is a calendar quota and the route sets one. */
+	public final boolean quota;
+
+	/** The route whose block key a penalty sets: the route id, since a block refuses on its route. */
+	private final String routeId;
+
+	private final List<WindowPolicy> policies;
+
+	private final List<Long> blockForMillis;
+
+	/** The arguments of a calendar quota's current period, and until when (this instance's clock) they hold. */
+	private volatile Period period;
+
+	private record Period(LimitScript.Arguments arguments, long untilMillis) {
+	}
 
 	public final Reported reported;
 
@@ -54,7 +76,12 @@ public final class CompiledPolicy {
 		this.route = route;
 		this.limits = List.copyOf(limits);
 		List<WindowPolicy> policies = limits.stream().map(RouteLimit::policy).toList();
-		this.arguments = LimitScript.arguments(policies, route.cost(), REDIS_CLOCK);
+		this.routeId = routeId;
+		this.policies = policies;
+		this.blockForMillis = limits.stream().map(limit -> limit.blockFor().toMillis()).toList();
+		this.penalty = this.blockForMillis.stream().anyMatch(millis -> millis > 0);
+		this.quota = route.quotaStatus() != 0 && CalendarArgs.isQuota(limits);
+		this.arguments = withPenalty(LimitScript.arguments(policies, route.cost(), REDIS_CLOCK));
 		this.reported = new Reported(this.limits);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {
@@ -80,6 +107,56 @@ public final class CompiledPolicy {
 			this.suffixes[i] = (place == 0) ? suffix : suffix + place;
 		}
 	}
+
+	/**
+	 * The script's ARGV at this instance's now: a calendar quota's edges move at each period's end, so they
+	 * are worked out again then (once per period, not per request); else {@link #arguments}.
+	 */
+	public LimitScript.Arguments arguments(long nowMillis) {
+		if (this.policies.stream().noneMatch(policy -> policy.calendar() != null)) {
+			return this.arguments;
+		}
+		Period current = this.period;
+		if (current == null || nowMillis >= current.untilMillis()) {
+			long until = this.policies.stream()
+				.filter(policy -> policy.calendar() != null)
+				.mapToLong(policy -> policy.calendar().edges(nowMillis)[2])
+				.min()
+				.getAsLong();
+			current = new Period(withPenalty(LimitScript.arguments(this.policies, this.route.cost(), REDIS_CLOCK,
+					nowMillis)), until);
+			this.period = current;
+		}
+		return current.arguments();
+	}
+
+	/** The arguments of a read at cost 0 at this instance's now, penalty included (to show a block). */
+	public LimitScript.Arguments peekArguments(long nowMillis) {
+		return withPenalty(LimitScript.arguments(this.policies, 0, REDIS_CLOCK, nowMillis));
+	}
+
+	private LimitScript.Arguments withPenalty(LimitScript.Arguments arguments) {
+		return this.penalty ? arguments.withPenalty(this.blockForMillis) : arguments;
+	}
+
+	/** The keys the script decides with: the limits' keys, then with a penalty the client's block key. */
+	public List<String> decisionKeys(List<String> limitKeys, String clientKey) {
+		if (!this.penalty) {
+			return limitKeys;
+		}
+		List<String> keys = new ArrayList<>(limitKeys.size() + 1);
+		keys.addAll(limitKeys);
+		keys.add(blockKeyFor(clientKey));
+		return keys;
+	}
+
+	/** The client's block key on this policy's route (whichever plan decides it). */
+	public String blockKeyFor(String clientKey) {
+		return RedisKeys.of(this.routeId, clientKey, BLOCK_SUFFIX);
+	}
+
+	/** The block key's last part: no algorithm's key suffix. */
+	public static final String BLOCK_SUFFIX = "block";
 
 	/** The client's keys, one per limit, all with the client's hash tag. */
 	public List<String> keysFor(String clientKey) {

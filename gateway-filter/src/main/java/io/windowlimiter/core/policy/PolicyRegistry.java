@@ -184,7 +184,7 @@ public class PolicyRegistry {
 		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {
 			List<RouteLimit> replaced = base.scopeLimits(scope);
 			List<RouteLimit> own = limits.stream()
-				.map(limit -> new RouteLimit(limit.name(), limit.policy(), scope))
+				.map(limit -> limit.inScope(scope))
 				.toList();
 			if (unnamed && !replaced.isEmpty()) {
 				own = renamed(own, replaced.get(0).name());
@@ -207,7 +207,7 @@ public class PolicyRegistry {
 
 	private static List<RouteLimit> renamed(List<RouteLimit> single, String name) {
 		RouteLimit limit = single.get(0);
-		return List.of(new RouteLimit(name, limit.policy(), limit.scope()));
+		return List.of(limit.named(name));
 	}
 
 	/**
@@ -230,6 +230,11 @@ public class PolicyRegistry {
 					"is '" + policy.plan() + "'", this.plans.isEmpty() ? "a plan declared under " + PLANS + ", none is"
 							: "one of " + String.join(", ", this.plans.keySet()) + " (declared under " + PLANS + ")");
 		}
+		if (policy.quotaStatus() != 0 && this.plans.values().stream().noneMatch(CalendarArgs::isQuota)) {
+			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "quota-status",
+					"is '" + policy.quotaStatus() + "' on a route whose plans have no calendar quota",
+					"only where a limit has calendar: day, week or month");
+		}
 		Map<String, CompiledPolicy> byPlan = new LinkedHashMap<>();
 		this.plans.forEach((plan, limits) -> {
 			List<RouteLimit> scoped = withScope(limits, policy.scope());
@@ -245,7 +250,7 @@ public class PolicyRegistry {
 			return limits;
 		}
 		return limits.stream()
-			.map(limit -> (limit.scope() != null) ? limit : new RouteLimit(limit.name(), limit.policy(), scope))
+			.map(limit -> (limit.scope() != null) ? limit : limit.inScope(scope))
 			.toList();
 	}
 

@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.CalendarPeriod;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.FailMode;
 import org.jspecify.annotations.Nullable;
@@ -37,13 +38,14 @@ public final class RouteArgs {
 	public static final String PREFIX = "window-rate-limiter.";
 
 	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
-			"burst", "name", "scope");
+			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for");
 
-	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan");
+	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
+			"quota-status");
 
 	/** What a route with a plan may not have: the plan gives its limits. */
 	private static final List<String> OWN_LIMIT_PROPERTIES = List.of("algorithm", "limit", "window", "log-storage",
-			"burst", "name");
+			"burst", "name", "calendar", "time-zone", "week-start", "block-for");
 
 	/** {@code limits[0].limit} as written, or {@code limits.0.limit} as Boot binds it from YAML into a map. */
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
@@ -166,13 +168,15 @@ public final class RouteArgs {
 		}
 		else if (this.limitsOnly) {
 			throw invalid(this.prefix + property, "is not a known property",
-					"limits[i].<one of algorithm, limit, window, log-storage, burst, name, scope> (each prefixed "
+					"limits[i].<one of algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, "
+							+ "week-start, block-for> (each prefixed "
 							+ this.prefix + ")");
 		}
 		else {
 			throw invalid(this.prefix + property, "is not a known property",
-					"algorithm, limit, window, log-storage, burst, name, scope, limits[i].<one of those>, plan, cost, "
-							+ "shadow, fail-mode, instances (each prefixed " + PREFIX + ")");
+					"algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, week-start, "
+							+ "block-for, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status "
+							+ "(each prefixed " + PREFIX + ")");
 		}
 	}
 
@@ -200,9 +204,11 @@ public final class RouteArgs {
 			limits = limits();
 			checkCost(this.routeId, cost, limits, "");
 		}
+		int quotaStatus = CalendarArgs.quotaStatus(this.route.get("quota-status"), limits, plan != null,
+				(property, what, allowed) -> invalid(this.prefix + property, what, allowed));
 		return new RoutePolicy(limits, cost, shadow(), failMode(), (int) number("instances",
 				this.route.getOrDefault("instances", "1"), RoutePolicy.MAX_INSTANCES,
-				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope);
+				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope, quotaStatus);
 	}
 
 	private List<RouteLimit> limits() {
@@ -214,7 +220,8 @@ public final class RouteArgs {
 			limits.add(limit("", this.route, name, scope));
 		}
 		else {
-			for (String single : List.of("limit", "window", "log-storage", "burst", "name")) {
+			for (String single : List.of("limit", "window", "log-storage", "burst", "name", "calendar", "time-zone",
+					"week-start")) {
 				if (this.route.containsKey(single)) {
 					throw invalid(this.prefix + single, "is set beside limits[...]",
 							"either one limit (" + PREFIX + "limit, window...) or limits[i].*, not both");
@@ -230,6 +237,7 @@ public final class RouteArgs {
 				Map<String, String> values = new TreeMap<>(entry.getValue());
 				values.putIfAbsent("algorithm", this.route.getOrDefault("algorithm", null));
 				values.putIfAbsent("scope", routeScope);
+				values.putIfAbsent("block-for", this.route.get("block-for"));
 				values.values().removeIf(value -> value == null);
 				String prefix = "limits[" + entry.getKey() + "].";
 				String scope = scope(prefix + "scope", values.get("scope"));
@@ -261,13 +269,26 @@ public final class RouteArgs {
 	}
 
 	private RouteLimit limit(String prefix, Map<String, String> values, String name, @Nullable String scope) {
+		CalendarArgs.Problem problem = (property, what, allowed) -> invalid(this.prefix + prefix + property, what,
+				allowed);
+		CalendarPeriod calendar = CalendarArgs.period(values, problem);
+		// a calendar quota is a fixed window: the algorithm may be left out
 		Algorithm algorithm = algorithm(prefix, values.getOrDefault("algorithm",
-				Algorithm.SLIDING_WINDOW_COUNTER.id()), values.get("log-storage"));
+				(calendar != null) ? Algorithm.FIXED_WINDOW.id() : Algorithm.SLIDING_WINDOW_COUNTER.id()),
+				values.get("log-storage"));
 		String limitText = values.get("limit");
 		if (limitText == null || limitText.isEmpty()) {
 			throw invalid(this.prefix + prefix + "limit", "is missing", WHOLE_NUMBER);
 		}
 		long limit = number(prefix + "limit", limitText, WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		Duration blockFor = CalendarArgs.blockFor(values.get("block-for"), problem);
+		if (calendar != null) {
+			CalendarArgs.checkCalendar(algorithm, values, problem);
+			if (name.isEmpty()) {
+				throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
+			}
+			return new RouteLimit(name, WindowPolicy.calendar(limit, calendar), scope, blockFor);
+		}
 		Duration window = window(prefix + "window", values.get("window"));
 		if (!WindowPolicy.fitsExactArithmetic(limit, window)) {
 			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' with a window of '" + values.get("window") + "'",
@@ -298,7 +319,7 @@ public final class RouteArgs {
 		if (name.isEmpty()) {
 			throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
 		}
-		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope);
+		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope, blockFor);
 	}
 
 	private Algorithm algorithm(String prefix, String id, @Nullable String storage) {

@@ -18,9 +18,11 @@ import org.jspecify.annotations.Nullable;
  * route has limits of its own
  * @param scope the scope of the route's limits that name none ({@code window-rate-limiter.scope}), also
  * of its plans' limits; null for none
+ * @param quotaStatus the status of a refusal by an exhausted calendar quota ({@code quota-status}, e.g. 403);
+ * 0 for the usual (429, or the adapter's own)
  */
 public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
-		@Nullable String plan, @Nullable String scope) {
+		@Nullable String plan, @Nullable String scope, int quotaStatus) {
 
 	/** The most instances a route may declare. */
 	public static final int MAX_INSTANCES = 10_000;
@@ -33,6 +35,12 @@ public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, Fa
 			throw new IllegalArgumentException("instances must be from 1 to " + MAX_INSTANCES + ", was " + instances);
 		}
 		limits = List.copyOf(limits);
+	}
+
+	/** A route without a quota status of its own. */
+	public RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
+			@Nullable String plan, @Nullable String scope) {
+		this(limits, cost, shadow, failMode, instances, plan, scope, 0);
 	}
 
 	/** A route with limits of its own and no scope. */

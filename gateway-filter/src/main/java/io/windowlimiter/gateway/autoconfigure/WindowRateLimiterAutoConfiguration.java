@@ -11,6 +11,7 @@ import io.windowlimiter.gateway.ExchangeContextFilter;
 import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
+import io.windowlimiter.gateway.RefusalStatusFilter;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimitMetrics;
 import io.windowlimiter.core.DecisionWarmUp;
@@ -266,6 +267,13 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".problem-details.enabled", havingValue = "true")
 	public ProblemDetailsFilter windowRateLimiterProblemDetailsFilter() {
 		return new ProblemDetailsFilter();
+	}
+
+	/** Gives a calendar quota's refusal its route's quota-status (wraps only routes that set one). */
+	@Bean
+	@ConditionalOnMissingBean
+	public RefusalStatusFilter windowRateLimiterRefusalStatusFilter(RateLimiterCore core) {
+		return new RefusalStatusFilter(core);
 	}
 
 	@Bean
