@@ -18,6 +18,10 @@ final class SseScanner {
 		/** An event ended just before {@code index}; {@code usageOnly}: an OpenAI usage-only chunk. */
 		void eventEnd(int index, boolean usageOnly);
 
+		/** The LF at {@code index} completes the CRLF that ended the last event. */
+		default void lineFeedAfterEvent(int index) {
+		}
+
 	}
 
 	private static final byte[] DATA = { 'd', 'a', 't', 'a' };
@@ -53,6 +57,9 @@ final class SseScanner {
 	/** A CR ended the last line: a LF right after it belongs to the same line end. */
 	private boolean afterCr;
 
+	/** That CR was the blank line ending an event. */
+	private boolean crEndedEvent;
+
 	private boolean done;
 
 	SseScanner(UsageFigures sum) {
@@ -77,10 +84,15 @@ final class SseScanner {
 			if (this.afterCr) {
 				this.afterCr = false;
 				if (b == '\n') {
+					if (this.crEndedEvent) {
+						boundaries.lineFeedAfterEvent(i);
+					}
+					this.crEndedEvent = false;
 					i++;
 					continue;
 				}
 			}
+			this.crEndedEvent = false;
 			boolean eol = b == '\n' || b == '\r';
 			switch (this.state) {
 				case LINE_START -> {
@@ -88,6 +100,7 @@ final class SseScanner {
 						endOfLine(b);
 						if (this.inEvent) {
 							dispatch(i + 1, boundaries);
+							this.crEndedEvent = b == '\r';
 						}
 					}
 					else {

@@ -57,6 +57,9 @@ public final class UsageMeter {
 
 	private byte[] scratch = new byte[0];
 
+	/** The last event was dropped: the LF of its CRLF goes too. */
+	private boolean droppedLast;
+
 	/**
 	 * @param reservedTokens what admission reserved for this response, charged when it reports no usage
 	 * @param stripUsageChunk drop OpenAI's usage-only chunk from the stream: the gateway asked for it, the
@@ -284,6 +287,7 @@ public final class UsageMeter {
 				emit(this.from, index);
 				return;
 			}
+			UsageMeter.this.droppedLast = usageOnly;
 			if (usageOnly) {
 				UsageMeter.this.heldLength = 0;
 				this.from = index;
@@ -292,6 +296,15 @@ public final class UsageMeter {
 			}
 			emitHeld();
 			emit(this.from, index);
+		}
+
+		@Override
+		public void lineFeedAfterEvent(int index) {
+			if (UsageMeter.this.droppedLast) {
+				emit(this.from, index);
+				this.from = index + 1;
+				this.changed = true;
+			}
 		}
 
 		void emitHeld() {
