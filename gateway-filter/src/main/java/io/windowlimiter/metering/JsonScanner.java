@@ -46,11 +46,28 @@ final class JsonScanner {
 
 	}
 
-	private enum State {
+	// states, as ints: an enum switch costs a lookup per byte on this hot path
+	private static final int VALUE = 0;
 
-		VALUE, VALUE_OR_END, KEY_OR_END, KEY, IN_KEY, COLON, IN_STRING, IN_LITERAL, AFTER_VALUE, DONE, FAILED
+	private static final int VALUE_OR_END = 1;
 
-	}
+	private static final int KEY_OR_END = 2;
+
+	private static final int KEY = 3;
+
+	private static final int IN_KEY = 4;
+
+	private static final int COLON = 5;
+
+	private static final int IN_STRING = 6;
+
+	private static final int IN_LITERAL = 7;
+
+	private static final int AFTER_VALUE = 8;
+
+	private static final int DONE = 9;
+
+	private static final int FAILED = 10;
 
 	private final Listener listener;
 
@@ -71,7 +88,7 @@ final class JsonScanner {
 
 	private int depth;
 
-	private State state = State.VALUE;
+	private int state = VALUE;
 
 	private long position;
 
@@ -85,7 +102,7 @@ final class JsonScanner {
 	/** Ready for a new document. */
 	void reset() {
 		this.depth = 0;
-		this.state = State.VALUE;
+		this.state = VALUE;
 		this.position = 0;
 		this.escaped = false;
 		this.literalLength = 0;
@@ -94,12 +111,12 @@ final class JsonScanner {
 
 	/** The document so far is not JSON; nothing more is reported until {@link #reset()}. */
 	boolean failed() {
-		return this.state == State.FAILED;
+		return this.state == FAILED;
 	}
 
 	/** One whole value was read (trailing whitespace allowed). */
 	boolean complete() {
-		return this.state == State.DONE;
+		return this.state == DONE;
 	}
 
 	/** Bytes fed since the last {@link #reset()}. */
@@ -162,35 +179,62 @@ final class JsonScanner {
 
 	void feed(byte[] bytes, int offset, int length) {
 		int end = offset + length;
-		for (int i = offset; i < end; i++) {
-			if (this.state == State.FAILED) {
+		int i = offset;
+		while (i < end) {
+			if (this.state == FAILED) {
 				this.position += end - i;
 				return;
 			}
-			byte b = bytes[i];
-			if (this.state == State.IN_STRING) {
-				// the hot loop of long texts: skip to the closing quote
-				if (this.escaped) {
-					this.escaped = false;
+			if (this.state == IN_STRING) {
+				i = skipString(bytes, i, end);
+				continue;
+			}
+			if (this.state == IN_KEY) {
+				int stop = i;
+				while (stop < end && bytes[stop] != '"' && bytes[stop] != '\\' && !this.escaped) {
+					stop++;
 				}
-				else if (b == '\\') {
-					this.escaped = true;
-				}
-				else if (b == '"') {
-					this.state = State.AFTER_VALUE;
-					scalarEnd(Kind.STRING, this.position + 1);
+				if (stop > i) {
+					keyBytes(bytes, i, stop - i);
+					this.position += stop - i;
+					i = stop;
+					continue;
 				}
 			}
-			else {
-				accept(b);
-			}
+			accept(bytes[i]);
 			this.position++;
+			i++;
 		}
+	}
+
+	/** The hot loop of long texts: to the closing quote, keeping nothing; returns where it stopped. */
+	private int skipString(byte[] bytes, int from, int end) {
+		boolean escape = this.escaped;
+		int i = from;
+		while (i < end) {
+			byte b = bytes[i++];
+			if (escape) {
+				escape = false;
+			}
+			else if (b == '\\') {
+				escape = true;
+			}
+			else if (b == '"') {
+				this.escaped = false;
+				this.position += i - from;
+				this.state = AFTER_VALUE;
+				scalarEnd(Kind.STRING, this.position);
+				return i;
+			}
+		}
+		this.escaped = escape;
+		this.position += i - from;
+		return i;
 	}
 
 	/** The document ends here: a number or literal standing alone at the top is complete only now. */
 	void finish() {
-		if (this.state == State.IN_LITERAL && this.depth == 0) {
+		if (this.state == IN_LITERAL && this.depth == 0) {
 			endLiteral();
 		}
 	}
@@ -201,7 +245,7 @@ final class JsonScanner {
 				if (isSpace(b)) {
 					return;
 				}
-				if (b == ']' && this.state == State.VALUE_OR_END) {
+				if (b == ']' && this.state == VALUE_OR_END) {
 					close(true);
 					return;
 				}
@@ -211,11 +255,11 @@ final class JsonScanner {
 				if (isSpace(b)) {
 					return;
 				}
-				if (b == '}' && this.state == State.KEY_OR_END) {
+				if (b == '}' && this.state == KEY_OR_END) {
 					close(false);
 				}
 				else if (b == '"') {
-					this.state = State.IN_KEY;
+					this.state = IN_KEY;
 					if (this.depth <= KEYED_DEPTH) {
 						this.keyLength[this.depth] = 0;
 					}
@@ -227,7 +271,7 @@ final class JsonScanner {
 			case IN_KEY -> keyByte(b);
 			case COLON -> {
 				if (b == ':') {
-					this.state = State.VALUE;
+					this.state = VALUE;
 				}
 				else if (!isSpace(b)) {
 					fail();
@@ -242,7 +286,7 @@ final class JsonScanner {
 					return;
 				}
 				endLiteral();
-				if (this.state != State.FAILED) {
+				if (this.state != FAILED) {
 					accept(b);
 				}
 			}
@@ -252,7 +296,7 @@ final class JsonScanner {
 				}
 				boolean array = this.isArray[this.depth];
 				if (b == ',') {
-					this.state = array ? State.VALUE : State.KEY;
+					this.state = array ? VALUE : KEY;
 				}
 				else if (b == (array ? ']' : '}')) {
 					close(array);
@@ -278,7 +322,7 @@ final class JsonScanner {
 			return;
 		}
 		if (b == '"') {
-			this.state = State.COLON;
+			this.state = COLON;
 			return;
 		}
 		if (level > KEYED_DEPTH || this.keyLength[level] < 0) {
@@ -300,16 +344,31 @@ final class JsonScanner {
 		}
 	}
 
+	/** A run of plain key bytes (no quote, no backslash). */
+	private void keyBytes(byte[] bytes, int from, int count) {
+		int level = this.depth;
+		if (level > KEYED_DEPTH || this.keyLength[level] < 0) {
+			return;
+		}
+		int kept = this.keyLength[level];
+		if (kept + count > MAX_KEY) {
+			this.keyLength[level] = -1;
+			return;
+		}
+		System.arraycopy(bytes, from, this.keys[level], kept, count);
+		this.keyLength[level] = kept + count;
+	}
+
 	private void startValue(byte b) {
 		this.size[this.depth]++;
 		this.valueStart = this.position;
 		switch (b) {
 			case '{' -> open(false);
 			case '[' -> open(true);
-			case '"' -> this.state = State.IN_STRING;
+			case '"' -> this.state = IN_STRING;
 			default -> {
 				if (b == '-' || b == 't' || b == 'f' || b == 'n' || (b >= '0' && b <= '9')) {
-					this.state = State.IN_LITERAL;
+					this.state = IN_LITERAL;
 					this.literal[0] = b;
 					this.literalLength = 1;
 				}
@@ -332,13 +391,13 @@ final class JsonScanner {
 		if (this.depth <= KEYED_DEPTH) {
 			this.keyLength[this.depth] = -1;
 		}
-		this.state = array ? State.VALUE_OR_END : State.KEY_OR_END;
+		this.state = array ? VALUE_OR_END : KEY_OR_END;
 	}
 
 	private void close(boolean array) {
 		int held = this.size[this.depth];
 		this.depth--;
-		this.state = this.depth == 0 ? State.DONE : State.AFTER_VALUE;
+		this.state = this.depth == 0 ? DONE : AFTER_VALUE;
 		this.listener.containerEnd(this, this.depth, array ? Kind.ARRAY : Kind.OBJECT, held, this.position + 1);
 	}
 
@@ -348,13 +407,13 @@ final class JsonScanner {
 			fail();
 			return;
 		}
-		this.state = this.depth == 0 ? State.DONE : State.AFTER_VALUE;
+		this.state = this.depth == 0 ? DONE : AFTER_VALUE;
 		scalarEnd(kind, this.position);
 	}
 
 	private void scalarEnd(Kind kind, long end) {
 		if (this.depth == 0) {
-			this.state = State.DONE;
+			this.state = DONE;
 		}
 		this.listener.value(this, this.depth, kind, this.valueStart, end);
 	}
@@ -399,7 +458,7 @@ final class JsonScanner {
 	}
 
 	private void fail() {
-		this.state = State.FAILED;
+		this.state = FAILED;
 	}
 
 	private static boolean isSpace(byte b) {
