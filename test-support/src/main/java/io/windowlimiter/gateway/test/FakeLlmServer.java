@@ -102,6 +102,17 @@ public final class FakeLlmServer implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Runs the fake on its own for a demo or a benchmark, until killed:
+	 * {@code java -cp <test-support jar> io.windowlimiter.gateway.test.FakeLlmServer [port]}.
+	 */
+	public static void main(String[] args) throws InterruptedException {
+		FakeLlmServer fake = start(args.length > 0 ? Integer.parseInt(args[0]) : 0);
+		System.out.println("fake LLM upstream at " + fake.baseUrl()
+				+ " (/v1/chat/completions, /v1/responses, /v1/messages)");
+		Thread.currentThread().join();
+	}
+
 	public int port() {
 		return this.server.getAddress().getPort();
 	}
