@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisTestServer;
 
 /**

@@ -2,7 +2,7 @@ package io.windowlimiter.accuracy;
 
 import java.util.List;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * What this module says about each of the library's algorithms. The switches name every

@@ -6,7 +6,7 @@ import java.util.Locale;
 import java.util.TreeSet;
 import java.util.function.ToDoubleFunction;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * The pictures of the accuracy run, drawn from measured answers only.

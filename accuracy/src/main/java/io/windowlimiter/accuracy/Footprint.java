@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.gateway.test.RedisTestServer;
 
 /**

@@ -3,7 +3,7 @@ package io.windowlimiter.accuracy;
 import java.util.List;
 import java.util.Locale;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * Writes the run's figures as Markdown (for people) and CSV (for anyone who wants to plot them again).

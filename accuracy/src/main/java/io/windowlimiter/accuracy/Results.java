@@ -6,7 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * Every trace's answers and scores, per algorithm, in the order the traces ran.

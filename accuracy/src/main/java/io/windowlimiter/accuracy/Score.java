@@ -1,6 +1,6 @@
 package io.windowlimiter.accuracy;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * How one algorithm decided one trace, compared with the exact sliding log on the same trace.

@@ -2,7 +2,7 @@ package io.windowlimiter.accuracy;
 
 import java.util.List;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * Turns one algorithm's answers on a trace into a {@link Score}.

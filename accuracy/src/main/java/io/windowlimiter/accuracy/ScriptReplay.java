@@ -3,11 +3,11 @@ package io.windowlimiter.accuracy;
 import java.time.Duration;
 import java.util.List;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.WindowPolicy;
-import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.key.RedisKeys;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 

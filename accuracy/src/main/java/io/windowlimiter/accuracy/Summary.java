@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * The one table of the README's "Choosing an algorithm": accuracy, memory and speed per algorithm,

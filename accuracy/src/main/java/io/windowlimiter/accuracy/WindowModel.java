@@ -2,7 +2,7 @@ package io.windowlimiter.accuracy;
 
 import java.util.ArrayDeque;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * Each algorithm's rule written again in Java, following the history the script actually produced.

@@ -2,8 +2,8 @@ package io.windowlimiter.accuracy;
 
 import java.util.List;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package io.windowlimiter.accuracy;
 import java.time.Duration;
 import java.util.List;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

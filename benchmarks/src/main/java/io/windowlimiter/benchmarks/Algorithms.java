@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * How the benchmarks name each {@link Algorithm} and configure a route for it: by the route arguments

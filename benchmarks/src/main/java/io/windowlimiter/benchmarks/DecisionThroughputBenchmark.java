@@ -8,8 +8,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.LimitScript;
 import reactor.core.publisher.Flux;
 
 /**

@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 
 /**
  * Part 6: the ceiling of one hot client. All of a client's keys share its hash tag, so all its

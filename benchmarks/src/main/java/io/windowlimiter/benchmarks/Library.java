@@ -3,7 +3,7 @@ package io.windowlimiter.benchmarks;
 import java.util.Map;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.gateway.autoconfigure.WindowRateLimiterAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 

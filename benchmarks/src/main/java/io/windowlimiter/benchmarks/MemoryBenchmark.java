@@ -5,10 +5,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.WindowPolicy;
-import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisNode;
 import reactor.core.publisher.Flux;
 

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.core.plan.PlanAssignments;
 import reactor.core.publisher.Flux;
 
 /**

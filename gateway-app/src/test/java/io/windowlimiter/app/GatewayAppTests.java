@@ -2,7 +2,7 @@ package io.windowlimiter.app;
 
 import java.time.Duration;
 
-import io.windowlimiter.gateway.DenyCache;
+import io.windowlimiter.core.DenyCache;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 

@@ -15,6 +15,7 @@ import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
+import io.windowlimiter.core.RateLimitHeaders;
 
 /**
  * Gives a request refused by the window limiter an RFC 9457 {@code application/problem+json} body of

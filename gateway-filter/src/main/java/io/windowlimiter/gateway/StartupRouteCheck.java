@@ -18,6 +18,9 @@ import org.springframework.cloud.gateway.filter.ratelimit.PrincipalNameKeyResolv
 import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 import org.springframework.util.ClassUtils;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.RouteArgs;
 
 /**
  * Checks the routes in the gateway's properties that use the window rate limiter while the application

@@ -1,48 +1,41 @@
 package io.windowlimiter.gateway;
 
 import java.time.Clock;
-import java.time.Duration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
-import io.micrometer.core.instrument.Timer;
-import io.windowlimiter.gateway.RateLimitMetrics.Outcome;
-import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.Verdict;
-import io.windowlimiter.gateway.algorithm.WindowPolicy;
-import io.windowlimiter.gateway.failure.FailMode;
-import io.windowlimiter.gateway.failure.LocalWindowLimiter;
-import io.windowlimiter.gateway.failure.RedisGuard;
-import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.RateLimitMetrics;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.core.policy.RoutePolicy;
 import io.windowlimiter.gateway.plan.PlanResolver;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
-import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The gateway's {@code RateLimiter}. Per route it reads the {@code window-rate-limiter.*} arguments of
- * the {@code RequestRateLimiter} filter, which the {@link PolicyRegistry} compiles with the plans and
- * scopes they name: when the gateway builds a route from properties, or from {@link #register} for a
- * route built in Java. Per request the {@link PlanSource} picks the client's policy (an assignment made at
- * run time, the plan its request names, or the route's default), then the limiter builds the client's
- * keys, has one script decide all of the policy's limits (through the {@link RedisGuard}) and turns the
- * verdict into headers; a client Redis has denied is answered from the {@link DenyCache}, and when Redis
- * cannot decide the route's {@link FailMode} answers.
+ * The gateway's {@code RateLimiter}: adapts the {@code RequestRateLimiter} filter to the
+ * {@link RateLimiterCore}. Per route it hands the core the {@code window-rate-limiter.*} arguments of the
+ * filter (when the gateway builds a route from properties, or from {@link #register} for a route built in
+ * Java); per request it asks the core with the route id and client key the SPI gives, the plan the request
+ * names read through the {@link ExchangeContextFilter}, and turns the core's admission into the SPI's
+ * response (marked for a problem-details body when that is on).
  */
 public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Config> {
-
-	private static final Log logger = LogFactory.getLog(WindowRateLimiter.class);
 
 	/** The bean name, as used in route config: {@code rate-limiter: "#{@windowRateLimiter}"}. */
 	public static final String BEAN_NAME = "windowRateLimiter";
@@ -50,198 +43,61 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 	/** The prefix of this limiter's arguments of the {@code RequestRateLimiter} filter. */
 	public static final String CONFIGURATION_PROPERTY_NAME = "window-rate-limiter";
 
-	/** Time from the Redis server's clock, for reads made by operators. */
-	private static final String REDIS_CLOCK = "";
+	private final RateLimiterCore core;
 
-	/** Fail-mode closed: denied, retry in a second, when Redis may well be back. */
-	private static final Decision CLOSED_DENIAL = new Decision(false, 0, 1_000, 1_000);
+	private final @Nullable PlanResolver planResolver;
 
-	private final LimitScript script;
-
-	private final PolicyRegistry registry;
-
-	private final PlanSource plans;
+	private final boolean problemDetails;
 
 	/** Routes given their limits by {@link #register}, each at most once. */
 	private final Set<String> registered = ConcurrentHashMap.newKeySet();
 
-	private final RedisGuard guard;
-
-	private final DenyCache denyCache;
-
-	private final LocalWindowLimiter localLimiter;
-
-	private final RateLimitHeaders headers;
-
-	private final RateLimitMetrics metrics;
-
-	private final boolean problemDetails;
-
-	private final Clock clock;
-
-	private volatile DenialListener denialListener = DenialListener.NONE;
-
 	/**
-	 * @param script decides the limits
-	 * @param registry compiles routes with the plans and scopes they name
-	 * @param assignments plans and overrides assigned to clients at run time; null for none
+	 * @param core decides
 	 * @param planResolver reads a client's plan from its request; null for none
-	 * @param guard bounds every Redis call (timeout, circuit breaker)
-	 * @param denyCache answers clients Redis has denied, until their denial ends
-	 * @param localLimiter decides for routes in fail-mode {@code local} while Redis is away
-	 * @param headers which headers to send, under which names
-	 * @param metrics where to count answers
 	 * @param problemDetails whether to mark refused requests for a problem-details body
-	 * @param logInterval at most one log line per this interval about unknown plans
-	 * @param clock this instance's clock, used only by the local limiter
 	 */
-	public WindowRateLimiter(LimitScript script, PolicyRegistry registry, @Nullable PlanAssignments assignments,
-			@Nullable PlanResolver planResolver, RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter,
-			RateLimitHeaders headers, RateLimitMetrics metrics, boolean problemDetails, Duration logInterval,
-			Clock clock) {
+	public WindowRateLimiter(RateLimiterCore core, @Nullable PlanResolver planResolver, boolean problemDetails) {
 		super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
-		this.script = script;
-		this.registry = registry;
-		this.plans = new PlanSource(registry, assignments, planResolver, metrics, logInterval);
-		this.guard = guard;
-		this.denyCache = denyCache;
-		this.localLimiter = localLimiter;
-		this.headers = headers;
-		this.metrics = metrics;
+		this.core = core;
+		this.planResolver = planResolver;
 		this.problemDetails = problemDetails;
-		this.clock = clock;
-		if (assignments != null) {
-			// denials given under a client's old plan say nothing about its new one
-			assignments.onChange(denyCache::clear);
-			assignments.checkOverridesWith(this::checkOverride);
-		}
-	}
-
-	/** A limiter without plans, assignments or plan resolver. */
-	public WindowRateLimiter(LimitScript script, RedisGuard guard,
-			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
-			boolean problemDetails, Clock clock) {
-		this(script, new PolicyRegistry(Map.of()), null, null, guard, denyCache, localLimiter, headers,
-				metrics, problemDetails, Duration.ofSeconds(10), clock);
 	}
 
 	/** A limiter with default headers, no metrics, no problem details and no plans. */
 	public static WindowRateLimiter of(LimitScript script, RedisGuard guard, DenyCache denyCache,
 			LocalWindowLimiter localLimiter, Clock clock) {
-		return new WindowRateLimiter(script, guard, denyCache, localLimiter,
-				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, false, clock);
+		return new WindowRateLimiter(RateLimiterCore.of(script, guard, denyCache, localLimiter,
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, clock), null, false);
+	}
+
+	/** The core this limiter adapts, for the other adapters and operators. */
+	public RateLimiterCore core() {
+		return this.core;
 	}
 
 	@Override
 	public Mono<Response> isAllowed(String routeId, String id) {
-		CompiledRoute route = routeOf(routeId);
-		if (route == null) {
+		if (this.core.route(routeId) == null) {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' uses " + BEAN_NAME + " without "
 					+ CONFIGURATION_PROPERTY_NAME + ".limit and " + CONFIGURATION_PROPERTY_NAME + ".window"));
 		}
-		CompiledPolicy policy = this.plans.known(routeId, route, id);
-		if (policy != null) {
-			return decide(routeId, policy, id);
+		// the plan comes from the request, which only the Reactor context carries this far; read only if needed
+		Mono<String> requestedPlan = (this.planResolver == null) ? Mono.empty()
+				: Mono.deferContextual(context -> {
+					ServerWebExchange exchange = ExchangeContextFilter.exchange(context);
+					return (exchange != null) ? this.planResolver.resolve(exchange) : Mono.empty();
+				});
+		return this.core.admit(routeId, id, requestedPlan).map(this::response);
+	}
+
+	private Response response(Admission admission) {
+		if (!this.problemDetails || admission.passes() || admission.violated().isEmpty()) {
+			return new Response(admission.passes(), admission.headers());
 		}
-		// the plan comes from the request, which only the Reactor context carries this far
-		return Mono.deferContextual(context -> this.plans.fromRequest(routeId, route, id, context))
-			.flatMap(fromRequest -> decide(routeId, fromRequest, id));
-	}
-
-	private Mono<Response> decide(String routeId, CompiledPolicy policy, String id) {
-		List<String> keys = policy.keysFor(id);
-		String cacheKey = denyKey(policy, keys);
-		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey);
-		if (denial != null) {
-			this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
-			this.denialListener.denied(routeId, id);
-			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
-			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision()));
-		}
-		Timer.Sample sample = this.metrics.startRedis();
-		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
-		return this.guard
-			.protect(this.script.nodeOf(keys), this.script.decide(keys, policy.arguments), this.script.probe(keys))
-			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
-			.doOnError(error -> redisFailed(sample, routeId, error))
-			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
-			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys)));
-	}
-
-	/** Times only decisions that went to Redis: one failed at once is no 0 ms round trip. */
-	private void redisFailed(Timer.@Nullable Sample sample, String routeId, Throwable error) {
-		if (!RedisGuard.failedAtOnce(error)) {
-			this.metrics.stopRedis(sample, routeId, false);
-		}
-		else if (RedisGuard.isShed(error)) {
-			this.metrics.shed(routeId);
-		}
-	}
-
-	private Response answer(String routeId, String id, CompiledPolicy policy, String cacheKey, Verdict verdict) {
-		int reported = verdict.reported();
-		boolean shadow = policy.route.shadow();
-		if (!verdict.allowed() && !shadow) {
-			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis());
-		}
-		if (!verdict.allowed()) {
-			this.denialListener.denied(routeId, id);
-		}
-		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
-		this.metrics.decision(routeId, policy.algorithms, outcome);
-		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
-		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated);
-	}
-
-	/**
-	 * @param violated the names of the limits that refused the request, for a problem-details body; empty
-	 * when the refusal is not about quota (fail-mode closed)
-	 */
-	private Response answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision,
-			boolean allowed, List<String> violated) {
-		boolean blocked = !allowed && !policy.route.shadow();
-		Map<String, String> headers = this.headers.of(limits.policyHeader(), limits.list().get(reported), decision,
-				blocked);
-		if (blocked && this.problemDetails && !violated.isEmpty()) {
-			headers.put(ProblemDetailsFilter.VIOLATED, ProblemDetailsFilter.mark(violated));
-		}
-		return new Response(!blocked, headers);
-	}
-
-	private Response answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision) {
-		List<String> violated = decision.allowed() ? List.of() : List.of(limits.list().get(reported).name());
-		return answer(policy, limits, reported, decision, decision.allowed(), violated);
-	}
-
-	private Response whenRedisFails(String routeId, CompiledPolicy policy, List<String> keys) {
-		return switch (policy.route.failMode()) {
-			case OPEN -> {
-				this.metrics.decision(routeId, policy.algorithms, Outcome.ERROR);
-				yield new Response(true, Map.of());
-			}
-			case CLOSED -> {
-				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
-				yield answer(policy, policy.reported, 0, CLOSED_DENIAL, false, List.of());
-			}
-			case LOCAL -> {
-				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
-				yield local(policy, keys);
-			}
-		};
-	}
-
-	/** Each limit's share for this instance, in memory, reported as such. */
-	private Response local(CompiledPolicy policy, List<String> keys) {
-		List<WindowPolicy> shares = policy.shares.list().stream().map(RouteLimit::policy).toList();
-		LocalWindowLimiter.Reported local = this.localLimiter.decideAll(keys, shares, policy.route.cost(),
-				this.clock.millis());
-		return answer(policy, policy.shares, local.limitIndex(), local.decision());
-	}
-
-	/** The route's own policy, else one set on the gateway's default filters. */
-	private @Nullable CompiledRoute routeOf(String routeId) {
-		CompiledRoute route = this.registry.route(routeId);
-		return (route != null) ? route : this.registry.route(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
+		Map<String, String> headers = new HashMap<>(admission.headers());
+		headers.put(ProblemDetailsFilter.VIOLATED, ProblemDetailsFilter.mark(admission.violated()));
+		return new Response(false, headers);
 	}
 
 	/** Called for every filter's arguments when routes are built; a bad config fails that route. */
@@ -285,223 +141,22 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		return this;
 	}
 
-	/** Makes the route's policy from its arguments; a bad argument fails the route. */
 	private void configure(String routeId, Map<String, Object> args) {
-		boolean changed = this.registry.put(routeId, args);
+		this.core.configure(routeId, args);
 		getConfig().put(routeId, new Config(args));
-		if (changed) {
-			// denials given under the old limits say nothing about the new ones
-			this.denyCache.clear();
-		}
 	}
 
 	/**
-	 * Forgets the limits of every route not among the gateway's routes now, called after the gateway's routes
-	 * were refreshed: a deleted route leaves the endpoint and no longer pins its scopes' limits.
-	 * @param routeIds the ids of every route the gateway has
+	 * Forgets the limits of every route not among the gateway's routes now (see
+	 * {@link RateLimiterCore#retainRoutes}).
 	 */
 	public void retainRoutes(Set<String> routeIds) {
-		Set<String> gone = this.registry.retain(routeIds);
-		this.registered.removeAll(gone);
-		if (!gone.isEmpty()) {
-			logger.info("Forgot the rate limits of deleted route(s) " + String.join(", ", gone));
-		}
+		this.registered.removeAll(this.core.retainRoutes(routeIds));
 	}
 
 	/** The policy the given route arguments make, or an {@link InvalidRouteConfigurationException}. */
 	public static RoutePolicy policyFor(String routeId, Map<String, ?> args) {
 		return RouteArgs.parse(routeId, args);
-	}
-
-	// For operators (io.windowlimiter.gateway.operations): routes, and one client's standing, off the decision path.
-
-	/** Every route given limits, by route id ({@code defaultFilters} for the gateway's default filters). */
-	public Map<String, RoutePolicy> policies() {
-		return this.registry.policies();
-	}
-
-	/** The policy of the route (its own, else the default filters'), or null when it has none. */
-	public @Nullable RoutePolicy policyOf(String routeId) {
-		CompiledRoute route = routeOf(routeId);
-		return (route != null) ? route.policy : null;
-	}
-
-	/** Every scope some route names, with the routes naming it, by scope name. */
-	public Map<String, List<String>> scopes() {
-		return this.registry.scopes();
-	}
-
-	/** Each declared plan's limits, by plan name. */
-	public Map<String, List<RouteLimit>> plans() {
-		return this.registry.planLimits();
-	}
-
-	/** Whether the target names a scope: no route has that id, and some route names the scope. */
-	public boolean isScope(String target) {
-		return scopeRoutes(target) != null;
-	}
-
-	/** The scopes a route names under any plan, in order; empty for an unknown route. */
-	public List<String> scopesOf(String routeId) {
-		CompiledRoute route = routeOf(routeId);
-		return (route != null) ? route.scopes : List.of();
-	}
-
-	/**
-	 * The client's standing on each limit that decides it now, read by the decision script at cost 0, so
-	 * reading spends nothing. On a route: its limits under the client's assignment, else the route's
-	 * default (a plan its requests name is not known here). On a scope: the scope's limits under the
-	 * client's assignment on the scope, else the default of the first route naming it. Empty for a target
-	 * that is neither.
-	 */
-	public Mono<Standing> peek(String target, String clientKey) {
-		List<String> scopeRoutes = scopeRoutes(target);
-		if (scopeRoutes != null) {
-			String routeId = scopeRoutes.get(0);
-			CompiledRoute route = this.registry.route(routeId);
-			if (route == null) {
-				return Mono.empty();
-			}
-			CompiledPolicy policy = this.plans.onScope(routeId, route, target, clientKey);
-			return read(policy, policy.scopeLimits(target), policy.scopeKeysFor(clientKey, target));
-		}
-		CompiledRoute route = routeOf(target);
-		if (route == null) {
-			return Mono.empty();
-		}
-		CompiledPolicy policy = knownPolicy(target, route, clientKey);
-		return read(policy, policy.limits, policy.keysFor(clientKey));
-	}
-
-	private Mono<Standing> read(CompiledPolicy policy, List<RouteLimit> limits, List<String> keys) {
-		String plan = policy.plan.isEmpty() ? null : policy.plan;
-		if (limits.isEmpty()) {
-			return Mono.just(new Standing(plan, limits, List.of()));
-		}
-		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
-				REDIS_CLOCK);
-		return this.guard
-			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
-			.map(verdict -> new Standing(plan, limits, verdict.decisions()));
-	}
-
-	/**
-	 * Every Redis key that may hold the client's counts on the target: on a route, under its assignment,
-	 * the default and each plan (scoped limits' keys are shared with the other routes naming the scope); on
-	 * a scope, the scope's keys under each of those on every route naming it. Empty for a target that is
-	 * neither.
-	 */
-	public List<String> keysOf(String target, String clientKey) {
-		Set<String> keys = new LinkedHashSet<>();
-		List<String> scopeRoutes = scopeRoutes(target);
-		if (scopeRoutes != null) {
-			for (String routeId : scopeRoutes) {
-				CompiledRoute route = this.registry.route(routeId);
-				if (route != null) {
-					choices(routeId, route, clientKey).forEach(policy -> keys.addAll(policy.scopeKeysFor(clientKey, target)));
-				}
-			}
-			return List.copyOf(keys);
-		}
-		CompiledRoute route = routeOf(target);
-		if (route != null) {
-			choices(target, route, clientKey).forEach(policy -> keys.addAll(policy.keysFor(clientKey)));
-		}
-		return List.copyOf(keys);
-	}
-
-	/**
-	 * Forgets this instance's cached denials of the client on the route, or on every route naming the scope,
-	 * and on every route sharing a scope with that route, whose counters a reset deletes too: Redis decides
-	 * its next request.
-	 */
-	public void forgetDenial(String target, String clientKey) {
-		List<String> scopeRoutes = scopeRoutes(target);
-		Set<String> routes = new LinkedHashSet<>((scopeRoutes != null) ? scopeRoutes : List.of(target));
-		if (scopeRoutes == null) {
-			Map<String, List<String>> scopes = this.registry.scopes();
-			scopesOf(target).forEach(scope -> routes.addAll(scopes.getOrDefault(scope, List.of())));
-		}
-		for (String routeId : routes) {
-			CompiledRoute route = routeOf(routeId);
-			if (route != null) {
-				choices(routeId, route, clientKey)
-					.forEach(policy -> this.denyCache.forget(denyKey(policy, policy.keysFor(clientKey))));
-			}
-		}
-	}
-
-	/**
-	 * Checks an override's limits against the cost of each route it would apply on (the route, or every
-	 * route naming the scope): a request that cannot fit them would never pass.
-	 * @throws InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
-	 * cost of the first route it does not fit
-	 */
-	public void checkOverride(String target, List<RouteLimit> limits) {
-		List<String> scopeRoutes = scopeRoutes(target);
-		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
-			CompiledRoute route = routeOf(routeId);
-			if (route != null) {
-				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
-			}
-		}
-	}
-
-	/**
-	 * What the deny cache keys a client by: route and plan, then the client's first Redis key, which
-	 * {@code RedisKeys} has hashed if the client key was long or odd. So an entry's size is bounded whatever
-	 * a client sends (an {@code X-API-Key} of 8 KB costs what a short one does).
-	 */
-	private static String denyKey(CompiledPolicy policy, List<String> keys) {
-		return policy.denyPrefix + keys.get(0);
-	}
-
-	/** The routes naming the scope, when the target is a scope and not a route id; else null. */
-	private @Nullable List<String> scopeRoutes(String target) {
-		if (this.registry.route(target) != null) {
-			return null;
-		}
-		List<String> routes = this.registry.scopes().get(target);
-		return (routes != null && !routes.isEmpty()) ? routes : null;
-	}
-
-	private CompiledPolicy knownPolicy(String routeId, CompiledRoute route, String clientKey) {
-		return this.plans.withoutRequest(routeId, route, clientKey);
-	}
-
-	/** Every policy that may decide the client on the route: its assignment's, the default, each plan's. */
-	private Set<CompiledPolicy> choices(String routeId, CompiledRoute route, String clientKey) {
-		return this.plans.candidates(routeId, route, clientKey);
-	}
-
-	/**
-	 * Tells {@code listener} of every request refused by a limit (or that would be, on a shadow route), e.g.
-	 * to find the clients denied most. It runs on the decision path: it must be quick and must not throw.
-	 */
-	public void setDenialListener(DenialListener listener) {
-		this.denialListener = listener;
-	}
-
-	/** Told of each request refused by a limit; see {@link #setDenialListener}. */
-	@FunctionalInterface
-	public interface DenialListener {
-
-		/** Tells nobody. */
-		DenialListener NONE = (routeId, clientKey) -> {
-		};
-
-		/** A request of {@code clientKey} on route {@code routeId} was refused. */
-		void denied(String routeId, String clientKey);
-
-	}
-
-	/**
-	 * A client's standing on a route or scope.
-	 * @param plan the plan whose limits these are; null for the route's own limits
-	 * @param limits the limits that decide the client, in order
-	 * @param decisions one per limit: remaining and reset now (nothing was spent)
-	 */
-	public record Standing(@Nullable String plan, List<RouteLimit> limits, List<Decision> decisions) {
 	}
 
 	/** One route's limiter arguments as written, e.g. {@code window-rate-limiter.limit: 100}. */

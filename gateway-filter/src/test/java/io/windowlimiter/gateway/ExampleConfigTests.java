@@ -14,6 +14,9 @@ import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.RouteLimit;
 
 /** The example configurations in config/ start a gateway with all their routes. */
 class ExampleConfigTests {

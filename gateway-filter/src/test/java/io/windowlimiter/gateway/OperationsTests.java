@@ -118,7 +118,7 @@ class OperationsTests {
 		assertThat(downstream.hits("/multi/a", apiKey)).isEqualTo(3);
 		// the yearly limit counted only the three that passed
 		String yearly = RedisTestServer.get().template().opsForValue()
-			.get(io.windowlimiter.gateway.key.RedisKeys.of("multi", apiKey, "fl"))
+			.get(io.windowlimiter.core.key.RedisKeys.of("multi", apiKey, "fl"))
 			.block();
 		// the fixed window's index since 2025, its length 316224 * 10^5 ms, then count 3 (a window of 366
 		// days: the window edge this might straddle is once a year)

@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
-import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import io.windowlimiter.gateway.test.TestRoutes;
@@ -24,6 +24,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 
 /**
  * An override whose limit a request of the route's cost cannot fit would refuse the client for good (or,

@@ -20,6 +20,7 @@ import org.springframework.core.NestedExceptionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 
 /** A bad limit in the gateway's route properties stops start-up with a message that says what to fix. */
 class StartupCheckTests {

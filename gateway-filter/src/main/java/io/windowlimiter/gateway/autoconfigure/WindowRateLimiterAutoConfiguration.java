@@ -5,25 +5,26 @@ import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DeletedRoutesListener;
-import io.windowlimiter.gateway.DenyCache;
+import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.gateway.ExchangeContextFilter;
 import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
-import io.windowlimiter.gateway.PolicyRegistry;
+import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
-import io.windowlimiter.gateway.RateLimitHeaders;
-import io.windowlimiter.gateway.RateLimitMetrics;
-import io.windowlimiter.gateway.DecisionWarmUp;
+import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.RateLimitMetrics;
+import io.windowlimiter.core.DecisionWarmUp;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.failure.LocalWindowLimiter;
-import io.windowlimiter.gateway.failure.RedisGuard;
-import io.windowlimiter.gateway.failure.SentinelFailoverFollower;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.failure.SentinelFailoverFollower;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
-import io.windowlimiter.gateway.operations.ChangeBroadcast;
+import io.windowlimiter.core.operations.ChangeBroadcast;
 import io.windowlimiter.gateway.plan.HeaderPlanResolver;
-import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.gateway.plan.PlanResolver;
 import io.windowlimiter.gateway.plan.PrincipalPlanResolver;
 
@@ -205,6 +206,17 @@ public class WindowRateLimiterAutoConfiguration {
 		return new RateLimitMetrics(registry.getIfAvailable());
 	}
 
+	/** Decides for every adapter: the gateway's RateLimiter SPI and the WindowRateLimit filter. */
+	@Bean
+	@ConditionalOnMissingBean
+	public RateLimiterCore windowRateLimiterCore(LimitScript script, PolicyRegistry registry,
+			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
+			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+			WindowRateLimiterProperties properties) {
+		return new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null, guard, denyCache,
+				localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
+	}
+
 	/**
 	 * Not a default candidate: the gateway's filter keeps its own {@code redisRateLimiter} (or the user's
 	 * limiter) as the default, and routes reach this one by name, {@code #{@windowRateLimiter}}.
@@ -212,12 +224,9 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean(name = WindowRateLimiter.BEAN_NAME, defaultCandidate = false)
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
 	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "false", matchIfMissing = true)
-	public WindowRateLimiter windowRateLimiter(LimitScript script, PolicyRegistry registry,
-			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
-			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+	public WindowRateLimiter windowRateLimiter(RateLimiterCore core, ObjectProvider<PlanResolver> planResolver,
 			WindowRateLimiterProperties properties) {
-		return limiter(script, registry, assignments, planResolver, guard, denyCache, localLimiter, headers, metrics,
-				properties);
+		return new WindowRateLimiter(core, planResolver.getIfUnique(), properties.getProblemDetails().isEnabled());
 	}
 
 	/**
@@ -228,21 +237,9 @@ public class WindowRateLimiterAutoConfiguration {
 	@Primary
 	@ConditionalOnMissingBean(name = WindowRateLimiter.BEAN_NAME)
 	@ConditionalOnProperty(name = DEFAULT_LIMITER, havingValue = "true")
-	public WindowRateLimiter windowRateLimiterAsDefault(LimitScript script, PolicyRegistry registry,
-			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
-			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
+	public WindowRateLimiter windowRateLimiterAsDefault(RateLimiterCore core, ObjectProvider<PlanResolver> planResolver,
 			WindowRateLimiterProperties properties) {
-		return limiter(script, registry, assignments, planResolver, guard, denyCache, localLimiter, headers, metrics,
-				properties);
-	}
-
-	private static WindowRateLimiter limiter(LimitScript script, PolicyRegistry registry, PlanAssignments assignments,
-			ObjectProvider<PlanResolver> planResolver, RedisGuard guard, DenyCache denyCache,
-			LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
-			WindowRateLimiterProperties properties) {
-		return new WindowRateLimiter(script, registry, assignments, planResolver.getIfUnique(), guard, denyCache,
-				localLimiter, headers, metrics, properties.getProblemDetails().isEnabled(),
-				properties.getFailureLogInterval(), Clock.systemUTC());
+		return new WindowRateLimiter(core, planResolver.getIfUnique(), properties.getProblemDetails().isEnabled());
 	}
 
 	/**
@@ -251,11 +248,9 @@ public class WindowRateLimiterAutoConfiguration {
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(name = WindowRateLimiter.BEAN_NAME)
-	public ChangeBroadcast windowRateLimiterChangeBroadcast(ReactiveStringRedisTemplate redis,
-			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, ObjectProvider<PlanAssignments> assignments,
-			WindowRateLimiterProperties properties) {
-		return new ChangeBroadcast(redis, limiter, assignments.getIfUnique(), properties.getRedisTimeout());
+	public ChangeBroadcast windowRateLimiterChangeBroadcast(ReactiveStringRedisTemplate redis, RateLimiterCore core,
+			ObjectProvider<PlanAssignments> assignments, WindowRateLimiterProperties properties) {
+		return new ChangeBroadcast(redis, core, assignments.getIfUnique(), properties.getRedisTimeout());
 	}
 
 	/** Forgets the limits of routes deleted at run time, when the gateway's routes are refreshed. */

@@ -1,14 +1,13 @@
 package io.windowlimiter.gateway.autoconfigure;
 
-import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.operations.ChangeBroadcast;
-import io.windowlimiter.gateway.operations.DeniedClients;
-import io.windowlimiter.gateway.operations.RateLimitOperations;
-import io.windowlimiter.gateway.operations.RateLimitsEndpoint;
-import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.operations.ChangeBroadcast;
+import io.windowlimiter.core.operations.DeniedClients;
+import io.windowlimiter.core.operations.RateLimitOperations;
+import io.windowlimiter.core.operations.RateLimitsEndpoint;
+import io.windowlimiter.core.plan.PlanAssignments;
 
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.actuate.audit.AuditEventRepository;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -27,27 +26,25 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  */
 @AutoConfiguration(after = WindowRateLimiterAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
-@ConditionalOnBean(name = WindowRateLimiter.BEAN_NAME)
+@ConditionalOnBean(RateLimiterCore.class)
 @ConditionalOnAvailableEndpoint(RateLimitsEndpoint.class)
 public class WindowRateLimiterEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	public DeniedClients windowRateLimiterDeniedClients(
-			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter) {
+	public DeniedClients windowRateLimiterDeniedClients(RateLimiterCore core) {
 		DeniedClients deniedClients = DeniedClients.ofDefaults();
-		limiter.setDenialListener(deniedClients);
+		core.setDenialListener(deniedClients);
 		return deniedClients;
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	public RateLimitOperations windowRateLimiterOperations(
-			@Qualifier(WindowRateLimiter.BEAN_NAME) WindowRateLimiter limiter, ReactiveStringRedisTemplate redis,
+	public RateLimitOperations windowRateLimiterOperations(RateLimiterCore core, ReactiveStringRedisTemplate redis,
 			ChangeBroadcast broadcast, DeniedClients deniedClients, ObjectProvider<PlanAssignments> assignments,
 			ApplicationEventPublisher events, ObjectProvider<AuditEventRepository> auditEvents) {
 		// audit events go nowhere without a repository: Boot's AuditListener exists only beside one
-		return new RateLimitOperations(limiter, redis, broadcast, deniedClients, assignments.getIfUnique(),
+		return new RateLimitOperations(core, redis, broadcast, deniedClients, assignments.getIfUnique(),
 				(auditEvents.getIfAvailable() != null) ? events : null);
 	}
 

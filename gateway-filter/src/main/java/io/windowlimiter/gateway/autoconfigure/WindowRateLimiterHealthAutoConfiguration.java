@@ -1,8 +1,8 @@
 package io.windowlimiter.gateway.autoconfigure;
 
-import io.windowlimiter.gateway.PolicyRegistry;
-import io.windowlimiter.gateway.failure.RedisGuard;
-import io.windowlimiter.gateway.operations.RateLimiterHealthIndicator;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.operations.RateLimiterHealthIndicator;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

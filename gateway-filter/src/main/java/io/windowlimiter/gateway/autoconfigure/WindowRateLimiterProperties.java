@@ -6,9 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.windowlimiter.gateway.RateLimitHeaders;
+import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
-import io.windowlimiter.gateway.key.IpRange;
+import io.windowlimiter.core.key.IpRange;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 

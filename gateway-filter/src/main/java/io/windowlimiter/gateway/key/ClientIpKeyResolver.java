@@ -9,6 +9,8 @@ import reactor.core.publisher.Mono;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.util.StringUtils;
 import org.springframework.web.server.ServerWebExchange;
+import io.windowlimiter.core.key.IpAddresses;
+import io.windowlimiter.core.key.IpRange;
 
 /**
  * Keys a request by the client's IP address.

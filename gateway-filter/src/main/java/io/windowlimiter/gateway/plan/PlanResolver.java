@@ -3,6 +3,7 @@ package io.windowlimiter.gateway.plan;
 import reactor.core.publisher.Mono;
 
 import org.springframework.web.server.ServerWebExchange;
+import io.windowlimiter.core.plan.PlanAssignments;
 
 /**
  * Reads a client's plan from its request, for routes that use plans ({@code window-rate-limiter.plan}).

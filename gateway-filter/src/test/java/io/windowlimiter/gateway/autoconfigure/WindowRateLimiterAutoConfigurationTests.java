@@ -1,7 +1,7 @@
 package io.windowlimiter.gateway.autoconfigure;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 

@@ -5,12 +5,12 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
-import io.windowlimiter.gateway.operations.AssignmentRequest;
-import io.windowlimiter.gateway.operations.ChangeBroadcast;
-import io.windowlimiter.gateway.operations.DeniedClients;
-import io.windowlimiter.gateway.operations.RateLimitOperations;
-import io.windowlimiter.gateway.operations.RateLimitsEndpoint;
-import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.core.operations.AssignmentRequest;
+import io.windowlimiter.core.operations.ChangeBroadcast;
+import io.windowlimiter.core.operations.DeniedClients;
+import io.windowlimiter.core.operations.RateLimitOperations;
+import io.windowlimiter.core.operations.RateLimitsEndpoint;
+import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 

@@ -1,6 +1,6 @@
 package io.windowlimiter.gateway.autoconfigure;
 
-import io.windowlimiter.gateway.operations.RateLimiterHealthIndicator;
+import io.windowlimiter.core.operations.RateLimiterHealthIndicator;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 

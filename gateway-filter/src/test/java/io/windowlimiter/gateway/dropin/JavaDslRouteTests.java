@@ -4,7 +4,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.windowlimiter.gateway.GatewayTestApplication;
-import io.windowlimiter.gateway.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisTestServer;

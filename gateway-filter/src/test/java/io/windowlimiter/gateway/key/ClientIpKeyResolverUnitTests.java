@@ -11,6 +11,7 @@ import org.springframework.mock.web.server.MockServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import io.windowlimiter.core.key.IpRange;
 
 class ClientIpKeyResolverUnitTests {
 

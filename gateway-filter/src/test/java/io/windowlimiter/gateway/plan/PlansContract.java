@@ -37,6 +37,8 @@ import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.server.ServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import io.windowlimiter.core.plan.Assignment;
+import io.windowlimiter.core.plan.PlanAssignments;
 
 /**
  * Plans, scopes, plan resolvers, assignments and overrides through two gateway instances on one Redis,

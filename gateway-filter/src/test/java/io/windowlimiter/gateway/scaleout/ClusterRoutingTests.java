@@ -10,11 +10,11 @@ import java.util.regex.Pattern;
 
 import io.lettuce.core.ReadFrom;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.algorithm.WindowPolicy;
-import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisClusterTestServer;
 import io.windowlimiter.gateway.test.RedisNode;
 import org.junit.jupiter.api.Test;

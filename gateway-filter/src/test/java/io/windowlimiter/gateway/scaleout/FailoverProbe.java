@@ -9,12 +9,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.stream.IntStream;
 
-import io.windowlimiter.gateway.algorithm.Algorithm;
-import io.windowlimiter.gateway.algorithm.Decision;
-import io.windowlimiter.gateway.algorithm.LimitScript;
-import io.windowlimiter.gateway.failure.RedisGuard;
-import io.windowlimiter.gateway.algorithm.WindowPolicy;
-import io.windowlimiter.gateway.key.RedisKeys;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisNode;
 
 /**

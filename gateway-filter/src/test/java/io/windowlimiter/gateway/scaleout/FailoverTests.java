@@ -5,9 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.windowlimiter.gateway.GatewayTestApplication;
-import io.windowlimiter.gateway.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.gateway.autoconfigure.RedisTopologyCustomizer;
-import io.windowlimiter.gateway.failure.RedisGuard;
+import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.gateway.test.RedisClusterTestServer;
 import io.windowlimiter.gateway.test.RedisNode;
 import io.windowlimiter.gateway.test.RedisSentinelTestServer;

@@ -9,8 +9,8 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.gateway.GatewayTestApplication;
-import io.windowlimiter.gateway.operations.RateLimitOperations;
-import io.windowlimiter.gateway.plan.PlanAssignments;
+import io.windowlimiter.core.operations.RateLimitOperations;
+import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.gateway.test.Downstream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

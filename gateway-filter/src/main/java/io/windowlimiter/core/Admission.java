@@ -1,0 +1,18 @@
+package io.windowlimiter.core;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the core decided for one request, ready for an adapter to answer with.
+ *
+ * @param passes whether the request goes on downstream (a shadow route's refusals pass)
+ * @param headers the rate-limit headers of the limit closest to refusing, as configured; empty when Redis
+ * could not decide and the route fails open
+ * @param violated when refused by a limit, the names of the limits that refused it, for a problem-details
+ * body; empty when the request passes or its refusal is not about quota (fail-mode closed)
+ *
+ * <p>Made once per request: the maps and lists are the core's, not copied; adapters read them.
+ */
+public record Admission(boolean passes, Map<String, String> headers, List<String> violated) {
+}

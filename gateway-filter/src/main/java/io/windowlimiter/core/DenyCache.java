@@ -1,0 +1,112 @@
+package io.windowlimiter.core;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import io.windowlimiter.core.algorithm.Decision;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Remembers, per Redis key, that Redis denied a client until some time, and answers that client's
+ * requests until then without calling Redis: a client flooding far over its limit then costs no Redis
+ * round trip. It never allows: a denial stays true until its Retry-After whatever other gateway
+ * instances do meanwhile, since their requests can only add to the counts. Bounded in size (least
+ * recently used go first); entries vanish when their denial ends. Callers key it by what is already
+ * bounded (the limiter: route, plan and the client's hashed Redis key, never the raw client key), so
+ * the count bounds the bytes too: about 300 bytes an entry, 30 MB at 100,000.
+ */
+public class DenyCache {
+
+	private final Cache<String, Entry> denials;
+
+	private final LongSupplier nanoTime;
+
+	/**
+	 * @param maxClients how many denied clients to hold at most
+	 * @param nanoTime this instance's monotonic clock, {@code System::nanoTime} outside tests
+	 */
+	public DenyCache(long maxClients, LongSupplier nanoTime) {
+		this.nanoTime = nanoTime;
+		this.denials = Caffeine.newBuilder()
+			.maximumSize(maxClients)
+			.expireAfter(new UntilDenialEnds())
+			.ticker(nanoTime::getAsLong)
+			.build();
+	}
+
+	/**
+	 * The denial still in force for {@code key}, or null when Redis must decide.
+	 * @return which of the route's limits denied, and the decision to answer with now
+	 */
+	public @Nullable Denial denial(String key) {
+		Entry entry = this.denials.getIfPresent(key);
+		if (entry == null) {
+			return null;
+		}
+		long leftMillis = TimeUnit.NANOSECONDS.toMillis(entry.untilNanos() - this.nanoTime.getAsLong() + 999_999);
+		return (leftMillis > 0)
+				? new Denial(entry.limitIndex(), new Decision(false, entry.remaining(), leftMillis, leftMillis))
+				: null;
+	}
+
+	/** Remembers that Redis denied {@code key} by limit {@code limitIndex} for {@code retryAfterMillis}. */
+	public void remember(String key, int limitIndex, long retryAfterMillis) {
+		remember(key, limitIndex, 0, retryAfterMillis);
+	}
+
+	/**
+	 * Remembers that Redis denied {@code key} by limit {@code limitIndex} for {@code retryAfterMillis}, with
+	 * {@code remaining} left on that limit (more than 0 when a request costs more than what is left).
+	 */
+	public void remember(String key, int limitIndex, long remaining, long retryAfterMillis) {
+		if (retryAfterMillis > 0) {
+			long until = this.nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis);
+			this.denials.put(key, new Entry(limitIndex, remaining, until));
+		}
+	}
+
+	/** Forgets the denial of {@code key}, e.g. when an operator resets that client. */
+	public void forget(String key) {
+		this.denials.invalidate(key);
+	}
+
+	/** Forgets every denial, e.g. when a route's limit changes. */
+	public void clear() {
+		this.denials.invalidateAll();
+	}
+
+	/**
+	 * A denial in force.
+	 * @param limitIndex which of the route's limits denied
+	 * @param decision what to answer with now
+	 */
+	public record Denial(int limitIndex, Decision decision) {
+	}
+
+	/** What is remembered: which limit denied, what Redis said was left, and until when on this cache's clock. */
+	private record Entry(int limitIndex, long remaining, long untilNanos) {
+	}
+
+	private static final class UntilDenialEnds implements Expiry<String, Entry> {
+
+		@Override
+		public long expireAfterCreate(String key, Entry entry, long currentTime) {
+			return Math.max(0, entry.untilNanos() - currentTime);
+		}
+
+		@Override
+		public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
+			return Math.max(0, entry.untilNanos() - currentTime);
+		}
+
+		@Override
+		public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
+			return currentDuration;
+		}
+
+	}
+
+}

@@ -1,0 +1,221 @@
+package io.windowlimiter.core;
+
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.windowlimiter.core.plan.Assignment;
+import io.windowlimiter.core.plan.PlanAssignments;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import io.windowlimiter.core.policy.CompiledPolicy;
+import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.PolicyRegistry;
+
+/**
+ * Which compiled policy decides a client, in this order: an assignment or override made at run time
+ * for the route, or for a scope the route names; else, on a route that uses plans, the plan the
+ * request names (asked of the adapter); else the route's default. A plan this gateway does not know
+ * falls back to the default, counted ({@code gateway.ratelimit.plans.unknown}) and logged at most once
+ * per interval; so does an override whose limits a request of the route's cost cannot fit (written before
+ * that was checked, or by hand), which would otherwise refuse the client for good.
+ */
+final class PlanSource {
+
+	private static final Log logger = LogFactory.getLog(PlanSource.class);
+
+	private final PolicyRegistry registry;
+
+	private final @Nullable PlanAssignments assignments;
+
+	/** Whether requests may name their plan (a plan resolver exists). */
+	private final boolean plansFromRequests;
+
+	private final RateLimitMetrics metrics;
+
+	private final long logIntervalNanos;
+
+	private final AtomicLong lastLogged = new AtomicLong(Long.MIN_VALUE);
+
+	private final AtomicLong lastRefusedLogged = new AtomicLong(Long.MIN_VALUE);
+
+	PlanSource(PolicyRegistry registry, @Nullable PlanAssignments assignments, boolean plansFromRequests,
+			RateLimitMetrics metrics, Duration logInterval) {
+		this.registry = registry;
+		this.assignments = assignments;
+		this.plansFromRequests = plansFromRequests;
+		this.metrics = metrics;
+		this.logIntervalNanos = logInterval.toNanos();
+	}
+
+	/** The client's policy when the request need not be read; null when it must be (see {@link #fromRequest}). */
+	@Nullable CompiledPolicy known(String routeId, CompiledRoute route, String clientKey) {
+		Found found = assignment(routeId, route, clientKey);
+		if (found != null && (found.onRoute(routeId) || found.assignment().plan() != null)) {
+			CompiledPolicy assigned = compiled(routeId, route, found.assignment());
+			if (assigned != null) {
+				return assigned;
+			}
+			// an override the route's cost cannot fit is ignored: the plan or the default applies
+			found = null;
+		}
+		if (route.policy.usesPlans() && this.plansFromRequests) {
+			return null;
+		}
+		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
+	}
+
+	/**
+	 * The client's policy on a route naming the scope, as far as the scope's counters go: its assignment on
+	 * the scope, else the route's default. For operators reading a scope.
+	 */
+	CompiledPolicy onScope(String routeId, CompiledRoute route, String scope, String clientKey) {
+		Assignment assignment = (this.assignments != null) ? this.assignments.find(scope, clientKey) : null;
+		if (assignment == null) {
+			return route.byDefault;
+		}
+		return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
+				: onScope(routeId, route, new Found(scope, assignment), route.byDefault);
+	}
+
+	/**
+	 * Every policy that may decide the client on the route, for operators resetting it: its assignment's,
+	 * the default, each plan's, and with an override on a scope each of those under it.
+	 */
+	Set<CompiledPolicy> candidates(String routeId, CompiledRoute route, String clientKey) {
+		Set<CompiledPolicy> bases = new LinkedHashSet<>();
+		bases.add(withoutRequest(routeId, route, clientKey));
+		bases.add(route.byDefault);
+		for (String plan : this.registry.plans()) {
+			CompiledPolicy compiled = route.plan(plan);
+			if (compiled != null) {
+				bases.add(compiled);
+			}
+		}
+		Found found = assignment(routeId, route, clientKey);
+		Set<CompiledPolicy> candidates = new LinkedHashSet<>(bases);
+		if (found != null && !found.onRoute(routeId) && found.assignment().plan() == null) {
+			bases.forEach(base -> candidates.add(onScope(routeId, route, found, base)));
+		}
+		return candidates;
+	}
+
+	/** The client's policy when no request says which plan: as {@link #known}, else on the route's default. */
+	CompiledPolicy withoutRequest(String routeId, CompiledRoute route, String clientKey) {
+		CompiledPolicy known = known(routeId, route, clientKey);
+		if (known != null) {
+			return known;
+		}
+		Found found = assignment(routeId, route, clientKey);
+		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
+	}
+
+	/** The assignment's policy; null for an override the route's cost cannot fit (logged, then ignored). */
+	private @Nullable CompiledPolicy compiled(String routeId, CompiledRoute route, Assignment assignment) {
+		if (assignment.plan() != null) {
+			return plan(routeId, route, assignment.plan());
+		}
+		CompiledPolicy override = this.registry.override(routeId, route, assignment.limits(), assignment.unnamed());
+		if (override == null && mayLog(this.lastRefusedLogged)) {
+			try {
+				PolicyRegistry.checkOverrideCost(routeId, routeId, route.policy, assignment.limits());
+			}
+			catch (InvalidRouteConfigurationException ex) {
+				logger.warn(ex.getMessage() + ". The override is ignored on this route: the client's plan or the "
+						+ "route's default applies (at most one such line per " + Duration.ofNanos(this.logIntervalNanos)
+						+ ")");
+			}
+		}
+		return override;
+	}
+
+	/** Whether a line may be logged now: at most one per interval for each kind. */
+	private boolean mayLog(AtomicLong lastLogged) {
+		long now = System.nanoTime();
+		long last = lastLogged.get();
+		return (last == Long.MIN_VALUE || now - last >= this.logIntervalNanos) && lastLogged.compareAndSet(last, now);
+	}
+
+	/** An override made on a scope, on top of the client's policy without it. */
+	private CompiledPolicy onScope(String routeId, CompiledRoute route, Found found, CompiledPolicy base) {
+		Assignment assignment = found.assignment();
+		CompiledPolicy override = this.registry.scopeOverride(routeId, route, base, found.target(),
+				assignment.limits(), assignment.unnamed());
+		if (override != null) {
+			return override;
+		}
+		if (mayLog(this.lastRefusedLogged)) {
+			try {
+				PolicyRegistry.checkOverrideCost(found.target(), routeId, base.route, assignment.limits());
+			}
+			catch (InvalidRouteConfigurationException ex) {
+				logger.warn(ex.getMessage() + ". The override is ignored on this route: the client's plan or the "
+						+ "route's default applies (at most one such line per " + Duration.ofNanos(this.logIntervalNanos)
+						+ ")");
+			}
+		}
+		return base;
+	}
+
+	/** The plan the request names, or the route's default, under the client's override on a scope if any. */
+	Mono<CompiledPolicy> fromRequest(String routeId, CompiledRoute route, String clientKey, Mono<String> requestedPlan) {
+		Found found = assignment(routeId, route, clientKey);
+		Mono<CompiledPolicy> base = requestedPlan.map(plan -> plan(routeId, route, plan)).defaultIfEmpty(route.byDefault);
+		if (found == null || found.onRoute(routeId) || found.assignment().plan() != null) {
+			return base;
+		}
+		return base.map(policy -> onScope(routeId, route, found, policy));
+	}
+
+	/** The client's assignment on the route, else on the first of its scopes that has one. */
+	private @Nullable Found assignment(String routeId, CompiledRoute route, String clientKey) {
+		if (this.assignments == null) {
+			return null;
+		}
+		Assignment assignment = this.assignments.find(routeId, clientKey);
+		if (assignment != null) {
+			return new Found(routeId, assignment);
+		}
+		for (String scope : route.scopes) {
+			assignment = this.assignments.find(scope, clientKey);
+			if (assignment != null) {
+				return new Found(scope, assignment);
+			}
+		}
+		return null;
+	}
+
+	/** An assignment and the route or scope it was made on. */
+	private record Found(String target, Assignment assignment) {
+
+		boolean onRoute(String routeId) {
+			return this.target.equals(routeId);
+		}
+
+	}
+
+	private CompiledPolicy plan(String routeId, CompiledRoute route, String plan) {
+		if (!route.policy.usesPlans()) {
+			// a route with limits of its own has them for every plan
+			return route.byDefault;
+		}
+		CompiledPolicy compiled = route.plan(plan);
+		if (compiled != null) {
+			return compiled;
+		}
+		this.metrics.unknownPlan(routeId);
+		if (mayLog(this.lastLogged)) {
+			logger.warn("Unknown plan " + RateLimitHeaders.quoted(plan.substring(0, Math.min(plan.length(), 64)))
+					+ " on route '" + routeId + "'; its default plan '" + route.policy.plan() + "' applies. Declared: "
+					+ String.join(", ", this.registry.plans()) + " (at most one such line per "
+					+ Duration.ofNanos(this.logIntervalNanos) + ")");
+		}
+		return route.byDefault;
+	}
+
+}

@@ -1,0 +1,101 @@
+package io.windowlimiter.core;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Micrometer meters of the limiter: {@code gateway.ratelimit.decisions} counts every answer by route,
+ * algorithm and outcome; {@code gateway.ratelimit.redis} times the script round trip;
+ * {@code gateway.ratelimit.plans.unknown} counts clients whose plan nobody declared;
+ * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis. Without a registry it
+ * records nothing.
+ */
+public class RateLimitMetrics {
+
+	/** What happened to a request. */
+	public enum Outcome {
+
+		/** Allowed by Redis. */
+		ALLOWED,
+		/** Refused: by Redis, or by the deny cache on Redis's earlier word. */
+		DENIED,
+		/** Would have been refused, but the route is in shadow mode. */
+		SHADOWED,
+		/** Redis could not decide and fail-mode open let the request through. */
+		ERROR,
+		/** Redis could not decide and fail-mode closed or local answered. */
+		FALLBACK;
+
+		final String tag = name().toLowerCase();
+
+	}
+
+	/** Records nothing: for a gateway without Micrometer. */
+	public static final RateLimitMetrics NONE = new RateLimitMetrics(null);
+
+	private final @Nullable MeterRegistry registry;
+
+	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+	public RateLimitMetrics(@Nullable MeterRegistry registry) {
+		this.registry = registry;
+	}
+
+	public void decision(String route, String algorithm, Outcome outcome) {
+		if (this.registry != null) {
+			// looked up once per route and outcome: the registry's own lookup allocates tags every time
+			this.counters.computeIfAbsent(route + '\n' + algorithm + '\n' + outcome.tag,
+					k -> Counter.builder("gateway.ratelimit.decisions")
+						.description("Rate-limit answers by route, algorithm and outcome")
+						.tags("route", route, "algorithm", algorithm, "outcome", outcome.tag)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/** A client named a plan that is not declared, and got the route's default. */
+	public void unknownPlan(String route) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("unknown-plan\n" + route,
+					k -> Counter.builder("gateway.ratelimit.plans.unknown")
+						.description("Clients whose plan is not declared, decided by the route's default plan")
+						.tags("route", route)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/** A decision went to the route's fail-mode at once, because too many decisions waited on Redis. */
+	public void shed(String route) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("shed\n" + route,
+					k -> Counter.builder("gateway.ratelimit.redis.shed")
+						.description("Decisions given to the fail-mode at once because too many waited on Redis")
+						.tags("route", route)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/** Starts timing a Redis round trip; {@code null} without a registry. */
+	public Timer.@Nullable Sample startRedis() {
+		return (this.registry != null) ? Timer.start(this.registry) : null;
+	}
+
+	public void stopRedis(Timer.@Nullable Sample sample, String route, boolean success) {
+		if (sample != null && this.registry != null) {
+			sample.stop(Timer.builder("gateway.ratelimit.redis")
+				.description("Round trip of the rate-limit script to Redis")
+				// buckets, so dashboards can show p99 across instances
+				.publishPercentileHistogram()
+				.tags("route", route, "result", success ? "success" : "failure")
+				.register(this.registry));
+		}
+	}
+
+}

@@ -1,0 +1,447 @@
+package io.windowlimiter.core;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.micrometer.core.instrument.Timer;
+import io.windowlimiter.core.RateLimitMetrics.Outcome;
+import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.Verdict;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.plan.PlanAssignments;
+import io.windowlimiter.core.policy.CompiledPolicy;
+import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.RouteLimit;
+import io.windowlimiter.core.policy.RoutePolicy;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * Decides requests with plain values, for every adapter (the gateway's {@code RateLimiter} SPI, the
+ * {@code WindowRateLimit} filter, the Server MVC filter): a route's limits, compiled once by the
+ * {@link PolicyRegistry}; per request the {@link PlanSource} picks the client's policy (an assignment made
+ * at run time, the plan its request names, or the route's default), then the core builds the client's
+ * keys, has one script decide all of the policy's limits (through the {@link RedisGuard}) and turns the
+ * verdict into an {@link Admission} with its headers; a client Redis has denied is answered from the
+ * {@link DenyCache}, and when Redis cannot decide the route's fail-mode answers. Nothing here knows a web
+ * server or a gateway.
+ */
+public final class RateLimiterCore {
+
+	private static final Log logger = LogFactory.getLog(RateLimiterCore.class);
+
+	/** Time from the Redis server's clock, for reads made by operators. */
+	private static final String REDIS_CLOCK = "";
+
+	/** Fail-mode closed: denied, retry in a second, when Redis may well be back. */
+	private static final Decision CLOSED_DENIAL = new Decision(false, 0, 1_000, 1_000);
+
+	private final LimitScript script;
+
+	private final PolicyRegistry registry;
+
+	private final PlanSource plans;
+
+	private final RedisGuard guard;
+
+	private final DenyCache denyCache;
+
+	private final LocalWindowLimiter localLimiter;
+
+	private final RateLimitHeaders headers;
+
+	private final RateLimitMetrics metrics;
+
+	private final Clock clock;
+
+	private volatile DenialListener denialListener = DenialListener.NONE;
+
+	/**
+	 * @param script decides the limits
+	 * @param registry compiles routes with the plans and scopes they name
+	 * @param assignments plans and overrides assigned to clients at run time; null for none
+	 * @param plansFromRequests whether requests may name their plan (a plan resolver exists): a route that
+	 * uses plans then asks the adapter's {@code requestedPlan}
+	 * @param guard bounds every Redis call
+	 * @param denyCache answers clients Redis has denied, until their denial ends
+	 * @param localLimiter decides for routes in fail-mode {@code local} while Redis is away
+	 * @param headers which headers to send, under which names
+	 * @param metrics where to count answers
+	 * @param logInterval at most one log line per this interval about unknown plans
+	 * @param clock this instance's clock, used only by the local limiter
+	 */
+	public RateLimiterCore(LimitScript script, PolicyRegistry registry, @Nullable PlanAssignments assignments,
+			boolean plansFromRequests, RedisGuard guard, DenyCache denyCache, LocalWindowLimiter localLimiter,
+			RateLimitHeaders headers, RateLimitMetrics metrics, Duration logInterval, Clock clock) {
+		this.script = script;
+		this.registry = registry;
+		this.plans = new PlanSource(registry, assignments, plansFromRequests, metrics, logInterval);
+		this.guard = guard;
+		this.denyCache = denyCache;
+		this.localLimiter = localLimiter;
+		this.headers = headers;
+		this.metrics = metrics;
+		this.clock = clock;
+		if (assignments != null) {
+			// denials given under a client's old plan say nothing about its new one
+			assignments.onChange(denyCache::clear);
+			assignments.checkOverridesWith(this::checkOverride);
+		}
+	}
+
+	/** A core without plans, assignments or plans named by requests, e.g. for tests and tools. */
+	public static RateLimiterCore of(LimitScript script, RedisGuard guard, DenyCache denyCache,
+			LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics, Clock clock) {
+		return new RateLimiterCore(script, new PolicyRegistry(Map.of()), null, false, guard, denyCache, localLimiter,
+				headers, metrics, Duration.ofSeconds(10), clock);
+	}
+
+	/**
+	 * Decides one request of the client on the route (or a filter's own id), at the route's cost.
+	 * @param requestedPlan the plan the request names, subscribed to only when the route uses plans and no
+	 * assignment decides the client; empty for none
+	 * @return the admission, or an error when the route has no limits
+	 */
+	public Mono<Admission> admit(String routeId, String clientKey, Mono<String> requestedPlan) {
+		return admit(routeId, clientKey, -1, requestedPlan);
+	}
+
+	/**
+	 * Decides one request that costs {@code cost} of every limit ({@code -1}: the route's {@code cost}).
+	 * @see #admit(String, String, Mono)
+	 */
+	public Mono<Admission> admit(String routeId, String clientKey, long cost, Mono<String> requestedPlan) {
+		CompiledRoute route = route(routeId);
+		if (route == null) {
+			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
+		}
+		CompiledPolicy policy = this.plans.known(routeId, route, clientKey);
+		if (policy != null) {
+			return decide(routeId, policy, clientKey, cost);
+		}
+		return this.plans.fromRequest(routeId, route, clientKey, requestedPlan)
+			.flatMap(fromRequest -> decide(routeId, fromRequest, clientKey, cost));
+	}
+
+	/** The route's own limits, else those set on the gateway's default filters; null when it has none. */
+	public @Nullable CompiledRoute route(String routeId) {
+		CompiledRoute route = this.registry.route(routeId);
+		return (route != null) ? route : this.registry.route(PolicyRegistry.DEFAULT_FILTERS);
+	}
+
+	/**
+	 * Compiles the route's limits from its arguments ({@code window-rate-limiter.limit} ...); a bad argument
+	 * throws {@link io.windowlimiter.core.policy.InvalidRouteConfigurationException}.
+	 */
+	public void configure(String routeId, Map<String, Object> args) {
+		if (this.registry.put(routeId, args)) {
+			// denials given under the old limits say nothing about the new ones
+			this.denyCache.clear();
+		}
+	}
+
+	/**
+	 * Forgets the limits of every route not among the gateway's routes now, called after the gateway's routes
+	 * were refreshed: a deleted route leaves the endpoint and no longer pins its scopes' limits.
+	 * @param routeIds the ids of every route the gateway has
+	 * @return the ids forgotten
+	 */
+	public Set<String> retainRoutes(Set<String> routeIds) {
+		Set<String> gone = this.registry.retain(routeIds);
+		if (!gone.isEmpty()) {
+			logger.info("Forgot the rate limits of deleted route(s) " + String.join(", ", gone));
+		}
+		return gone;
+	}
+
+	private Mono<Admission> decide(String routeId, CompiledPolicy policy, String id, long cost) {
+		List<String> keys = policy.keysFor(id);
+		LimitScript.Arguments arguments = (cost < 0 || cost == policy.route.cost()) ? policy.arguments
+				: policy.arguments.withCost(cost);
+		String cacheKey = denyKey(policy, keys);
+		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey);
+		if (denial != null) {
+			this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
+			this.denialListener.denied(routeId, id);
+			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
+			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision()));
+		}
+		Timer.Sample sample = this.metrics.startRedis();
+		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
+		return this.guard
+			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
+			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
+			.doOnError(error -> redisFailed(sample, routeId, error))
+			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
+			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
+	}
+
+	/** Times only decisions that went to Redis: one failed at once is no 0 ms round trip. */
+	private void redisFailed(Timer.@Nullable Sample sample, String routeId, Throwable error) {
+		if (!RedisGuard.failedAtOnce(error)) {
+			this.metrics.stopRedis(sample, routeId, false);
+		}
+		else if (RedisGuard.isShed(error)) {
+			this.metrics.shed(routeId);
+		}
+	}
+
+	private Admission answer(String routeId, String id, CompiledPolicy policy, String cacheKey, Verdict verdict) {
+		int reported = verdict.reported();
+		boolean shadow = policy.route.shadow();
+		if (!verdict.allowed() && !shadow) {
+			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis());
+		}
+		if (!verdict.allowed()) {
+			this.denialListener.denied(routeId, id);
+		}
+		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
+		this.metrics.decision(routeId, policy.algorithms, outcome);
+		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
+		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated);
+	}
+
+	/**
+	 * @param violated the names of the limits that refused the request, for a problem-details body; empty
+	 * when the refusal is not about quota (fail-mode closed)
+	 */
+	private Admission answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision,
+			boolean allowed, List<String> violated) {
+		boolean blocked = !allowed && !policy.route.shadow();
+		Map<String, String> headers = this.headers.of(limits.policyHeader(), limits.list().get(reported), decision,
+				blocked);
+		return new Admission(!blocked, headers, blocked ? violated : List.of());
+	}
+
+	private Admission answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision) {
+		List<String> violated = decision.allowed() ? List.of() : List.of(limits.list().get(reported).name());
+		return answer(policy, limits, reported, decision, decision.allowed(), violated);
+	}
+
+	private Admission whenRedisFails(String routeId, CompiledPolicy policy, List<String> keys, long cost) {
+		return switch (policy.route.failMode()) {
+			case OPEN -> {
+				this.metrics.decision(routeId, policy.algorithms, Outcome.ERROR);
+				yield new Admission(true, Map.of(), List.of());
+			}
+			case CLOSED -> {
+				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
+				yield answer(policy, policy.reported, 0, CLOSED_DENIAL, false, List.of());
+			}
+			case LOCAL -> {
+				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
+				yield local(policy, keys, (cost < 0) ? policy.route.cost() : cost);
+			}
+		};
+	}
+
+	/** Each limit's share for this instance, in memory, reported as such. */
+	private Admission local(CompiledPolicy policy, List<String> keys, long cost) {
+		List<WindowPolicy> shares = policy.shares.list().stream().map(RouteLimit::policy).toList();
+		LocalWindowLimiter.Reported local = this.localLimiter.decideAll(keys, shares, cost,
+				this.clock.millis());
+		return answer(policy, policy.shares, local.limitIndex(), local.decision());
+	}
+
+	// For operators (io.windowlimiter.core.operations): routes, and one client's standing, off the decision path.
+
+	/** Every route given limits, by route id ({@code defaultFilters} for the gateway's default filters). */
+	public Map<String, RoutePolicy> policies() {
+		return this.registry.policies();
+	}
+
+	/** The policy of the route (its own, else the default filters'), or null when it has none. */
+	public @Nullable RoutePolicy policyOf(String routeId) {
+		CompiledRoute route = route(routeId);
+		return (route != null) ? route.policy : null;
+	}
+
+	/** Every scope some route names, with the routes naming it, by scope name. */
+	public Map<String, List<String>> scopes() {
+		return this.registry.scopes();
+	}
+
+	/** Each declared plan's limits, by plan name. */
+	public Map<String, List<RouteLimit>> plans() {
+		return this.registry.planLimits();
+	}
+
+	/** Whether the target names a scope: no route has that id, and some route names the scope. */
+	public boolean isScope(String target) {
+		return scopeRoutes(target) != null;
+	}
+
+	/** The scopes a route names under any plan, in order; empty for an unknown route. */
+	public List<String> scopesOf(String routeId) {
+		CompiledRoute route = route(routeId);
+		return (route != null) ? route.scopes : List.of();
+	}
+
+	/**
+	 * The client's standing on each limit that decides it now, read by the decision script at cost 0, so
+	 * reading spends nothing. On a route: its limits under the client's assignment, else the route's
+	 * default (a plan its requests name is not known here). On a scope: the scope's limits under the
+	 * client's assignment on the scope, else the default of the first route naming it. Empty for a target
+	 * that is neither.
+	 */
+	public Mono<Standing> peek(String target, String clientKey) {
+		List<String> scopeRoutes = scopeRoutes(target);
+		if (scopeRoutes != null) {
+			String routeId = scopeRoutes.get(0);
+			CompiledRoute route = this.registry.route(routeId);
+			if (route == null) {
+				return Mono.empty();
+			}
+			CompiledPolicy policy = this.plans.onScope(routeId, route, target, clientKey);
+			return read(policy, policy.scopeLimits(target), policy.scopeKeysFor(clientKey, target));
+		}
+		CompiledRoute route = route(target);
+		if (route == null) {
+			return Mono.empty();
+		}
+		CompiledPolicy policy = knownPolicy(target, route, clientKey);
+		return read(policy, policy.limits, policy.keysFor(clientKey));
+	}
+
+	private Mono<Standing> read(CompiledPolicy policy, List<RouteLimit> limits, List<String> keys) {
+		String plan = policy.plan.isEmpty() ? null : policy.plan;
+		if (limits.isEmpty()) {
+			return Mono.just(new Standing(plan, limits, List.of()));
+		}
+		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
+				REDIS_CLOCK);
+		return this.guard
+			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
+			.map(verdict -> new Standing(plan, limits, verdict.decisions()));
+	}
+
+	/**
+	 * Every Redis key that may hold the client's counts on the target: on a route, under its assignment,
+	 * the default and each plan (scoped limits' keys are shared with the other routes naming the scope); on
+	 * a scope, the scope's keys under each of those on every route naming it. Empty for a target that is
+	 * neither.
+	 */
+	public List<String> keysOf(String target, String clientKey) {
+		Set<String> keys = new LinkedHashSet<>();
+		List<String> scopeRoutes = scopeRoutes(target);
+		if (scopeRoutes != null) {
+			for (String routeId : scopeRoutes) {
+				CompiledRoute route = this.registry.route(routeId);
+				if (route != null) {
+					choices(routeId, route, clientKey).forEach(policy -> keys.addAll(policy.scopeKeysFor(clientKey, target)));
+				}
+			}
+			return List.copyOf(keys);
+		}
+		CompiledRoute route = route(target);
+		if (route != null) {
+			choices(target, route, clientKey).forEach(policy -> keys.addAll(policy.keysFor(clientKey)));
+		}
+		return List.copyOf(keys);
+	}
+
+	/**
+	 * Forgets this instance's cached denials of the client on the route, or on every route naming the scope,
+	 * and on every route sharing a scope with that route, whose counters a reset deletes too: Redis decides
+	 * its next request.
+	 */
+	public void forgetDenial(String target, String clientKey) {
+		List<String> scopeRoutes = scopeRoutes(target);
+		Set<String> routes = new LinkedHashSet<>((scopeRoutes != null) ? scopeRoutes : List.of(target));
+		if (scopeRoutes == null) {
+			Map<String, List<String>> scopes = this.registry.scopes();
+			scopesOf(target).forEach(scope -> routes.addAll(scopes.getOrDefault(scope, List.of())));
+		}
+		for (String routeId : routes) {
+			CompiledRoute route = route(routeId);
+			if (route != null) {
+				choices(routeId, route, clientKey)
+					.forEach(policy -> this.denyCache.forget(denyKey(policy, policy.keysFor(clientKey))));
+			}
+		}
+	}
+
+	/**
+	 * Checks an override's limits against the cost of each route it would apply on (the route, or every
+	 * route naming the scope): a request that cannot fit them would never pass.
+	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
+	 * cost of the first route it does not fit
+	 */
+	public void checkOverride(String target, List<RouteLimit> limits) {
+		List<String> scopeRoutes = scopeRoutes(target);
+		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
+			CompiledRoute route = route(routeId);
+			if (route != null) {
+				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
+			}
+		}
+	}
+
+	/**
+	 * What the deny cache keys a client by: route and plan, then the client's first Redis key, which
+	 * {@code RedisKeys} has hashed if the client key was long or odd. So an entry's size is bounded whatever
+	 * a client sends (an {@code X-API-Key} of 8 KB costs what a short one does).
+	 */
+	private static String denyKey(CompiledPolicy policy, List<String> keys) {
+		return policy.denyPrefix + keys.get(0);
+	}
+
+	/** The routes naming the scope, when the target is a scope and not a route id; else null. */
+	private @Nullable List<String> scopeRoutes(String target) {
+		if (this.registry.route(target) != null) {
+			return null;
+		}
+		List<String> routes = this.registry.scopes().get(target);
+		return (routes != null && !routes.isEmpty()) ? routes : null;
+	}
+
+	private CompiledPolicy knownPolicy(String routeId, CompiledRoute route, String clientKey) {
+		return this.plans.withoutRequest(routeId, route, clientKey);
+	}
+
+	/** Every policy that may decide the client on the route: its assignment's, the default, each plan's. */
+	private Set<CompiledPolicy> choices(String routeId, CompiledRoute route, String clientKey) {
+		return this.plans.candidates(routeId, route, clientKey);
+	}
+
+	/**
+	 * Tells {@code listener} of every request refused by a limit (or that would be, on a shadow route), e.g.
+	 * to find the clients denied most. It runs on the decision path: it must be quick and must not throw.
+	 */
+	public void setDenialListener(DenialListener listener) {
+		this.denialListener = listener;
+	}
+
+	/** Told of each request refused by a limit; see {@link #setDenialListener}. */
+	@FunctionalInterface
+	public interface DenialListener {
+
+		/** Tells nobody. */
+		DenialListener NONE = (routeId, clientKey) -> {
+		};
+
+		/** A request of {@code clientKey} on route {@code routeId} was refused. */
+		void denied(String routeId, String clientKey);
+
+	}
+
+	/**
+	 * A client's standing on a route or scope.
+	 * @param plan the plan whose limits these are; null for the route's own limits
+	 * @param limits the limits that decide the client, in order
+	 * @param decisions one per limit: remaining and reset now (nothing was spent)
+	 */
+	public record Standing(@Nullable String plan, List<RouteLimit> limits, List<Decision> decisions) {
+	}
+
+}

@@ -1,0 +1,104 @@
+package io.windowlimiter.core.algorithm;
+
+import java.util.Arrays;
+import java.util.stream.Collectors;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The window algorithms a route can choose, by the name used in route configuration. Each is one Lua
+ * module beside {@link LimitScript}, which checks one limit without writing and hands back how to record
+ * the request; the script runs the modules of a route's limits atomically, on Redis's clock so that
+ * gateway instances whose clocks differ decide alike.
+ */
+public enum Algorithm {
+
+	/**
+	 * A counter per clock-aligned window: cheapest, but up to twice the limit across a window edge. Its keys
+	 * end in "fl", not "f" (nor "fw"): earlier versions stored the window's end, not its length, in an integer
+	 * of the same digits, and each would misread the other's values while instances of both share a Redis.
+	 */
+	FIXED_WINDOW("fixed-window", null, "fixed_window.lua", "fl"),
+
+	/**
+	 * The times of the last {@code limit} accepted requests in a ring: exact, 8 bytes per unit of limit.
+	 * Its keys end in "ring", not "log": keys of the earlier ring layout (limit in the header, every slot
+	 * allocated) must not be read as this one while instances of both versions share a Redis.
+	 */
+	SLIDING_LOG("sliding-log", "ring", "sliding_log.lua", "ring"),
+
+	/** One sorted-set entry per accepted request: exact, readable with ZRANGE, memory grows with traffic. */
+	SLIDING_LOG_SORTED_SET("sliding-log", "sorted-set", "sliding_log_sorted_set.lua", "zlog"),
+
+	/**
+	 * Current and previous window counts, the previous weighted by its overlap: cheap and close to exact. Its
+	 * keys end in "c", not "swc", for the fixed window's reason: an earlier version would read this one's
+	 * integer values as no counts.
+	 */
+	SLIDING_WINDOW_COUNTER("sliding-window-counter", null, "sliding_window_counter.lua", "c"),
+
+	/**
+	 * GCRA: {@code limit} per window sustained, up to {@code burst} at once; one small key holding the
+	 * theoretical arrival time at any limit. Its extra argument is the burst.
+	 */
+	TOKEN_BUCKET("token-bucket", null, "token_bucket.lua", "tb");
+
+	private final String id;
+
+	private final @Nullable String storage;
+
+	private final String moduleFile;
+
+	private final String keySuffix;
+
+	Algorithm(String id, @Nullable String storage, String moduleFile, String keySuffix) {
+		this.id = id;
+		this.storage = storage;
+		this.moduleFile = moduleFile;
+		this.keySuffix = keySuffix;
+	}
+
+	/** The name used in route configuration, e.g. {@code sliding-log}. */
+	public String id() {
+		return this.id;
+	}
+
+	/** For the sliding log, how it is stored ({@code log-storage} in route configuration); else null. */
+	public @Nullable String storage() {
+		return this.storage;
+	}
+
+	/** The Lua module, beside {@link LimitScript}, that defines {@code algorithms['<name()>']}. */
+	public String moduleFile() {
+		return this.moduleFile;
+	}
+
+	/** The last part of this algorithm's Redis keys, so that two algorithms never read each other's data. */
+	public String keySuffix() {
+		return this.keySuffix;
+	}
+
+	/** The module's extra argument for this policy: the token bucket's burst, "" for the others. */
+	public String extra(WindowPolicy policy) {
+		return (this == TOKEN_BUCKET) ? Long.toString(policy.burst()) : "";
+	}
+
+	/** The configuration names of all algorithms, for error messages. */
+	public static String ids() {
+		return Arrays.stream(values()).map(Algorithm::id).distinct().collect(Collectors.joining(", "));
+	}
+
+	/** The storages the sliding log can use, for error messages. */
+	public static String storages() {
+		return Arrays.stream(values())
+			.map(Algorithm::storage)
+			.filter(storage -> storage != null)
+			.collect(Collectors.joining(", "));
+	}
+
+	@Override
+	public String toString() {
+		return (this.storage != null) ? this.id + " (" + this.storage + ")" : this.id;
+	}
+
+}

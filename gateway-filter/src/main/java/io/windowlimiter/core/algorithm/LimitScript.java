@@ -1,0 +1,209 @@
+package io.windowlimiter.core.algorithm;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The one Lua script that decides a request: {@code decide.lua} preceded by the module of every
+ * {@link Algorithm}, assembled once without comments and run by SHA (loaded once more when Redis answers NOSCRIPT). One round
+ * trip decides every limit of a route atomically, all or nothing. The {@link ScriptSender} writes it to
+ * Redis.
+ */
+public final class LimitScript {
+
+	private final RedisScript<List<Long>> script;
+
+	private final ScriptSender sender;
+
+	/**
+	 * @param redis the template whose connection factory, a {@link LettuceConnectionFactory} (the only one
+	 * with reactive support), reaches Redis
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	public LimitScript(ReactiveStringRedisTemplate redis) {
+		if (!(redis.getConnectionFactory() instanceof LettuceConnectionFactory factory)) {
+			throw new IllegalArgumentException("The window rate limiter needs Lettuce, got "
+					+ redis.getConnectionFactory().getClass().getName());
+		}
+		StringBuilder source = new StringBuilder("local algorithms = {}\n");
+		for (Algorithm algorithm : Algorithm.values()) {
+			source.append(withoutComments(read(algorithm.moduleFile())));
+		}
+		source.append(withoutComments(read("decide.lua")));
+		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
+		this.sender = new ScriptSender(factory, this.script.getSha1().getBytes(StandardCharsets.US_ASCII),
+				source.toString().getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * Reconnects the connection decisions are sent on: after a Sentinel failover, so that decisions stop
+	 * going to the replaced primary, which counts them until the Sentinels demote it and then drops them.
+	 */
+	public void reconnect() {
+		this.sender.reconnect();
+	}
+
+	/** One limit of a decision: the client's key for it and the limit itself, which names its algorithm. */
+	public record Limit(String key, WindowPolicy policy) {
+	}
+
+	/**
+	 * Decides one request.
+	 * @param limits every limit of the route; their keys must share one hash tag
+	 * @param cost what the request consumes of every limit
+	 * @param now time in ms since the epoch, or empty for the Redis server's clock
+	 */
+	public Mono<Verdict> decide(List<Limit> limits, long cost, String now) {
+		List<String> keys = new ArrayList<>(limits.size());
+		List<WindowPolicy> policies = new ArrayList<>(limits.size());
+		for (Limit limit : limits) {
+			keys.add(limit.key());
+			policies.add(limit.policy());
+		}
+		return decide(keys, arguments(policies, cost, now));
+	}
+
+	/**
+	 * Decides one request against one limit, e.g. for tests and the tools that replay traffic.
+	 * @param key the client's key for this limit
+	 * @param cost what the request consumes of the limit
+	 * @param now time in ms since the epoch, or empty for the Redis server's clock
+	 */
+	public Mono<Decision> decideOne(String key, WindowPolicy policy, long cost, String now) {
+		return decide(List.of(new Limit(key, policy)), cost, now).map(verdict -> verdict.decisions().get(0));
+	}
+
+	/**
+	 * Decides one request with arguments built ahead by {@link #arguments}: a route's are the same for
+	 * every request, only the keys differ.
+	 * @param keys one per limit, sharing one hash tag
+	 */
+	public Mono<Verdict> decide(List<String> keys, Arguments arguments) {
+		byte[][] encoded = new byte[keys.size()][];
+		for (int i = 0; i < encoded.length; i++) {
+			encoded[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		return this.sender.run(encoded, arguments.encoded).map(reply -> Verdict.fromReply(reply, encoded.length));
+	}
+
+	/**
+	 * A call that reaches the node deciding for these keys and changes nothing there: what a stalled guard
+	 * tries before it sends a decision (see {@link io.windowlimiter.core.failure.RedisGuard}).
+	 */
+	public Mono<?> probe(List<String> keys) {
+		// asked for with every decision, sent only by a trial: nothing is encoded until then
+		return this.sender.probe(keys.get(0));
+	}
+
+	/**
+	 * The Redis node that decides for these keys (all share one hash tag): on a cluster the master of their
+	 * slot, else {@link io.windowlimiter.core.failure.RedisGuard#ONE_NODE}. For the guard, which judges
+	 * each node's progress on its own.
+	 */
+	public Object nodeOf(List<String> keys) {
+		return this.sender.nodeOf(keys.get(0));
+	}
+
+	/**
+	 * The script's ARGV for these limits (in order, each deciding by its policy's algorithm), this cost
+	 * and this time ("" for the Redis clock).
+	 */
+	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now) {
+		List<String> args = new ArrayList<>(2 + 4 * policies.size());
+		args.add(now);
+		args.add(Long.toString(cost));
+		for (WindowPolicy policy : policies) {
+			Algorithm algorithm = policy.algorithm();
+			args.add(algorithm.name());
+			args.add(Long.toString(policy.limit()));
+			args.add(Long.toString(policy.windowMillis()));
+			args.add(algorithm.extra(policy));
+		}
+		return new Arguments(args);
+	}
+
+	/** The script's ARGV, encoded once: a route's are the same for every request. */
+	public static final class Arguments {
+
+		private final List<String> values;
+
+		private final byte[][] encoded;
+
+		private Arguments(List<String> values) {
+			this.values = List.copyOf(values);
+			this.encoded = new byte[values.size()][];
+			for (int i = 0; i < this.encoded.length; i++) {
+				this.encoded[i] = values.get(i).getBytes(StandardCharsets.UTF_8);
+			}
+		}
+
+		/** These arguments with another cost: a request whose cost is its own, not the route's. */
+		public Arguments withCost(long cost) {
+			List<String> values = new ArrayList<>(this.values);
+			values.set(1, Long.toString(cost));
+			return new Arguments(values);
+		}
+
+		/** The arguments as text, in order, e.g. to replay them with redis-cli. */
+		public List<String> values() {
+			return this.values;
+		}
+
+		@Override
+		public String toString() {
+			return this.values.toString();
+		}
+
+	}
+
+	/**
+	 * Loads the script into Redis ahead of the first request, which also opens the connection: the first
+	 * decision then costs one round trip like any other instead of a connect and a NOSCRIPT retry.
+	 */
+	public Mono<String> load() {
+		return this.sender.load();
+	}
+
+	/** The assembled script, e.g. for tests that run it by hand. */
+	public RedisScript<List<Long>> script() {
+		return this.script;
+	}
+
+	/**
+	 * The source without its full-line comments and blank lines: they stay in the .lua files, but Redis
+	 * would hash, keep and (on NOSCRIPT) receive them with every load.
+	 */
+	static String withoutComments(String lua) {
+		StringBuilder kept = new StringBuilder(lua.length());
+		for (String line : lua.split("\n")) {
+			String trimmed = line.strip();
+			if (!trimmed.isEmpty() && !trimmed.startsWith("--")) {
+				kept.append(line).append('\n');
+			}
+		}
+		return kept.toString();
+	}
+
+	private static String read(String file) {
+		try (InputStream in = LimitScript.class.getResourceAsStream(file)) {
+			if (in == null) {
+				throw new IllegalStateException("Script " + file + " is missing beside " + LimitScript.class);
+			}
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+}

@@ -1,0 +1,337 @@
+package io.windowlimiter.core.algorithm;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+
+import io.lettuce.core.CommandListenerWriter;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisChannelWriter;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerListOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandExpiryWriter;
+import io.lettuce.core.protocol.DefaultEndpoint;
+import io.lettuce.core.protocol.CommandType;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.FastThreadLocal;
+import io.netty.util.internal.ThreadExecutorMap;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Sends the decision script to Redis over the application's Lettuce connection, without a template in
+ * between: Spring Data Redis would open and close a connection handle and serialize every argument per
+ * call, where here a route's ARGV are encoded once. The commands asked for within one task of a Netty event
+ * loop (the requests read in one pass over the sockets) are written together when that task ends: one write
+ * and one flush for all of them, as a pipeline would, so a busy gateway makes one system call per batch and
+ * Redis reads the batch at once. Asked from any other thread, a command is written at once. A command is made
+ * only when its Mono is subscribed, and one cancelled before its batch is written is left out of it.
+ *
+ * <p>The connection is Spring Data Redis's shared byte-array connection (the one {@code RedisTemplate}
+ * uses), fetched off the request path on first use and again if it was closed.
+ */
+final class ScriptSender {
+
+	private static final ByteArrayCodec CODEC = ByteArrayCodec.INSTANCE;
+
+	/** The probe's script: it reads and writes nothing, and answers a list as the decision script does. */
+	private static final byte[] PROBE = "return {1}".getBytes(StandardCharsets.US_ASCII);
+
+	private final LettuceConnectionFactory factory;
+
+	private final byte[] sha;
+
+	private final byte[] source;
+
+	private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
+
+	/** The handle the connection came from, when it is a dedicated connection of ours to close. */
+	private @Nullable RedisConnection handle;
+
+	private volatile @Nullable Mono<String> loading;
+
+	/** The commands this event loop's current task asked for; written when the task ends. */
+	private final FastThreadLocal<Batch> batches = new FastThreadLocal<>();
+
+	ScriptSender(LettuceConnectionFactory factory, byte[] sha, byte[] source) {
+		this.factory = factory;
+		this.sha = sha;
+		this.source = source;
+	}
+
+	/**
+	 * Runs the script by SHA. Lazy: the command is made and queued for writing only on subscription, and a
+	 * cancel before it is written drops it (Lettuce writes no command that is done), so a decision nobody
+	 * waits for sends nothing. When Redis does not know the script (restarted, failed over, flushed), it is
+	 * loaded once for all the decisions that met NOSCRIPT meanwhile, and each runs again by SHA.
+	 */
+	Mono<List<Long>> run(byte[][] keys, byte[][] arguments) {
+		return Mono.defer(() -> send(keys, arguments))
+			.onErrorResume(RedisNoScriptException.class, ex -> loaded().then(Mono.defer(() -> send(keys, arguments))));
+	}
+
+	/** One SCRIPT LOAD at a time, shared by every decision that met NOSCRIPT while it runs. */
+	private Mono<String> loaded() {
+		Mono<String> running = this.loading;
+		if (running != null) {
+			return running;
+		}
+		Mono<String> mine = load().doFinally(signal -> this.loading = null).cache();
+		synchronized (this) {
+			if (this.loading == null) {
+				this.loading = mine;
+				return mine;
+			}
+			return this.loading;
+		}
+	}
+
+	/**
+	 * The Redis node the key's decisions go to: on a cluster the id of the master of its slot, from the
+	 * connection's own view of the slots; else {@link RedisGuard#ONE_NODE}.
+	 */
+	Object nodeOf(String key) {
+		if (this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+			RedisClusterNode node = cluster.getPartitions()
+				.getPartitionBySlot(SlotHash.getSlot(key.getBytes(StandardCharsets.UTF_8)));
+			if (node != null && node.getNodeId() != null) {
+				return node.getNodeId();
+			}
+		}
+		return RedisGuard.ONE_NODE;
+	}
+
+	/** Loads the script into Redis (every master of a cluster), which also opens the connection. */
+	Mono<String> load() {
+		return connection().flatMap(connection -> {
+			RedisFuture<String> loaded = (connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)
+					? cluster.async().scriptLoad(this.source)
+					: ((StatefulRedisConnection<byte[], byte[]>) connection).async().scriptLoad(this.source);
+			return Mono.fromCompletionStage(loaded);
+		});
+	}
+
+	/**
+	 * A script that only answers, sent where the key's decisions go (a script runs on the master even where
+	 * reads go to replicas), lazily as {@link #run}: it shows a node answers again without counting anything,
+	 * so the trials of a stalled guard charge no client when a frozen Redis runs them late.
+	 */
+	Mono<List<Long>> probe(String key) {
+		return Mono.defer(() -> send(CommandType.EVAL, PROBE,
+				new byte[][] { key.getBytes(StandardCharsets.UTF_8) }, new byte[0][]));
+	}
+
+	private Mono<List<Long>> send(byte[][] keys, byte[][] arguments) {
+		return send(CommandType.EVALSHA, this.sha, keys, arguments);
+	}
+
+	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments) {
+		StatefulConnection<byte[], byte[]> connection = this.connection;
+		if (connection == null) {
+			return connection().flatMap(fetched -> send(fetched, type, script, keys, arguments));
+		}
+		return send(connection, type, script, keys, arguments);
+	}
+
+	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, CommandType type, byte[] script,
+			byte[][] keys, byte[][] arguments) {
+		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(script).add(keys.length);
+		for (byte[] key : keys) {
+			args.addKey(key);
+		}
+		for (byte[] argument : arguments) {
+			args.addValue(argument);
+		}
+		AsyncCommand<byte[], byte[], List<Long>> command = new AsyncCommand<>(
+				new Command<>(type, new IntegerListOutput<>(CODEC), args));
+		EventExecutor loop = ThreadExecutorMap.currentExecutor();
+		if (loop == null) {
+			dispatch(connection, List.of(command));
+		}
+		else {
+			batchOf(loop).add(connection, command);
+		}
+		// cancelling the Mono cancels the command: in the batch, or in Lettuce's queue, it is never written
+		return Mono.fromFuture(command);
+	}
+
+	private Batch batchOf(EventExecutor loop) {
+		Batch batch = this.batches.get();
+		if (batch == null) {
+			batch = new Batch(loop);
+			this.batches.set(batch);
+		}
+		return batch;
+	}
+
+	private void dispatch(StatefulConnection<byte[], byte[]> connection,
+			List<AsyncCommand<byte[], byte[], List<Long>>> commands) {
+		try {
+			connection.dispatch(commands);
+		}
+		catch (RuntimeException ex) {
+			commands.forEach(command -> command.completeExceptionally(ex));
+		}
+		if (!connection.isOpen() && commands.get(0).isCompletedExceptionally()) {
+			forget(connection);
+		}
+	}
+
+	/**
+	 * Drops the connection's socket, keeping the connection: Lettuce reconnects at once and, on a
+	 * Sentinel set-up, asks the Sentinels for the primary again. Commands under way are sent again on
+	 * the new socket (Lettuce's at-least-once). Does nothing on a cluster connection (it follows
+	 * MOVED) or before the first decision.
+	 */
+	void reconnect() {
+		if (this.connection instanceof StatefulRedisConnection<byte[], byte[]> standalone
+				&& standalone instanceof RedisChannelHandler<?, ?> handler) {
+			RedisChannelWriter writer = handler.getChannelWriter();
+			while (true) {
+				if (writer instanceof CommandExpiryWriter expiry) {
+					writer = expiry.getDelegate();
+				}
+				else if (writer instanceof CommandListenerWriter listeners) {
+					writer = listeners.getDelegate();
+				}
+				else {
+					break;
+				}
+			}
+			if (writer instanceof DefaultEndpoint endpoint) {
+				endpoint.disconnect();
+			}
+		}
+	}
+
+	/** Fetched off the request path: the first use of a Spring Data Redis connection may connect. */
+	private Mono<StatefulConnection<byte[], byte[]>> connection() {
+		return Mono.fromCallable(this::fetch).subscribeOn(Schedulers.boundedElastic());
+	}
+
+	/**
+	 * Synchronized: concurrent first decisions would each take a connection of their own (with
+	 * {@code shareNativeConnection=false} or a pool), and all but one would leak.
+	 */
+	@SuppressWarnings("unchecked")
+	private synchronized StatefulConnection<byte[], byte[]> fetch() {
+		StatefulConnection<byte[], byte[]> known = this.connection;
+		if (known != null) {
+			return known;
+		}
+		RedisConnection handle = this.factory.getConnection();
+		StatefulConnection<byte[], byte[]> fetched;
+		try {
+			Object commands = handle.getNativeConnection();
+			if (commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+				fetched = (StatefulConnection<byte[], byte[]>) cluster.getStatefulConnection();
+			}
+			else if (commands instanceof RedisAsyncCommands<?, ?> standalone) {
+				fetched = (StatefulConnection<byte[], byte[]>) standalone.getStatefulConnection();
+			}
+			else {
+				throw new IllegalStateException("Not a Lettuce connection: " + commands);
+			}
+		}
+		catch (RuntimeException ex) {
+			handle.close();
+			throw ex;
+		}
+		if (this.factory.getShareNativeConnection()) {
+			// the shared connection outlives its handles: closing the handle closes nothing we use
+			handle.close();
+		}
+		else {
+			// a dedicated (or pooled) connection lives as long as its handle: closed, or returned, when forgotten
+			this.handle = handle;
+		}
+		this.connection = fetched;
+		return fetched;
+	}
+
+	/**
+	 * Lettuce fails commands at once only on a connection closed for good (a disconnected one queues them
+	 * and reconnects); Spring Data Redis closes its shared connection when it resets it. Fetch anew then.
+	 */
+	private synchronized void forget(StatefulConnection<byte[], byte[]> closed) {
+		if (this.connection == closed) {
+			this.connection = null;
+			RedisConnection handle = this.handle;
+			this.handle = null;
+			if (handle != null) {
+				// ours: closed, or returned to its pool
+				handle.close();
+			}
+		}
+	}
+
+	/** One event loop's commands of its current task, all for one connection. */
+	private final class Batch implements Runnable {
+
+		private final EventExecutor loop;
+
+		private List<AsyncCommand<byte[], byte[], List<Long>>> commands = new ArrayList<>();
+
+		private @Nullable StatefulConnection<byte[], byte[]> connection;
+
+		Batch(EventExecutor loop) {
+			this.loop = loop;
+		}
+
+		void add(StatefulConnection<byte[], byte[]> connection, AsyncCommand<byte[], byte[], List<Long>> command) {
+			if (this.connection != null && this.connection != connection) {
+				// the connection was fetched anew in this task: what is queued goes to the old one first
+				run();
+			}
+			boolean first = this.commands.isEmpty();
+			this.connection = connection;
+			this.commands.add(command);
+			if (first) {
+				try {
+					this.loop.execute(this);
+				}
+				catch (RejectedExecutionException ex) {
+					// the loop is shutting down: write now rather than never
+					run();
+				}
+			}
+		}
+
+		@Override
+		public void run() {
+			List<AsyncCommand<byte[], byte[], List<Long>>> commands = this.commands;
+			StatefulConnection<byte[], byte[]> connection = this.connection;
+			if (commands.isEmpty() || connection == null) {
+				return;
+			}
+			// Lettuce encodes the list later, on its own thread: hand it over and start a new one
+			this.commands = new ArrayList<>();
+			this.connection = null;
+			// a decision given up in this task (stalled, cancelled) sends nothing
+			commands.removeIf(AsyncCommand::isDone);
+			if (!commands.isEmpty()) {
+				dispatch(connection, commands);
+			}
+		}
+
+	}
+
+}

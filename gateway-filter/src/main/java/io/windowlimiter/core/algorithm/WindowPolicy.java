@@ -1,0 +1,79 @@
+package io.windowlimiter.core.algorithm;
+
+import java.time.Duration;
+
+/**
+ * A validated limit: at most {@code limit} requests per {@code window}, decided by {@code algorithm}.
+ *
+ * @param algorithm how the window is counted
+ * @param limit requests per window, at least 1
+ * @param window the window, a whole number of milliseconds, at least 1 ms
+ * @param burst for the token bucket, requests allowed at once from a full bucket; else equal to limit
+ */
+public record WindowPolicy(Algorithm algorithm, long limit, Duration window, long burst) {
+
+	/** The most requests one window may allow. */
+	public static final long MAX_LIMIT = 1_000_000_000L;
+
+	/** The longest window: a year covers every quota period users ask for. */
+	public static final Duration MAX_WINDOW = Duration.ofDays(366);
+
+	/** The sliding window counter compares limit * window in exact whole numbers (Lua doubles). */
+	public static final long MAX_LIMIT_TIMES_WINDOW_MILLIS = 1L << 53;
+
+	/**
+	 * The token bucket's most requests per millisecond of window: its emission interval, window / limit,
+	 * is at least 0.01 ms. The bucket's time is a double of epoch milliseconds, which steps by 2^-12 ms
+	 * until 2039 (2^-11 ms until 2109): each request moves it by the interval rounded to that step, so the
+	 * rate is off by at most 1.2% (2.4%) at 0.01 ms, and much smaller intervals stop moving it at all.
+	 */
+	public static final long MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI = 100;
+
+	public WindowPolicy {
+		if (limit < 1 || limit > MAX_LIMIT) {
+			throw new IllegalArgumentException("limit must be from 1 to " + MAX_LIMIT + ", was " + limit);
+		}
+		if (!isValidWindow(window)) {
+			throw new IllegalArgumentException("window must be whole milliseconds from 1ms to 366d, was " + window);
+		}
+		if (!fitsExactArithmetic(limit, window)) {
+			throw new IllegalArgumentException("limit * window (in ms) must stay below 2^53");
+		}
+		if (burst < 1 || burst > MAX_LIMIT) {
+			throw new IllegalArgumentException("burst must be from 1 to " + MAX_LIMIT + ", was " + burst);
+		}
+		if (algorithm == Algorithm.TOKEN_BUCKET && !fitsTokenBucketClock(limit, window)) {
+			throw new IllegalArgumentException("a token bucket's window / limit must be at least 0.01 ms, was "
+					+ window.toMillis() + " ms / " + limit);
+		}
+	}
+
+	/** A policy whose burst is its limit (the only choice for the window algorithms). */
+	public WindowPolicy(Algorithm algorithm, long limit, Duration window) {
+		this(algorithm, limit, window, limit);
+	}
+
+	/** Whether {@code window} is whole milliseconds from 1 ms to {@link #MAX_WINDOW}. */
+	public static boolean isValidWindow(Duration window) {
+		return window.compareTo(Duration.ofMillis(1)) >= 0 && window.compareTo(MAX_WINDOW) <= 0
+				&& window.toNanos() % 1_000_000 == 0;
+	}
+
+	/** Whether limit * window in ms stays below 2^53, so the scripts compare them exactly. */
+	public static boolean fitsExactArithmetic(long limit, Duration window) {
+		return limit <= MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis();
+	}
+
+	/**
+	 * Whether the token bucket's emission interval, window / limit, is at least 0.01 ms, so that adding it
+	 * to a time in epoch milliseconds (a double) keeps it within about 1%.
+	 */
+	public static boolean fitsTokenBucketClock(long limit, Duration window) {
+		return limit <= MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI * window.toMillis();
+	}
+
+	public long windowMillis() {
+		return this.window.toMillis();
+	}
+
+}

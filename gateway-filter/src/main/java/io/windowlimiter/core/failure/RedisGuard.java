@@ -1,0 +1,605 @@
+package io.windowlimiter.core.failure;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Bounds every Redis decision without mistaking a busy Redis for a gone one.
+ *
+ * <p>A fixed short timeout cannot tell the two apart: on a cold or busy JVM a healthy Redis can take
+ * longer than any timeout short enough to bound a request, and its fail-mode answers then let bursts
+ * through (measured: 200 of 200 past a limit of 50 on a freshly started gateway with 100 ms). So the
+ * guard watches whether Redis makes <em>progress</em>: a decision counts as hanging only when Redis
+ * has answered nothing at all since it was sent, for {@code stallTimeout}. Under load Redis keeps
+ * answering, so no decision is given up; when Redis freezes, dies without closing the connection or
+ * queues commands while reconnecting, every decision waiting on it is failed after
+ * {@code stallTimeout}. Then the guard is <em>stalled</em>: decisions fail at once, except one trial
+ * at a time, whose answer (any reply from Redis) ends the stall. A trial first sends a probe that counts
+ * nothing, and its decision only once the probe is answered, so what a frozen Redis runs on thawing charges
+ * nobody. Nothing is sent for a decision that
+ * fails at once: the call must be lazy (create its command on subscription), and a call given up is
+ * cancelled, which drops its command if it was not written yet.
+ *
+ * <p>{@code timeout} is the hard bound of every decision, counted from when the guard got it, whatever
+ * happens to the watchdog: each decision has a timer of its own, on the event loop that asked. At most
+ * {@code maxInFlight} decisions wait at once on each Redis node (one for a standalone Redis, each master of a
+ * cluster); beyond that a decision fails at once (it is {@linkplain #isShed shed}), so no outage and no load
+ * makes the pending decisions, or the commands queued for Redis, grow past that bound, and a frozen master
+ * cannot take the room of the others.
+ *
+ * <p>One watchdog thread applies the stall rule every quarter of the shorter bound. Silence counts
+ * against Redis only while this JVM could have read a reply and written the request: a tick that comes
+ * late means the JVM was paused (GC), so the time before it is not counted; and each event loop that reads
+ * Redis replies or asks for decisions is sent a probe every tick, so a loop starved of CPU (a crowded
+ * machine) or blocked is seen by its late probes, and its silence is not taken for Redis's.
+ *
+ * <p>Every outcome is handed back to the Netty event loop that asked (to a Reactor scheduler when the asker
+ * was no event loop), so that neither Lettuce's thread nor the watchdog runs the rest of a request.
+ *
+ * <p>Failures are counted and logged at most once per {@code logInterval}; entering and leaving a
+ * stall is always logged.
+ */
+public final class RedisGuard implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(RedisGuard.class);
+
+	/** Redis replies are read, and requests asked, on a few event loops; more than this would be a surprise. */
+	private static final int MAX_PROBED_LOOPS = 128;
+
+	/** The node of a standalone Redis (or Sentinel's master): decisions that name none. */
+	public static final Object ONE_NODE = "";
+
+	/** More Redis nodes than a cluster has masters; beyond, ids no longer used are dropped. */
+	private static final int MAX_NODES = 1_024;
+
+	/**
+	 * The default bound on decisions waiting at once on one Redis node. A healthy Redis keeps a few hundred at most in flight
+	 * (rate times round trip: 50,000 a second at 2 ms is 100), so this sheds nothing in health; in an outage it
+	 * bounds the heap held for pending decisions (about 1 KB each) and what Redis runs when it returns (2,000
+	 * scripts of some 20 to 50 us each, under 100 ms of Redis time).
+	 */
+	public static final int DEFAULT_MAX_IN_FLIGHT = 2_000;
+
+	private final long timeoutNanos;
+
+	private final long stallNanos;
+
+	private final long tickNanos;
+
+	private final long logIntervalNanos;
+
+	private final int maxInFlight;
+
+	private final Set<Pending<?>> pending = ConcurrentHashMap.newKeySet();
+
+	/** The event loops Redis replies were read on or decisions asked on, each with when it last ran a probe. */
+	private final Map<EventExecutor, ProbedLoop> loops = new ConcurrentHashMap<>();
+
+	/** Progress of each Redis node decisions went to (one for a standalone Redis or Sentinel). */
+	private final Map<Object, Node> nodes = new ConcurrentHashMap<>();
+
+	/** When the watchdog last found this JVM paused; waiting before it is not Redis's doing. */
+	private volatile long pauseEnd = System.nanoTime();
+
+	private final AtomicLong failures = new AtomicLong();
+
+	private final AtomicLong shed = new AtomicLong();
+
+	private final AtomicLong unreported = new AtomicLong();
+
+	private final AtomicLong lastReport = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
+
+	private final ScheduledExecutorService watchdog;
+
+	/** Where outcomes and timers go when the asker was no event loop. */
+	private final Scheduler elsewhere = Schedulers.parallel();
+
+	private long lastTick = System.nanoTime();
+
+	/** Run before each watchdog tick: tests delay the watchdog with it. */
+	volatile Runnable beforeTick = () -> {
+	};
+
+	/**
+	 * @param timeout the longest any decision waits
+	 * @param stallTimeout how long Redis may answer nothing before the decisions waiting on it fail
+	 * @param logInterval the shortest time between two log lines about failed decisions
+	 */
+	public RedisGuard(Duration timeout, Duration stallTimeout, Duration logInterval) {
+		this(timeout, stallTimeout, logInterval, DEFAULT_MAX_IN_FLIGHT);
+	}
+
+	/**
+	 * @param timeout the longest any decision waits
+	 * @param stallTimeout how long Redis may answer nothing before the decisions waiting on it fail
+	 * @param logInterval the shortest time between two log lines about failed decisions
+	 * @param maxInFlight the most decisions waiting at once on one Redis node; more fail at once
+	 */
+	public RedisGuard(Duration timeout, Duration stallTimeout, Duration logInterval, int maxInFlight) {
+		if (timeout.isNegative() || timeout.isZero() || stallTimeout.isNegative() || stallTimeout.isZero()) {
+			throw new IllegalArgumentException("Redis timeouts must be positive: " + timeout + ", " + stallTimeout);
+		}
+		if (maxInFlight < 1) {
+			throw new IllegalArgumentException("The most decisions in flight must be at least 1: " + maxInFlight);
+		}
+		this.timeoutNanos = timeout.toNanos();
+		this.stallNanos = Math.min(stallTimeout.toNanos(), this.timeoutNanos);
+		this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.stallNanos / 4);
+		this.logIntervalNanos = logInterval.toNanos();
+		this.maxInFlight = maxInFlight;
+		this.watchdog = Executors.newSingleThreadScheduledExecutor(task -> {
+			Thread thread = new Thread(task, "window-rate-limiter-watchdog");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.watchdog.scheduleAtFixedRate(this::tick, this.tickNanos, this.tickNanos, TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * The call, failed with a {@link TimeoutException} when Redis hangs or it waits past the timeout. The call
+	 * must be lazy: it is subscribed only when the decision goes to Redis, and cancelled when given up.
+	 */
+	public <T> Mono<T> protect(Mono<T> call) {
+		return protect(ONE_NODE, call);
+	}
+
+	/**
+	 * The call, to the given Redis node (on a cluster, the master of the keys' slot), failed with a
+	 * {@link TimeoutException} when that node hangs or it waits past the timeout. The node's silence counts
+	 * only against decisions sent to it: one frozen master leaves the others' clients decided by Redis.
+	 * @param node what tells the node apart, e.g. its id; equal for decisions on the same node
+	 */
+	public <T> Mono<T> protect(Object node, Mono<T> call) {
+		return protect(node, call, Mono.empty());
+	}
+
+	/**
+	 * As {@link #protect(Object, Mono)}, where a trial of a stalled node first sends {@code trialProbe}, a lazy
+	 * call that changes nothing in Redis, and sends the decision only once the probe is answered. A frozen
+	 * Redis runs what was written to it when it thaws: the trials' probes then charge no client, where
+	 * decisions sent as trials would charge requests the fail-mode had answered long before.
+	 */
+	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> trialProbe) {
+		Node progress = nodeOf(node);
+		return Mono.<T>create(sink -> {
+			long start = System.nanoTime();
+			boolean isTrial = progress.stalled;
+			if (isTrial && (start - progress.nextTrial < 0 || !progress.trial.compareAndSet(false, true))) {
+				fail(sink, new RedisStalledException());
+				return;
+			}
+			if (!progress.admit(this.maxInFlight)) {
+				if (isTrial) {
+					progress.trial.set(false);
+				}
+				this.shed.incrementAndGet();
+				fail(sink, new RedisShedException(this.maxInFlight));
+				return;
+			}
+			EventExecutor home = ThreadExecutorMap.currentExecutor();
+			if (home != null) {
+				probe(home);
+			}
+			Pending<T> waiting = new Pending<>(sink, start, isTrial, home, progress);
+			this.pending.add(waiting);
+			sink.onDispose(() -> release(waiting));
+			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
+			Mono<T> sent = isTrial ? trialProbe.then(call) : call;
+			Disposable upstream = sent.subscribe(value -> {
+				replied(progress);
+				if (waiting.finish()) {
+					deliver(waiting, () -> sink.success(value));
+				}
+			}, error -> {
+				if (isReply(error)) {
+					replied(progress);
+				}
+				if (waiting.finish()) {
+					deliver(waiting, () -> fail(sink, error));
+				}
+			}, () -> {
+				// after a value this finds the decision finished: its reply was counted already
+				if (waiting.finish()) {
+					replied(progress);
+					deliver(waiting, sink::success);
+				}
+			});
+			waiting.upstream = upstream;
+			if (waiting.get()) {
+				// answered or abandoned while subscribing: nothing more to wait for
+				upstream.dispose();
+			}
+		});
+	}
+
+	/** How many decisions failed since start. */
+	public long failures() {
+		return this.failures.get();
+	}
+
+	/** How many decisions failed at once since start because {@code maxInFlight} decisions were waiting. */
+	public long shed() {
+		return this.shed.get();
+	}
+
+	/** How many decisions wait on Redis now, on all its nodes. */
+	public int inFlight() {
+		int inFlight = 0;
+		for (Node node : this.nodes.values()) {
+			inFlight += node.inFlight.get();
+		}
+		return inFlight;
+	}
+
+	/** Whether Redis (some node of it) is taken to be hanging: its decisions fail at once, bar one trial at a time. */
+	public boolean isStalled() {
+		for (Node node : this.nodes.values()) {
+			if (node.stalled) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Whether the error is a decision failed at once, with nothing sent to Redis (stalled or shed). */
+	public static boolean failedAtOnce(Throwable error) {
+		return error instanceof RedisStalledException || error instanceof RedisShedException;
+	}
+
+	/** Whether the error is a decision shed because too many were waiting on Redis. */
+	public static boolean isShed(Throwable error) {
+		return error instanceof RedisShedException;
+	}
+
+	@Override
+	public void close() {
+		this.watchdog.shutdownNow();
+	}
+
+	private void replied(Node node) {
+		node.lastReply = System.nanoTime();
+		EventExecutor loop = ThreadExecutorMap.currentExecutor();
+		if (loop != null) {
+			probe(loop);
+		}
+		if (node.stalled) {
+			node.stalled = false;
+			logger.warn("Redis answers again" + node.described() + ": rate-limit decisions go to Redis");
+		}
+	}
+
+	private Node nodeOf(Object node) {
+		Node known = this.nodes.get(node);
+		if (known != null) {
+			return known;
+		}
+		// nodes come and go with failovers and resharding; a bound keeps ids nobody uses from piling up
+		if (this.nodes.size() >= MAX_NODES) {
+			this.nodes.entrySet()
+				.removeIf(entry -> !entry.getValue().stalled && entry.getValue().inFlight.get() == 0 && entry.getKey() != ONE_NODE);
+		}
+		return this.nodes.computeIfAbsent(node, Node::new);
+	}
+
+	/** Makes sure the loop is probed each tick. */
+	private void probe(EventExecutor loop) {
+		if (!this.loops.containsKey(loop) && this.loops.size() < MAX_PROBED_LOOPS) {
+			this.loops.putIfAbsent(loop, new ProbedLoop(loop));
+		}
+	}
+
+	/** A Redis error reply (as opposed to a connection failure) shows Redis is there and answering. */
+	private static boolean isReply(Throwable error) {
+		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+			if (cause instanceof RedisCommandExecutionException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Once per decision, when its sink is done (answered, failed or cancelled). */
+	private void release(Pending<?> waiting) {
+		waiting.finish();
+		this.pending.remove(waiting);
+		waiting.node.inFlight.decrementAndGet();
+		if (waiting.trial) {
+			waiting.node.nextTrial = System.nanoTime() + this.stallNanos;
+			waiting.node.trial.set(false);
+		}
+		Disposable timer = waiting.timer;
+		if (timer != null) {
+			timer.dispose();
+		}
+		Disposable upstream = waiting.upstream;
+		if (upstream != null) {
+			// cancels the command: not written yet, it never will be
+			upstream.dispose();
+		}
+	}
+
+	private Disposable schedule(@Nullable EventExecutor home, Runnable task, long delayNanos) {
+		if (home != null) {
+			try {
+				io.netty.util.concurrent.ScheduledFuture<?> future = home.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+				return () -> future.cancel(false);
+			}
+			catch (RejectedExecutionException ex) {
+				// the loop is shutting down: time it elsewhere
+			}
+		}
+		return this.elsewhere.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+	}
+
+	private void timeOut(Pending<?> waiting) {
+		if (waiting.finish()) {
+			TimeoutException error = new TimeoutException(
+					"Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
+			deliver(waiting, () -> fail(waiting.sink, error));
+		}
+	}
+
+	private void tick() {
+		try {
+			this.beforeTick.run();
+			check();
+		}
+		catch (Throwable ex) {
+			// a watchdog that dies ends stall detection for good: log and go on
+			logger.error("Rate-limit watchdog failed a tick; it goes on", ex);
+		}
+	}
+
+	private void check() {
+		long now = System.nanoTime();
+		if (now - this.lastTick > 3 * this.tickNanos) {
+			this.pauseEnd = now;
+		}
+		this.lastTick = now;
+		this.loops.values().removeIf(ProbedLoop::isGone);
+		this.loops.values().forEach(ProbedLoop::probe);
+		long pauseEnd = this.pauseEnd;
+		for (Pending<?> waiting : this.pending) {
+			if (waiting.get()) {
+				continue;
+			}
+			Node node = waiting.node;
+			long lastReply = node.lastReply;
+			// a pause excuses silence, never the hard bound: the timer of each decision keeps that
+			long since = Math.max(waiting.start, pauseEnd);
+			boolean hanging = lastReply - since < 0 && now - since >= this.stallNanos && loopsFreeSince(since);
+			boolean late = now - waiting.start >= this.timeoutNanos;
+			if (hanging && !node.stalled) {
+				node.stalled = true;
+				if (node.lastReply != lastReply) {
+					// a reply came in meanwhile: Redis answers after all
+					node.stalled = false;
+					continue;
+				}
+				logger.warn("Redis" + node.described() + " answered nothing for " + Duration.ofNanos(now - since).toMillis() + " ms while "
+						+ this.pending.size() + " decision(s) waited: routes apply their fail-mode, trying Redis "
+						+ "with one decision at a time until it answers");
+			}
+			if ((hanging || late) && waiting.finish()) {
+				TimeoutException error = new TimeoutException(hanging
+						? "Redis answered nothing for " + Duration.ofNanos(this.stallNanos).toMillis() + " ms"
+						: "Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
+				deliver(waiting, () -> fail(waiting.sink, error));
+			}
+		}
+	}
+
+	/**
+	 * Whether every loop that reads Redis replies or asked for decisions ran a probe well after {@code since}:
+	 * then it was free to write and read, and the silence is Redis's. A loop starved of CPU or busy with other
+	 * work runs its probes late, and its silence is ours; only the hard timeout applies then.
+	 */
+	private boolean loopsFreeSince(long since) {
+		for (ProbedLoop loop : this.loops.values()) {
+			if (loop.ran - since < this.stallNanos / 2) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Completes on the asking event loop. Left on Lettuce's thread, the rest of every request (the gateway's
+	 * filters, proxying, the response) would run on the one thread that reads all Redis replies of the
+	 * connection: on a cold JVM that kept replies unread for over 200 ms (measured), and under load it makes
+	 * one thread do the work of all event loops. The watchdog's and the timers' failures go back the same
+	 * way. An asker that was no event loop (a resolver that hopped threads) is answered on a Reactor scheduler.
+	 */
+	private void deliver(Pending<?> waiting, Runnable completion) {
+		EventExecutor loop = waiting.home;
+		if (loop != null) {
+			if (loop.inEventLoop()) {
+				completion.run();
+				return;
+			}
+			try {
+				loop.execute(completion);
+				return;
+			}
+			catch (RejectedExecutionException ex) {
+				// the loop is shutting down: complete elsewhere rather than never
+			}
+		}
+		this.elsewhere.schedule(completion);
+	}
+
+	private void fail(MonoSink<?> sink, Throwable error) {
+		this.failures.incrementAndGet();
+		long pending = this.unreported.incrementAndGet();
+		long now = System.nanoTime();
+		long last = this.lastReport.get();
+		if (now - last >= this.logIntervalNanos && this.lastReport.compareAndSet(last, now)) {
+			this.unreported.addAndGet(-pending);
+			logger.warn(pending + " rate-limit decision(s) failed since the last report, routes applied their "
+					+ "fail-mode; latest: " + error);
+		}
+		sink.error(error);
+	}
+
+	/** An event loop that reads Redis replies or asks for decisions, probed by the watchdog to show it is free. */
+	private static final class ProbedLoop {
+
+		final EventExecutor loop;
+
+		final AtomicBoolean queued = new AtomicBoolean();
+
+		volatile long ran = System.nanoTime();
+
+		ProbedLoop(EventExecutor loop) {
+			this.loop = loop;
+		}
+
+		/** A terminated loop runs no probe again; kept, it would hold off stall detection for good. */
+		boolean isGone() {
+			return this.loop.isShuttingDown();
+		}
+
+		void probe() {
+			// one probe at a time: a starved loop must not pile them up
+			if (this.queued.compareAndSet(false, true)) {
+				try {
+					this.loop.execute(() -> {
+						this.ran = System.nanoTime();
+						this.queued.set(false);
+					});
+				}
+				catch (RejectedExecutionException ex) {
+					this.queued.set(false);
+				}
+			}
+		}
+
+	}
+
+	/** A decision waiting on Redis; finished once, by its answer, its timer, the watchdog or its subscriber leaving. */
+	private static final class Pending<T> extends AtomicBoolean {
+
+		final MonoSink<T> sink;
+
+		final long start;
+
+		final boolean trial;
+
+		/** The Netty event loop that asked, if any: the request goes on there. */
+		final @Nullable EventExecutor home;
+
+		final Node node;
+
+		volatile @Nullable Disposable upstream;
+
+		volatile @Nullable Disposable timer;
+
+		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home, Node node) {
+			this.node = node;
+			this.sink = sink;
+			this.start = start;
+			this.trial = trial;
+			this.home = home;
+		}
+
+		boolean finish() {
+			return compareAndSet(false, true);
+		}
+
+	}
+
+	/** What the guard knows of one Redis node's progress. */
+	private static final class Node {
+
+		final Object id;
+
+		/** When the node last answered a decision (a result or an error reply), in {@link System#nanoTime()}. */
+		volatile long lastReply = System.nanoTime();
+
+		volatile boolean stalled;
+
+		/** Decisions waiting on this node: bounded per node, so one frozen master cannot take the others' room. */
+		final AtomicInteger inFlight = new AtomicInteger();
+
+		final AtomicBoolean trial = new AtomicBoolean();
+
+		/** While stalled, no trial before this time: a lone client's every request would wait otherwise. */
+		volatile long nextTrial = System.nanoTime();
+
+		Node(Object id) {
+			this.id = id;
+		}
+
+		/**
+		 * Counts one more decision in flight unless {@code max} wait already. Never above {@code max}, also not for
+		 * an instant: an increment undone when over would show {@code max + 1} to {@link #inFlight()} (measured).
+		 */
+		boolean admit(int max) {
+			int now;
+			do {
+				now = this.inFlight.get();
+				if (now >= max) {
+					return false;
+				}
+			}
+			while (!this.inFlight.compareAndSet(now, now + 1));
+			return true;
+		}
+
+		String described() {
+			return (this.id == ONE_NODE) ? "" : " (node " + this.id + ")";
+		}
+
+	}
+
+	/** Redis is taken to be hanging, and another decision is already trying it. */
+	static final class RedisStalledException extends TimeoutException {
+
+		RedisStalledException() {
+			super("Redis is hanging: deciding by fail-mode while one trial decision waits on it");
+		}
+
+		@Override
+		public synchronized Throwable fillInStackTrace() {
+			return this;
+		}
+
+	}
+
+	/** Too many decisions wait on Redis already. */
+	static final class RedisShedException extends TimeoutException {
+
+		RedisShedException(int maxInFlight) {
+			super(maxInFlight + " rate-limit decisions wait on Redis already: deciding by fail-mode");
+		}
+
+		@Override
+		public synchronized Throwable fillInStackTrace() {
+			return this;
+		}
+
+	}
+
+}

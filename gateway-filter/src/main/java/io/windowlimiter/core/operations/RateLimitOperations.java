@@ -1,0 +1,475 @@
+package io.windowlimiter.core.operations;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.policy.RouteLimit;
+import io.windowlimiter.core.policy.RoutePolicy;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.plan.Assignment;
+import io.windowlimiter.core.plan.PlanAssignments;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.actuate.audit.listener.AuditApplicationEvent;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+/**
+ * What an operator can see and do: the routes, scopes and plans, a client's standing on a route or scope
+ * (read at cost 0, spending nothing) with its assignment, the clients refused most, resetting a client,
+ * and putting a client on a plan, giving it limits of its own or clearing either ({@link PlanAssignments}).
+ * Each change is made in Redis, then told to every instance through the {@link ChangeBroadcast}; it is
+ * logged, and published as an {@link AuditApplicationEvent} when the application keeps audit events.
+ */
+public class RateLimitOperations {
+
+	/** The audit event type of a reset. */
+	public static final String RESET_EVENT = "RATE_LIMIT_RESET";
+
+	/** The audit event type of putting a client on a plan. */
+	public static final String ASSIGN_EVENT = "RATE_LIMIT_ASSIGNED";
+
+	/** The audit event type of giving a client limits of its own. */
+	public static final String OVERRIDE_EVENT = "RATE_LIMIT_OVERRIDDEN";
+
+	/** The audit event type of taking a client's plan or override away. */
+	public static final String CLEAR_EVENT = "RATE_LIMIT_CLEARED";
+
+	/** How many of the clients refused most a route's description lists. */
+	static final int TOP_DENIED = 10;
+
+	/** An operator's call waits this long for Redis at most, then fails instead of hanging. */
+	private static final Duration REDIS_TIMEOUT = Duration.ofSeconds(5);
+
+	private static final Log logger = LogFactory.getLog(RateLimitOperations.class);
+
+	private final RateLimiterCore limiter;
+
+	private final ReactiveStringRedisTemplate redis;
+
+	private final ChangeBroadcast broadcast;
+
+	private final DeniedClients deniedClients;
+
+	private final @Nullable PlanAssignments assignments;
+
+	private final @Nullable ApplicationEventPublisher auditEvents;
+
+	/**
+	 * @param assignments where clients' plans and overrides are kept; null when the application has none
+	 * (then nothing can be assigned)
+	 * @param auditEvents where to publish audit events, null when the application keeps none (no
+	 * {@code AuditEventRepository})
+	 */
+	public RateLimitOperations(RateLimiterCore limiter, ReactiveStringRedisTemplate redis, ChangeBroadcast broadcast,
+			DeniedClients deniedClients, @Nullable PlanAssignments assignments,
+			@Nullable ApplicationEventPublisher auditEvents) {
+		this.limiter = limiter;
+		this.redis = redis;
+		this.broadcast = broadcast;
+		this.deniedClients = deniedClients;
+		this.assignments = assignments;
+		this.auditEvents = auditEvents;
+	}
+
+	/** Every route with limits of this limiter, by id. */
+	public Map<String, RouteLimits> routes() {
+		Map<String, RouteLimits> routes = new LinkedHashMap<>();
+		this.limiter.policies().forEach((routeId, policy) -> routes.put(routeId, RouteLimits.of(policy)));
+		return routes;
+	}
+
+	/** Every scope some route names, with the routes naming it, by name. */
+	public Map<String, ScopeDetails> scopes() {
+		Map<String, ScopeDetails> scopes = new LinkedHashMap<>();
+		this.limiter.scopes().forEach((scope, routes) -> scopes.put(scope, new ScopeDetails(scope, routes)));
+		return scopes;
+	}
+
+	/** Every declared plan with its limits, by name. */
+	public Map<String, PlanLimits> plans() {
+		Map<String, PlanLimits> plans = new LinkedHashMap<>();
+		this.limiter.plans()
+			.forEach((plan, limits) -> plans.put(plan, new PlanLimits(limits.stream().map(LimitSpec::of).toList())));
+		return plans;
+	}
+
+	/** Whether the target is a route or scope with limits here. */
+	public boolean isKnown(String target) {
+		return this.limiter.isScope(target) || this.limiter.policyOf(target) != null;
+	}
+
+	/** The scope and the routes naming it; null when the target is not a scope. */
+	public @Nullable ScopeDetails scope(String target) {
+		return this.limiter.isScope(target) ? scopes().get(target) : null;
+	}
+
+	/** The route's limits and the clients refused most on it lately; null when it has no limits here. */
+	public @Nullable RouteDetails route(String target) {
+		RoutePolicy policy = this.limiter.policyOf(target);
+		if (policy == null) {
+			return null;
+		}
+		RouteLimits limits = RouteLimits.of(policy);
+		return new RouteDetails(target, limits.limits(), limits.cost(), limits.shadow(), limits.failMode(),
+				limits.plan(), new TopDenied(this.deniedClients.window().toString(), this.deniedClients.top(target, TOP_DENIED)));
+	}
+
+	/**
+	 * The client's standing on each limit that decides it on the route or scope now (see
+	 * {@link RateLimiterCore#peek}), with its assignment; empty when the target has no limits here.
+	 */
+	public Mono<ClientStanding> standing(String target, String client) {
+		return this.limiter.peek(target, client).timeout(REDIS_TIMEOUT).map(standing -> {
+			List<LimitStanding> limits = new ArrayList<>();
+			for (int i = 0; i < standing.limits().size(); i++) {
+				RouteLimit limit = standing.limits().get(i);
+				Decision decision = standing.decisions().get(i);
+				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
+						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis())));
+			}
+			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client), limits);
+		});
+	}
+
+	/** The assignment that decides the client on the target: its own, else on a route one of its scopes'. */
+	private @Nullable AssignmentView assignmentOf(String target, String client) {
+		if (this.assignments == null) {
+			return null;
+		}
+		List<String> targets = new ArrayList<>();
+		targets.add(target);
+		if (!this.limiter.isScope(target)) {
+			targets.addAll(this.limiter.scopesOf(target));
+		}
+		for (String candidate : targets) {
+			Assignment assignment = this.assignments.find(candidate, client);
+			if (assignment != null) {
+				return AssignmentView.of(candidate, assignment);
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Puts the client on a plan, gives it a limit of its own, or clears either, on the route or on every
+	 * route naming the scope, then tells every instance: each has the change within a Redis round trip
+	 * (and, should the message be lost, within its assignments' refresh interval). Empty when the target
+	 * has no limits here.
+	 * @param principal who asked, for the log and the audit event; null when unknown
+	 * @throws AssignmentRequest.InvalidAssignmentException if the plan is not declared, or plans do not
+	 * apply on the route, or an override's limit is below the cost of a request on a route it applies on
+	 */
+	public Mono<Change> change(String target, String client, AssignmentRequest request, @Nullable String principal) {
+		PlanAssignments assignments = this.assignments;
+		if (assignments == null) {
+			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be assigned"));
+		}
+		if (!isKnown(target)) {
+			return Mono.empty();
+		}
+		Mono<Void> write;
+		String type;
+		if (request.clear()) {
+			type = LimitChange.CLEAR;
+			write = assignments.clear(target, client);
+		}
+		else if (request.plan() != null) {
+			checkPlan(target, request.plan());
+			type = LimitChange.ASSIGN;
+			write = assignments.assign(target, client, request.plan(), request.expires());
+		}
+		else {
+			checkScope(target, request.limit());
+			type = LimitChange.OVERRIDE;
+			List<Map<String, String>> limits = List.of(request.limit());
+			// a limit below the cost of a request on a route of the target would refuse the client for good
+			AssignmentRequest.fieldNamed(
+					() -> this.limiter.checkOverride(target, PolicyRegistry.overrideLimits(target, limits)));
+			write = assignments.override(target, client, limits, request.expires());
+		}
+		LimitChange change = new LimitChange(type, target, client);
+		return write.timeout(REDIS_TIMEOUT)
+			.then(Mono.defer(() -> {
+				this.limiter.forgetDenial(target, client);
+				return publish(change);
+			}))
+			.map(notified -> {
+				Assignment now = assignments.find(target, client);
+				return new Change(type, target, client, (now != null) ? AssignmentView.of(target, now) : null, notified);
+			})
+			.doOnNext(done -> record(done, principal));
+	}
+
+	private void checkPlan(String target, String plan) {
+		if (!this.limiter.plans().containsKey(plan)) {
+			throw new AssignmentRequest.InvalidAssignmentException(target, "plan", "is '" + plan + "'",
+					this.limiter.plans().isEmpty() ? "a plan declared under window-rate-limiter.plans, none is"
+							: "one of " + String.join(", ", this.limiter.plans().keySet()));
+		}
+		// a plan changes nothing on a route with limits of its own: refused rather than stored to no effect
+		List<String> routes = this.limiter.isScope(target) ? this.limiter.scopes().get(target) : List.of(target);
+		boolean usesPlans = routes.stream().map(this.limiter::policyOf).anyMatch(route -> route != null && route.usesPlans());
+		if (!usesPlans) {
+			String where = this.limiter.isScope(target)
+					? "scope '" + target + "', whose routes all have limits of their own"
+					: "route '" + target + "', which has limits of its own";
+			throw new AssignmentRequest.InvalidAssignmentException(target, "plan", "is set on " + where
+					+ ", which no plan changes",
+					"a plan on a route that uses plans (window-rate-limiter.plan) or on a scope one of them names, or "
+							+ "limit and window (an override) here");
+		}
+	}
+
+	/** An override made on a scope counts in that scope: another scope named in it would be ignored, so refused. */
+	private void checkScope(String target, @Nullable Map<String, String> limit) {
+		String scope = (limit != null) ? limit.get("scope") : null;
+		if (scope != null && this.limiter.isScope(target) && !scope.equals(target)) {
+			throw new AssignmentRequest.InvalidAssignmentException(target, "scope", "is '" + scope
+					+ "' on an override made on scope '" + target + "'", "'" + target + "' or none: an override on a "
+							+ "scope replaces that scope's limits and counts in it");
+		}
+	}
+
+	/** Tells every instance; a failure is logged and counted as nobody told, the change itself stands. */
+	private Mono<Long> publish(LimitChange change) {
+		return this.broadcast.publish(change).timeout(REDIS_TIMEOUT).onErrorResume(error -> {
+			logger.warn("The " + change.type() + " of client '" + LimitChange.printable(change.client()) + "' on '"
+					+ change.target() + "' could not be published to other instances; they refuse it from their deny "
+					+ "caches until its Retry-After ends, and see an assignment at their next poll: " + error);
+			return Mono.just(0L);
+		});
+	}
+
+	/**
+	 * Resets the client on the route, or on the scope: deletes its counts (on a scope, those of the scope's
+	 * limits), so every limit starts afresh, and has every instance forget its cached denial. Empty when the
+	 * target has no limits here.
+	 * @param principal who asked, for the log and the audit event; null when unknown
+	 */
+	public Mono<Reset> reset(String target, String client, @Nullable String principal) {
+		List<String> keys = this.limiter.keysOf(target, client);
+		if (keys.isEmpty()) {
+			return Mono.empty();
+		}
+		LimitChange change = LimitChange.reset(target, client);
+		return this.redis.unlink(keys.toArray(String[]::new)).timeout(REDIS_TIMEOUT).flatMap(deleted -> {
+			this.limiter.forgetDenial(target, client);
+			return publish(change).map(notified -> new Reset(target, client, deleted, notified));
+		}).doOnNext(reset -> {
+			Map<String, Object> data = new LinkedHashMap<>();
+			data.put("deletedKeys", reset.deletedKeys());
+			record(RESET_EVENT, reset.target(), reset.client(), "reset", "deleted " + reset.deletedKeys() + " key(s), told "
+					+ reset.instancesNotified() + " instance(s)", data, principal);
+		});
+	}
+
+	private void record(Change change, @Nullable String principal) {
+		AssignmentView now = change.assignment();
+		Map<String, Object> data = new LinkedHashMap<>();
+		String what = switch (change.change()) {
+			case LimitChange.ASSIGN -> "put on plan '" + ((now != null) ? now.plan() : "?") + "'";
+			case LimitChange.OVERRIDE -> "overridden with " + ((now != null) ? describe(now.limits()) : "?");
+			default -> "cleared of any plan or override";
+		};
+		if (now != null) {
+			data.put("plan", now.plan());
+			data.put("limits", (now.limits() != null) ? describe(now.limits()) : null);
+			data.put("expires", now.expires());
+			what += (now.expires() != null) ? " until " + now.expires() : " for good";
+		}
+		String event = switch (change.change()) {
+			case LimitChange.ASSIGN -> ASSIGN_EVENT;
+			case LimitChange.OVERRIDE -> OVERRIDE_EVENT;
+			default -> CLEAR_EVENT;
+		};
+		record(event, change.target(), change.client(), what, "told " + change.instancesNotified() + " instance(s)", data,
+				principal);
+	}
+
+	/** Limits as one line, e.g. {@code 'tight' 2 per PT1H fixed-window}. */
+	private static String describe(List<LimitSpec> limits) {
+		return limits.stream()
+			.map(limit -> "'" + limit.name() + "' " + limit.limit() + " per " + limit.window() + " " + limit.algorithm()
+					+ ((limit.scope() != null) ? " in scope " + limit.scope() : ""))
+			.collect(Collectors.joining(", "));
+	}
+
+	/** Logs the change and, where the application keeps audit events, publishes one. */
+	private void record(String event, String target, String client, String what, String outcome,
+			Map<String, Object> details, @Nullable String principal) {
+		String who = (principal != null) ? principal : "an unauthenticated caller";
+		logger.info("Rate limits of client '" + LimitChange.printable(client) + "' on '" + target + "' " + what + " by "
+				+ who + ": " + outcome);
+		if (this.auditEvents != null) {
+			Map<String, Object> data = new LinkedHashMap<>();
+			data.put("target", target);
+			data.put("client", client);
+			details.forEach((name, value) -> {
+				if (value != null) {
+					data.put(name, value);
+				}
+			});
+			this.auditEvents.publishEvent(new AuditApplicationEvent((principal != null) ? principal : "", event, data));
+		}
+	}
+
+	/**
+	 * A route's limits.
+	 * @param limits each limit, in the route's order
+	 * @param cost what one request consumes of every limit
+	 * @param shadow whether the route only counts, never refuses
+	 * @param failMode what the route does when Redis cannot decide
+	 * @param plan the plan of clients without one, when the route's limits come from plans; else null
+	 */
+	public record RouteLimits(List<LimitSpec> limits, long cost, boolean shadow, String failMode,
+			@Nullable String plan) {
+
+		static RouteLimits of(RoutePolicy policy) {
+			return new RouteLimits(policy.limits().stream().map(LimitSpec::of).toList(), policy.cost(), policy.shadow(),
+					policy.failMode().id(), policy.plan());
+		}
+
+	}
+
+	/**
+	 * One limit as configured.
+	 * @param name the policy name clients see in {@code RateLimit-Policy}
+	 * @param algorithm e.g. {@code sliding-log}
+	 * @param logStorage for the sliding log, {@code ring} or {@code sorted-set}; else null
+	 * @param limit requests per window
+	 * @param window ISO-8601, e.g. {@code PT1M}
+	 * @param burst for the token bucket, requests allowed at once; else the limit
+	 * @param scope the scope whose counters the limit shares with other routes; null for none
+	 */
+	public record LimitSpec(String name, String algorithm, @Nullable String logStorage, long limit, String window,
+			long burst, @Nullable String scope) {
+
+		static LimitSpec of(RouteLimit limit) {
+			WindowPolicy policy = limit.policy();
+			return new LimitSpec(limit.name(), policy.algorithm().id(), policy.algorithm().storage(), policy.limit(),
+					policy.window().toString(), policy.burst(), limit.scope());
+		}
+
+	}
+
+	/**
+	 * A route's limits (as in {@link RouteLimits}) with the clients refused most on it, on this instance.
+	 * @param target the route id
+	 * @param limits each limit, in the route's order
+	 * @param cost what one request consumes of every limit
+	 * @param shadow whether the route only counts, never refuses
+	 * @param failMode what the route does when Redis cannot decide
+	 * @param plan the plan of clients without one, when the route's limits come from plans; else null
+	 * @param topDenied the clients refused most lately
+	 */
+	public record RouteDetails(String target, List<LimitSpec> limits, long cost, boolean shadow, String failMode,
+			@Nullable String plan, TopDenied topDenied) {
+	}
+
+	/**
+	 * The clients refused most within a recent window, on this instance (estimates, see {@link DeniedClients}).
+	 * @param window how far back, ISO-8601
+	 * @param clients most refused first
+	 */
+	public record TopDenied(String window, List<DeniedClients.DeniedClient> clients) {
+	}
+
+	/**
+	 * A client's standing on every limit of a route, or of a scope.
+	 * @param target the route id or scope name
+	 * @param client the client's key
+	 * @param plan the plan whose limits decide the client (its assignment, else the route's default);
+	 * {@code override} for an override's; null for the route's own limits
+	 * @param assignment the client's plan or override that decides it here; null for none
+	 * @param limits one per limit, in order
+	 */
+	public record ClientStanding(String target, String client, @Nullable String plan,
+			@Nullable AssignmentView assignment, List<LimitStanding> limits) {
+	}
+
+	/**
+	 * A client's plan or override as an operator made it.
+	 * @param target the route id or scope name it was made on
+	 * @param plan the plan; null for an override
+	 * @param limits the override's limits; null for a plan
+	 * @param expires when it ends, ISO-8601 in UTC; null for never
+	 */
+	public record AssignmentView(String target, @Nullable String plan, @Nullable List<LimitSpec> limits,
+			@Nullable String expires) {
+
+		static AssignmentView of(String target, Assignment assignment) {
+			List<LimitSpec> limits = (assignment.plan() != null) ? null
+					: assignment.limits().stream().map(LimitSpec::of).toList();
+			String expires = (assignment.expiresAtMillis() != 0)
+					? Instant.ofEpochMilli(assignment.expiresAtMillis()).toString() : null;
+			return new AssignmentView(target, assignment.plan(), limits, expires);
+		}
+
+	}
+
+	/**
+	 * A change to a client's assignment, made.
+	 * @param change {@code assign}, {@code override} or {@code clear}
+	 * @param target the route id or scope name
+	 * @param client the client's key
+	 * @param assignment what the client has on the target now; null after a clear
+	 * @param instancesNotified how many instances (this one included) heard of it at once; on a Redis Cluster
+	 * only those listening on the node that took the message
+	 */
+	public record Change(String change, String target, String client, @Nullable AssignmentView assignment,
+			long instancesNotified) {
+	}
+
+	/**
+	 * A scope: counters that every route naming it shares.
+	 * @param target the scope's name
+	 * @param routes the routes naming it
+	 */
+	public record ScopeDetails(String target, List<String> routes) {
+	}
+
+	/**
+	 * A declared plan.
+	 * @param limits its limits, in order
+	 */
+	public record PlanLimits(List<LimitSpec> limits) {
+	}
+
+	/**
+	 * A client's standing on one limit now.
+	 * @param name the limit's policy name
+	 * @param scope the scope whose counters the limit shares with other routes; null for none
+	 * @param limit requests per window
+	 * @param window ISO-8601, e.g. {@code PT1M}
+	 * @param remaining requests the client may still make now
+	 * @param reset seconds until quota frees, rounded up, as in {@code X-RateLimit-Reset}
+	 */
+	public record LimitStanding(String name, @Nullable String scope, long limit, String window, long remaining,
+			long reset) {
+	}
+
+	/**
+	 * A reset done.
+	 * @param target the route id or scope name
+	 * @param client the client's key
+	 * @param deletedKeys how many keys held counts
+	 * @param instancesNotified how many instances (this one included) heard of it; on a Redis Cluster only
+	 * those listening on the node that took the message
+	 */
+	public record Reset(String target, String client, long deletedKeys, long instancesNotified) {
+	}
+
+}

@@ -1,0 +1,119 @@
+package io.windowlimiter.core.policy;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.key.RedisKeys;
+import io.windowlimiter.core.RateLimitHeaders;
+
+/**
+ * One way a route decides a client: its own limits, or a plan's, or an override's, with everything a
+ * request needs of them worked out once (key layout, the script's arguments, the policy header, the
+ * local shares). Built by the {@link PolicyRegistry} when routes are built, never per request.
+ */
+public final class CompiledPolicy {
+
+	private static final String REDIS_CLOCK = "";
+
+	/** Which limits these are, for the deny cache and logs: "" for the route's own, else the plan's name. */
+	public final String plan;
+
+	public final RoutePolicy route;
+
+	/** The limits in decision order: the route's own and its scopes', as the route or plan lists them. */
+	public final List<RouteLimit> limits;
+
+	/** The script's ARGV, the same for every request. */
+	public final LimitScript.Arguments arguments;
+
+	public final Reported reported;
+
+	/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
+	public final Reported shares;
+
+	/** The metrics tag: the algorithms, e.g. {@code fixed-window+sliding-log}. */
+	public final String algorithms;
+
+	/** What the deny cache keys a client by, before its first Redis key: route and plan, since scopes share keys. */
+	public final String denyPrefix;
+
+	/** Per limit: the route id or scope name its key is made of, and the key's suffix. */
+	private final String[] owners;
+
+	private final boolean[] scoped;
+
+	private final String[] suffixes;
+
+	CompiledPolicy(String routeId, String plan, RoutePolicy route, List<RouteLimit> limits) {
+		this.plan = plan;
+		this.route = route;
+		this.limits = List.copyOf(limits);
+		List<WindowPolicy> policies = limits.stream().map(RouteLimit::policy).toList();
+		this.arguments = LimitScript.arguments(policies, route.cost(), REDIS_CLOCK);
+		this.reported = new Reported(this.limits);
+		List<RouteLimit> shares = new ArrayList<>(limits.size());
+		for (RouteLimit limit : limits) {
+			WindowPolicy own = limit.policy();
+			long share = Math.max(1, own.limit() / route.instances());
+			shares.add(new RouteLimit(limit.name(), new WindowPolicy(own.algorithm(), share, own.window()), limit.scope()));
+		}
+		this.shares = new Reported(List.copyOf(shares));
+		this.algorithms = policies.stream().map(policy -> policy.algorithm().id()).distinct().collect(Collectors.joining("+"));
+		this.denyPrefix = routeId + '\n' + plan + '\n';
+		this.owners = new String[limits.size()];
+		this.scoped = new boolean[limits.size()];
+		this.suffixes = new String[limits.size()];
+		// a limit's key is numbered by its place among the limits of its route or scope; the first has no
+		// number, so a route's keys stay put when it gains a limit
+		Map<String, Integer> places = new HashMap<>();
+		for (int i = 0; i < limits.size(); i++) {
+			String scope = limits.get(i).scope();
+			this.scoped[i] = scope != null;
+			this.owners[i] = (scope != null) ? scope : routeId;
+			int place = places.merge((scope != null) ? "scope:" + scope : "", 1, Integer::sum) - 1;
+			String suffix = limits.get(i).policy().algorithm().keySuffix();
+			this.suffixes[i] = (place == 0) ? suffix : suffix + place;
+		}
+	}
+
+	/** The client's keys, one per limit, all with the client's hash tag. */
+	public List<String> keysFor(String clientKey) {
+		List<String> keys = new ArrayList<>(this.owners.length);
+		for (int i = 0; i < this.owners.length; i++) {
+			keys.add(this.scoped[i] ? RedisKeys.ofScope(this.owners[i], clientKey, this.suffixes[i])
+					: RedisKeys.of(this.owners[i], clientKey, this.suffixes[i]));
+		}
+		return keys;
+	}
+
+	/** The client's keys of the limits counted in one scope, in order. */
+	public List<String> scopeKeysFor(String clientKey, String scope) {
+		List<String> keys = new ArrayList<>();
+		for (int i = 0; i < this.owners.length; i++) {
+			if (this.scoped[i] && this.owners[i].equals(scope)) {
+				keys.add(RedisKeys.ofScope(scope, clientKey, this.suffixes[i]));
+			}
+		}
+		return keys;
+	}
+
+	/** The limits of one scope among these, in order. */
+	public List<RouteLimit> scopeLimits(String scope) {
+		return this.limits.stream().filter(limit -> scope.equals(limit.scope())).toList();
+	}
+
+	/** Limits as reported to clients, with their policy header, which is the same for every answer. */
+	public record Reported(List<RouteLimit> list, String policyHeader) {
+
+		Reported(List<RouteLimit> list) {
+			this(list, RateLimitHeaders.policy(list));
+		}
+
+	}
+
+}

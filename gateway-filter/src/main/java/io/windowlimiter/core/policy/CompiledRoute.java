@@ -1,0 +1,67 @@
+package io.windowlimiter.core.policy;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One route as the limiter decides it: its own limits, or one compiled policy per plan when it uses
+ * plans, plus the overrides met so far. Built by the {@link PolicyRegistry}.
+ */
+public final class CompiledRoute {
+
+	/** Overrides compiled for this route, by their limits; bounded, as assignments come and go. */
+	private static final int MAX_OVERRIDES = 10_000;
+
+	public final RoutePolicy policy;
+
+	/** For clients without a plan: the route's own limits, or its default plan's. */
+	public final CompiledPolicy byDefault;
+
+	/** Every scope the route names under any plan, in order: assignments made on a scope apply to it. */
+	public final List<String> scopes;
+
+	private final Map<String, CompiledPolicy> plans;
+
+	private final Cache<Object, CompiledPolicy> overrides = Caffeine.newBuilder()
+		.maximumSize(MAX_OVERRIDES)
+		.build();
+
+	CompiledRoute(RoutePolicy policy, CompiledPolicy byDefault, Map<String, CompiledPolicy> plans) {
+		this.policy = policy;
+		this.byDefault = byDefault;
+		this.plans = Map.copyOf(plans);
+		Set<String> scopes = new LinkedHashSet<>();
+		for (CompiledPolicy compiled : choices()) {
+			compiled.limits.stream().map(RouteLimit::scope).filter(scope -> scope != null).forEach(scopes::add);
+		}
+		this.scopes = List.copyOf(scopes);
+	}
+
+	/** The plan's policy on this route; null when the route has limits of its own or the plan is unknown. */
+	public @Nullable CompiledPolicy plan(String name) {
+		return this.plans.get(name);
+	}
+
+	/** What a client on this plan gets ({@link PolicyRegistry#OWN} for clients without one). */
+	public CompiledPolicy choice(String plan) {
+		CompiledPolicy compiled = this.plans.get(plan);
+		return (compiled != null) ? compiled : this.byDefault;
+	}
+
+	private List<CompiledPolicy> choices() {
+		return this.plans.isEmpty() ? List.of(this.byDefault) : List.copyOf(this.plans.values());
+	}
+
+	/** @param key what the override is made of: its limits, and for one on a scope the scope and base plan */
+	public CompiledPolicy override(Object key, Function<Object, CompiledPolicy> compile) {
+		return this.overrides.get(key, compile);
+	}
+
+}

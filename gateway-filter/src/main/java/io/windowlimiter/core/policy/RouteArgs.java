@@ -1,0 +1,382 @@
+package io.windowlimiter.core.policy;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.failure.FailMode;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.convert.DurationStyle;
+
+/**
+ * Reads one route's {@code window-rate-limiter.*} arguments into a {@link RoutePolicy}, and a plan's or
+ * an override's {@code limits[i].*} into its limits. Every check is made here, once all arguments are
+ * known, and every mistake gets the same kind of message: route (or plan), property, what it was and
+ * what is allowed.
+ *
+ * <p>One limit: {@code algorithm}, {@code limit}, {@code window} (and {@code log-storage} or
+ * {@code burst}). Several: {@code limits[i].limit}, {@code limits[i].window}, optionally
+ * {@code limits[i].algorithm} (the route's {@code algorithm} is the default), {@code .log-storage},
+ * {@code .burst}, {@code .name} and {@code .scope} (the route's {@code scope} is the default). Or, instead
+ * of limits, {@code plan}: the route's default plan. For the route: {@code cost}, {@code shadow},
+ * {@code fail-mode}, {@code instances}, and {@code name} (the policy name of a single limit).
+ */
+public final class RouteArgs {
+
+	public static final String PREFIX = "window-rate-limiter.";
+
+	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
+			"burst", "name", "scope");
+
+	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan");
+
+	/** What a route with a plan may not have: the plan gives its limits. */
+	private static final List<String> OWN_LIMIT_PROPERTIES = List.of("algorithm", "limit", "window", "log-storage",
+			"burst", "name");
+
+	/** {@code limits[0].limit} as written, or {@code limits.0.limit} as Boot binds it from YAML into a map. */
+	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
+
+	/**
+	 * The log keeps one entry per request in the window. A fresh key costs about 200 bytes at any limit,
+	 * but a client that uses this whole limit holds 8.4 MB in the ring (130 MB as a sorted set), and
+	 * growing its ring that far copies 8 MB inside one script (about 65 ms of Redis time measured).
+	 */
+	public static final long MAX_LOG_LIMIT = 1_000_000;
+
+	private static final String WHOLE_NUMBER = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
+
+	/** What is read, for messages: {@code route}, {@code plan} or {@code override for}. */
+	private final String kind;
+
+	/** The route's id, the plan's name or the override's target. */
+	private final String routeId;
+
+	/** What every property is prefixed with in messages, e.g. {@code window-rate-limiter.plans.free.}. */
+	private final String prefix;
+
+	/** Plans and overrides: nothing but {@code limits[i].*}. */
+	private final boolean limitsOnly;
+
+	private final Map<String, String> route = new TreeMap<>();
+
+	private final Map<Integer, Map<String, String>> indexed = new TreeMap<>();
+
+	private RouteArgs(String kind, String routeId, String prefix, boolean limitsOnly, Map<String, ?> args) {
+		this.kind = kind;
+		this.routeId = routeId;
+		this.prefix = prefix;
+		this.limitsOnly = limitsOnly;
+		args.forEach((key, value) -> {
+			if (key.startsWith(prefix)) {
+				String text = (value != null) ? value.toString().trim() : "";
+				put(key.substring(prefix.length()), text);
+			}
+		});
+	}
+
+	/** Whether a filter's arguments configure this limiter at all. */
+	public static boolean appliesTo(Map<String, ?> args) {
+		return args.keySet().stream().anyMatch(key -> key.startsWith(PREFIX));
+	}
+
+	/** The policy the arguments make, or an {@link InvalidRouteConfigurationException}. */
+	public static RoutePolicy parse(String routeId, Map<String, ?> args) {
+		return new RouteArgs("route", routeId, PREFIX, false, args).policy();
+	}
+
+	/**
+	 * The limits of a plan or an override, checked by the same rules as a route's.
+	 * @param kind for messages: {@code plan} or {@code override for}
+	 * @param owner the plan's name, or the override's target
+	 * @param prefix what the properties are prefixed with in messages, e.g. {@code window-rate-limiter.plans.free.}
+	 * @param args {@code limits[i].*}, unprefixed
+	 */
+	public static List<RouteLimit> parseLimits(String kind, String owner, String prefix, Map<String, ?> args) {
+		Map<String, Object> prefixed = new TreeMap<>();
+		args.forEach((key, value) -> prefixed.put(prefix + key, value));
+		RouteArgs parsed = new RouteArgs(kind, owner, prefix, true, prefixed);
+		if (parsed.indexed.isEmpty()) {
+			throw parsed.invalid(prefix + "limits", "is missing", "at least one limit, limits[0].limit and .window");
+		}
+		return parsed.limits();
+	}
+
+	private static final String NEVER_PASSES = ", else no request could ever pass";
+
+	/** A request of this cost must fit every limit at once, else no request could ever pass. */
+	public static void checkCost(String routeId, long cost, List<RouteLimit> limits, String where) {
+		int index = indexTooSmallFor(cost, limits);
+		if (index >= 0) {
+			throw new InvalidRouteConfigurationException(routeId, PREFIX + "cost",
+					"is '" + cost + "', more than limit '" + limits.get(index).name() + "'" + where + " allows at once",
+					"at most the smallest limit (and burst)" + NEVER_PASSES);
+		}
+	}
+
+	/**
+	 * An override's limits must each fit a request of the route's cost at once, as a route's own limits
+	 * must; the message names the override's {@code limits[i].limit} (or {@code .burst}) and the cost.
+	 * @param target the route or scope the override is for
+	 * @param routeId a route the override applies on
+	 */
+	public static void checkOverrideCost(String target, String routeId, long cost, List<RouteLimit> limits) {
+		int index = indexTooSmallFor(cost, limits);
+		if (index >= 0) {
+			WindowPolicy policy = limits.get(index).policy();
+			boolean limit = cost > policy.limit();
+			throw new InvalidRouteConfigurationException("override for", target,
+					"limits[" + index + "]." + (limit ? "limit" : "burst"),
+					"is '" + (limit ? policy.limit() : policy.burst()) + "', less than the cost '" + cost
+							+ "' of a request on route '" + routeId + "'",
+					"at least the cost of a request on every route it applies on" + NEVER_PASSES);
+		}
+	}
+
+	/** The position of the first limit a request of this cost cannot fit at once; -1 when all fit. */
+	public static int indexTooSmallFor(long cost, List<RouteLimit> limits) {
+		for (int i = 0; i < limits.size(); i++) {
+			WindowPolicy policy = limits.get(i).policy();
+			if (cost > policy.limit() || cost > policy.burst()) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	private void put(String property, String value) {
+		Matcher matcher = INDEXED.matcher(property);
+		if (matcher.matches() && LIMIT_PROPERTIES.contains(matcher.group(3))) {
+			String index = (matcher.group(1) != null) ? matcher.group(1) : matcher.group(2);
+			this.indexed.computeIfAbsent(Integer.parseInt(index), i -> new TreeMap<>()).put(matcher.group(3), value);
+		}
+		else if (!this.limitsOnly && (LIMIT_PROPERTIES.contains(property) || ROUTE_PROPERTIES.contains(property))) {
+			this.route.put(property, value);
+		}
+		else if (this.limitsOnly) {
+			throw invalid(this.prefix + property, "is not a known property",
+					"limits[i].<one of algorithm, limit, window, log-storage, burst, name, scope> (each prefixed "
+							+ this.prefix + ")");
+		}
+		else {
+			throw invalid(this.prefix + property, "is not a known property",
+					"algorithm, limit, window, log-storage, burst, name, scope, limits[i].<one of those>, plan, cost, "
+							+ "shadow, fail-mode, instances (each prefixed " + PREFIX + ")");
+		}
+	}
+
+	private RoutePolicy policy() {
+		String scope = scope("scope", this.route.get("scope"));
+		String plan = this.route.get("plan");
+		List<RouteLimit> limits = List.of();
+		long cost = number("cost", this.route.getOrDefault("cost", "1"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		if (plan != null) {
+			if (plan.isEmpty()) {
+				throw invalid(this.prefix + "plan", "is empty", "the name of a plan under " + PREFIX + "plans");
+			}
+			for (String own : OWN_LIMIT_PROPERTIES) {
+				if (this.route.containsKey(own)) {
+					throw invalid(this.prefix + own, "is set beside " + PREFIX + "plan",
+							"either a plan (which gives the limits) or limits of the route's own, not both");
+				}
+			}
+			if (!this.indexed.isEmpty()) {
+				throw invalid(this.prefix + "limits[...]", "is set beside " + PREFIX + "plan",
+						"either a plan (which gives the limits) or limits of the route's own, not both");
+			}
+		}
+		else {
+			limits = limits();
+			checkCost(this.routeId, cost, limits, "");
+		}
+		return new RoutePolicy(limits, cost, shadow(), failMode(), (int) number("instances",
+				this.route.getOrDefault("instances", "1"), RoutePolicy.MAX_INSTANCES,
+				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope);
+	}
+
+	private List<RouteLimit> limits() {
+		List<RouteLimit> limits = new ArrayList<>();
+		String routeScope = this.route.get("scope");
+		if (this.indexed.isEmpty()) {
+			String scope = scope("scope", routeScope);
+			String name = this.route.getOrDefault("name", (scope != null) ? scope : this.routeId);
+			limits.add(limit("", this.route, name, scope));
+		}
+		else {
+			for (String single : List.of("limit", "window", "log-storage", "burst", "name")) {
+				if (this.route.containsKey(single)) {
+					throw invalid(this.prefix + single, "is set beside limits[...]",
+							"either one limit (" + PREFIX + "limit, window...) or limits[i].*, not both");
+				}
+			}
+			Map<String, Integer> perScope = new HashMap<>();
+			int expected = 0;
+			for (Map.Entry<Integer, Map<String, String>> entry : this.indexed.entrySet()) {
+				if (entry.getKey() != expected++) {
+					throw invalid(this.prefix + "limits[" + entry.getKey() + "]", "skips an index",
+							"limits numbered from 0 without gaps");
+				}
+				Map<String, String> values = new TreeMap<>(entry.getValue());
+				values.putIfAbsent("algorithm", this.route.getOrDefault("algorithm", null));
+				values.putIfAbsent("scope", routeScope);
+				values.values().removeIf(value -> value == null);
+				String prefix = "limits[" + entry.getKey() + "].";
+				String scope = scope(prefix + "scope", values.get("scope"));
+				// a scoped limit is named after its scope by default, so that it reads alike on every route
+				String name = (scope == null) ? this.routeId + "-" + entry.getKey()
+						: scope + suffix(perScope.merge(scope, 1, Integer::sum) - 1);
+				limits.add(limit(prefix, values, values.getOrDefault("name", name), scope));
+			}
+		}
+		Set<String> names = new HashSet<>();
+		for (RouteLimit limit : limits) {
+			if (!names.add(limit.name())) {
+				throw invalid(this.prefix + "limits[...].name", "repeats '" + limit.name() + "'",
+						"a name of its own for each limit");
+			}
+		}
+		return limits;
+	}
+
+	private static String suffix(int index) {
+		return (index == 0) ? "" : "-" + index;
+	}
+
+	private @Nullable String scope(String property, @Nullable String scope) {
+		if (scope != null && scope.isEmpty()) {
+			throw invalid(this.prefix + property, "is empty", "the name of a scope, the same on every route sharing it");
+		}
+		return scope;
+	}
+
+	private RouteLimit limit(String prefix, Map<String, String> values, String name, @Nullable String scope) {
+		Algorithm algorithm = algorithm(prefix, values.getOrDefault("algorithm",
+				Algorithm.SLIDING_WINDOW_COUNTER.id()), values.get("log-storage"));
+		String limitText = values.get("limit");
+		if (limitText == null || limitText.isEmpty()) {
+			throw invalid(this.prefix + prefix + "limit", "is missing", WHOLE_NUMBER);
+		}
+		long limit = number(prefix + "limit", limitText, WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		Duration window = window(prefix + "window", values.get("window"));
+		if (!WindowPolicy.fitsExactArithmetic(limit, window)) {
+			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' with a window of '" + values.get("window") + "'",
+					"limit * window in milliseconds below 2^53 (about 9e15)");
+		}
+		if (limit > MAX_LOG_LIMIT && (algorithm == Algorithm.SLIDING_LOG || algorithm == Algorithm.SLIDING_LOG_SORTED_SET)) {
+			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' for " + algorithm.id(),
+					"at most " + MAX_LOG_LIMIT + " for the sliding log, which keeps every request of a window "
+							+ "(about 8 bytes each in the ring, 130 in a sorted set); use sliding-window-counter "
+							+ "or token-bucket above that");
+		}
+		if (algorithm == Algorithm.TOKEN_BUCKET && !WindowPolicy.fitsTokenBucketClock(limit, window)) {
+			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' per '" + values.get("window") + "' for "
+					+ algorithm.id() + ", one request every " + (window.toMillis() / (double) limit) + " ms",
+					"one request every 0.01 ms or more (limit at most 100 per millisecond of window, "
+							+ WindowPolicy.MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI * window.toMillis() + " here): the "
+							+ "bucket's time is kept in epoch milliseconds, a double, which cannot add shorter "
+							+ "intervals exactly; use sliding-window-counter above that");
+		}
+		long burst = limit;
+		if (values.containsKey("burst")) {
+			if (algorithm != Algorithm.TOKEN_BUCKET) {
+				throw invalid(this.prefix + prefix + "burst", "is '" + values.get("burst") + "'",
+						"only with " + Algorithm.TOKEN_BUCKET.id() + ", not " + algorithm.id());
+			}
+			burst = number(prefix + "burst", values.get("burst"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		}
+		if (name.isEmpty()) {
+			throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
+		}
+		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope);
+	}
+
+	private Algorithm algorithm(String prefix, String id, @Nullable String storage) {
+		boolean known = false;
+		for (Algorithm candidate : Algorithm.values()) {
+			if (candidate.id().equals(id)) {
+				known = true;
+				// the first storage listed is the default
+				if (storage == null || storage.equals(candidate.storage())) {
+					return candidate;
+				}
+			}
+		}
+		if (!known) {
+			throw invalid(this.prefix + prefix + "algorithm", "is '" + id + "'", "one of " + Algorithm.ids());
+		}
+		boolean hasStorages = Algorithm.SLIDING_LOG.id().equals(id);
+		throw invalid(this.prefix + prefix + "log-storage", "is '" + storage + "'",
+				hasStorages ? "one of " + Algorithm.storages() : "only with " + Algorithm.SLIDING_LOG.id() + ", not " + id);
+	}
+
+	private Duration window(String property, @Nullable String text) {
+		String allowed = "a duration of whole milliseconds from 1ms to 366d, such as 500ms, 10s, 1m, 1h or 1d";
+		if (text == null || text.isEmpty()) {
+			throw invalid(this.prefix + property, "is missing", allowed);
+		}
+		String trimmed = text.trim();
+		if (!trimmed.isEmpty() && trimmed.chars().allMatch(Character::isDigit)) {
+			// Boot reads a bare number as milliseconds: "60" was meant as a minute or a second, never 60 ms
+			throw invalid(this.prefix + property, "is '" + text + "', a number without a unit, which would mean "
+					+ trimmed + " ms", "a duration with its unit: did you mean " + trimmed + "s? (or " + trimmed + "ms, "
+					+ trimmed + "m, " + trimmed + "h, " + trimmed + "d; from 1ms to 366d)");
+		}
+		try {
+			Duration value = DurationStyle.detectAndParse(text);
+			if (WindowPolicy.isValidWindow(value)) {
+				return value;
+			}
+		}
+		catch (IllegalArgumentException | DateTimeParseException | ArithmeticException ex) {
+			// reported below
+		}
+		throw invalid(this.prefix + property, "is '" + text + "'", allowed);
+	}
+
+	private long number(String property, String text, long max, String allowed) {
+		try {
+			long value = Long.parseLong(text);
+			if (value >= 1 && value <= max) {
+				return value;
+			}
+		}
+		catch (NumberFormatException ex) {
+			// reported below
+		}
+		throw invalid(this.prefix + property, "is '" + text + "'", allowed);
+	}
+
+	private boolean shadow() {
+		String text = this.route.getOrDefault("shadow", "false");
+		if (!text.equals("true") && !text.equals("false")) {
+			throw invalid(this.prefix + "shadow", "is '" + text + "'", "true or false");
+		}
+		return Boolean.parseBoolean(text);
+	}
+
+	private FailMode failMode() {
+		String text = this.route.getOrDefault("fail-mode", FailMode.OPEN.id());
+		for (FailMode candidate : FailMode.values()) {
+			if (candidate.id().equals(text)) {
+				return candidate;
+			}
+		}
+		throw invalid(this.prefix + "fail-mode", "is '" + text + "'", "one of " + FailMode.ids());
+	}
+
+	private InvalidRouteConfigurationException invalid(String property, String what, String allowed) {
+		return new InvalidRouteConfigurationException(this.kind, this.routeId, property, what, allowed);
+	}
+
+}

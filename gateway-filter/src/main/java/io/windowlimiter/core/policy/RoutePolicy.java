@@ -1,0 +1,53 @@
+package io.windowlimiter.core.policy;
+
+import java.util.List;
+
+import io.windowlimiter.core.failure.FailMode;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Everything one route's limiter arguments say, validated.
+ *
+ * @param limits the route's own limits, all decided together: a request passes only if every one allows
+ * it; empty when the route takes its limits from a plan
+ * @param cost what one request consumes of every limit
+ * @param shadow decide, count and send headers, but never block (for rolling out a new limit)
+ * @param failMode what to do when Redis cannot decide
+ * @param instances how many gateway instances share the limits, for fail-mode {@code local}
+ * @param plan the plan for clients that have none ({@code window-rate-limiter.plan}); null when the
+ * route has limits of its own
+ * @param scope the scope of the route's limits that name none ({@code window-rate-limiter.scope}), also
+ * of its plans' limits; null for none
+ */
+public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
+		@Nullable String plan, @Nullable String scope) {
+
+	/** The most instances a route may declare. */
+	public static final int MAX_INSTANCES = 10_000;
+
+	public RoutePolicy {
+		if (limits.isEmpty() == (plan == null)) {
+			throw new IllegalArgumentException("a route needs either limits of its own or a plan");
+		}
+		if (instances < 1 || instances > MAX_INSTANCES) {
+			throw new IllegalArgumentException("instances must be from 1 to " + MAX_INSTANCES + ", was " + instances);
+		}
+		limits = List.copyOf(limits);
+	}
+
+	/** A route with limits of its own and no scope. */
+	public RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances) {
+		this(limits, cost, shadow, failMode, instances, null, null);
+	}
+
+	/** The route's first limit, which most routes have alone. */
+	public RouteLimit first() {
+		return this.limits.get(0);
+	}
+
+	/** Whether clients' plans decide this route (it names a default plan) rather than limits of its own. */
+	public boolean usesPlans() {
+		return this.plan != null;
+	}
+
+}

@@ -1,0 +1,53 @@
+package io.windowlimiter.core;
+
+import java.net.ServerSocket;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import io.windowlimiter.gateway.GatewayTestApplication;
+
+/** With Redis not where the configuration says, start-up says which address it tried and what happens meanwhile. */
+@ExtendWith(OutputCaptureExtension.class)
+class DecisionWarmUpTests {
+
+	@Test
+	void aWrongRedisPortIsNamedInTheWarningWithWhatRoutesDoMeanwhile(CapturedOutput output) throws Exception {
+		int closed;
+		try (ServerSocket socket = new ServerSocket(0)) {
+			closed = socket.getLocalPort();
+		}
+		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(GatewayTestApplication.class)
+			.properties("server.port=0", "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + closed)
+			.run()) {
+			assertThat(context.isActive()).isTrue();
+		}
+		assertThat(output.getOut()).contains("Rate-limit decisions not warmed up: Redis at 127.0.0.1:" + closed
+				+ " did not answer")
+			.contains("fail-mode");
+	}
+
+	@Test
+	void eachTopologyIsDescribedByWhatItTries() {
+		assertThat(DecisionWarmUp.addresses(new LettuceConnectionFactory(new RedisStandaloneConfiguration("redis.internal",
+				6380)))).isEqualTo("redis.internal:6380");
+		RedisSentinelConfiguration sentinel = new RedisSentinelConfiguration("mymaster", java.util.Set.of("s1:26379"));
+		assertThat(DecisionWarmUp.addresses(new LettuceConnectionFactory(sentinel)))
+			.isEqualTo("sentinel master 'mymaster' via s1:26379");
+		RedisClusterConfiguration cluster = new RedisClusterConfiguration(List.of("n1:7000", "n2:7001"));
+		assertThat(DecisionWarmUp.addresses(new LettuceConnectionFactory(cluster)))
+			.isEqualTo("cluster nodes n1:7000, n2:7001");
+	}
+
+}

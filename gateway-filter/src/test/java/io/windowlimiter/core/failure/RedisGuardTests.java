@@ -1,0 +1,319 @@
+package io.windowlimiter.core.failure;
+
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.data.redis.RedisSystemException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The guard's rules, with publishers standing in for Redis calls; {@link RedisFaultTests} uses a real Redis.
+ * A stand-in that never answers counts the commands it sends: {@link #lazyCall} sends on subscription, as
+ * the real call does, {@link #eagerCall} when the call is assembled, as the real call did before (it must
+ * fail the test of what a stalled guard sends).
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class RedisGuardTests {
+
+	private static final Duration TIMEOUT = Duration.ofMillis(600);
+
+	private static final Duration STALL = Duration.ofMillis(150);
+
+	/** The watchdog's tick: a quarter of the stall timeout. */
+	private static final Duration TICK = STALL.dividedBy(4);
+
+	private final RedisGuard guard = new RedisGuard(TIMEOUT, STALL, Duration.ofHours(1));
+
+	private final AtomicInteger sent = new AtomicInteger();
+
+	/** The shape of the real call: the command is made and sent when the guard subscribes. */
+	private Mono<String> lazyCall() {
+		return Mono.defer(() -> {
+			this.sent.incrementAndGet();
+			return Mono.never();
+		});
+	}
+
+	/** The shape of the call before the fix: sent while the call was assembled, whatever the guard does. */
+	private Mono<String> eagerCall() {
+		this.sent.incrementAndGet();
+		return Mono.never();
+	}
+
+	@AfterEach
+	void close() {
+		this.guard.close();
+	}
+
+	private Object outcome(Mono<?> call) {
+		return outcomeOf(this.guard.protect(call));
+	}
+
+	/** The value of a guarded call, or the error it failed with. */
+	private static Object outcomeOf(Mono<?> guarded) {
+		return guarded.cast(Object.class).onErrorResume(Mono::just).block(Duration.ofSeconds(5));
+	}
+
+	private long millisOf(Runnable action) {
+		long start = System.nanoTime();
+		action.run();
+		return Duration.ofNanos(System.nanoTime() - start).toMillis();
+	}
+
+	@Test
+	void failuresAreCountedButLoggedAtMostOncePerInterval(CapturedOutput output) {
+		for (int i = 0; i < 50; i++) {
+			outcome(Mono.error(new IllegalStateException("connection refused")));
+		}
+		assertThat(this.guard.failures()).isEqualTo(50);
+		assertThat(output.getOut().split("rate-limit decision\\(s\\) failed", -1)).hasSize(2);
+	}
+
+	@Test
+	void aCallRedisNeverAnswersFailsAtTheStallTimeoutAndTheGuardStalls() {
+		Object[] result = new Object[1];
+		long waited = millisOf(() -> result[0] = outcome(Mono.never()));
+		assertThat(result[0]).isInstanceOf(TimeoutException.class);
+		assertThat(waited).isBetween(STALL.toMillis(), TIMEOUT.toMillis() - 1);
+		assertThat(this.guard.isStalled()).isTrue();
+	}
+
+	@Test
+	void whileStalledOneTrialAtATimeWaitsAndTheOthersFailAtOnce() {
+		outcome(Mono.never());
+		assertThat(this.guard.isStalled()).isTrue();
+		Sinks.One<String> redis = Sinks.one();
+		Disposable trial = this.guard.protect(redis.asMono()).subscribe(value -> { }, error -> { });
+		long waited = millisOf(() -> assertThat(outcome(Mono.just("answered"))).isInstanceOf(TimeoutException.class));
+		assertThat(waited).as("a call beside the trial does not wait").isLessThan(STALL.toMillis());
+		redis.tryEmitValue("back");
+		assertThat(this.guard.isStalled()).as("the trial's answer ends the stall").isFalse();
+		assertThat(outcome(Mono.just("answered"))).isEqualTo("answered");
+		trial.dispose();
+	}
+
+	/**
+	 * A frozen Redis runs what was written to it once it thaws: a trial that sent its decision would charge a
+	 * request the fail-mode answered. So a trial sends the probe first and the decision only once it answers.
+	 */
+	@Test
+	void aTrialSendsItsDecisionOnlyOnceTheProbeIsAnswered() {
+		outcome(Mono.never());
+		assertThat(this.guard.isStalled()).isTrue();
+		AtomicInteger probes = new AtomicInteger();
+		Mono<String> frozenProbe = Mono.defer(() -> {
+			probes.incrementAndGet();
+			return Mono.never();
+		});
+		Object trial = outcomeOf(this.guard.protect(RedisGuard.ONE_NODE, lazyCall(), frozenProbe));
+		assertThat(trial).isInstanceOf(TimeoutException.class);
+		assertThat(probes).hasValue(1);
+		assertThat(this.sent).as("no decision sent behind a probe Redis did not answer").hasValue(0);
+		sleep(STALL.toMillis() + 10);
+		Mono<String> answeredProbe = Mono.defer(() -> {
+			probes.incrementAndGet();
+			return Mono.just("1");
+		});
+		assertThat(this.guard.protect(RedisGuard.ONE_NODE, Mono.just("decided"), answeredProbe)
+			.block(Duration.ofSeconds(5))).isEqualTo("decided");
+		assertThat(probes).hasValue(2);
+		assertThat(this.guard.isStalled()).isFalse();
+		assertThat(outcome(Mono.just("answered"))).as("no probe once Redis answers").isEqualTo("answered");
+		assertThat(probes).hasValue(2);
+	}
+
+	@Test
+	void aCancelledTrialMakesRoomForTheNextOneStallTimeoutLater() throws InterruptedException {
+		outcome(Mono.never());
+		Disposable trial = this.guard.protect(Mono.never()).subscribe(value -> { }, error -> { });
+		trial.dispose();
+		assertThat(outcome(Mono.just("answered"))).as("too soon for another trial")
+			.isInstanceOf(TimeoutException.class);
+		Thread.sleep(STALL.toMillis() + 10);
+		assertThat(outcome(Mono.just("answered"))).as("the next call is the trial").isEqualTo("answered");
+	}
+
+	/** The hard bound is checked on the defaults users get: 600 ms, stall 400 ms, so a tick of 100 ms. */
+	private static final Duration DEFAULT_STALL = Duration.ofMillis(400);
+
+	private static final Duration BOUND = TIMEOUT.plus(DEFAULT_STALL.dividedBy(4));
+
+	@Test
+	void aCallThatWaitsWhileRedisAnswersOthersIsBoundOnlyByTheTimeout() {
+		try (RedisGuard defaults = new RedisGuard(TIMEOUT, DEFAULT_STALL, Duration.ofHours(1))) {
+			// Redis busy, not gone: other calls keep getting answers while this one waits
+			Disposable others = Flux.interval(Duration.ofMillis(20))
+				.concatMap(i -> defaults.protect(Mono.just(i)))
+				.subscribe();
+			try {
+				Object[] result = new Object[1];
+				long waited = millisOf(() -> result[0] = outcomeOf(defaults.protect(Mono.never())));
+				assertThat(result[0]).isInstanceOf(TimeoutException.class);
+				assertThat(waited).isBetween(TIMEOUT.toMillis(), BOUND.toMillis());
+				assertThat(defaults.isStalled()).isFalse();
+			}
+			finally {
+				others.dispose();
+			}
+		}
+	}
+
+	@Test
+	void slowAnswersWithRedisAnsweringInBetweenAreNeverGivenUp() {
+		Disposable others = Flux.interval(Duration.ofMillis(10))
+			.concatMap(i -> this.guard.protect(Mono.just(i)))
+			.subscribe();
+		try {
+			// each call takes twice the stall timeout, but Redis answers someone every 10 ms
+			Long failed = Flux.range(0, 60)
+				.delayElements(Duration.ofMillis(5))
+				.flatMap(i -> this.guard.protect(Mono.delay(STALL.multipliedBy(2)).thenReturn(i))
+					.map(value -> 0L)
+					.onErrorResume(error -> Mono.just(1L)))
+				.reduce(Long::sum)
+				.block(Duration.ofSeconds(10));
+			assertThat(failed).isZero();
+			assertThat(this.guard.failures()).isZero();
+		}
+		finally {
+			others.dispose();
+		}
+	}
+
+	@Test
+	void anErrorReplyShowsRedisIsThere() {
+		outcome(Mono.never());
+		assertThat(this.guard.isStalled()).isTrue();
+		outcome(Mono.error(new RedisSystemException("OOM", new RedisCommandExecutionException("OOM"))));
+		assertThat(this.guard.isStalled()).isFalse();
+	}
+
+	/** How many commands K decisions sent while the guard was stalled. */
+	private int sentWhileStalled(Supplier<Mono<String>> call, int decisions) {
+		outcome(Mono.never());
+		assertThat(this.guard.isStalled()).isTrue();
+		this.sent.set(0);
+		for (int i = 0; i < decisions; i++) {
+			outcome(call.get());
+		}
+		return this.sent.get();
+	}
+
+	@Test
+	void aStalledGuardSendsNothingButItsTrials() {
+		// one trial waits the stall timeout; the next may go a stall timeout after it: at most 1 in 100 ms
+		assertThat(sentWhileStalled(this::lazyCall, 100)).isLessThanOrEqualTo(1);
+	}
+
+	@Test
+	void theEagerCallShapeSendsEveryDecisionThoughTheGuardIsStalled() {
+		// the control: the same test on the call as it was before sees every decision sent
+		assertThat(sentWhileStalled(this::eagerCall, 100)).isEqualTo(100);
+	}
+
+	@Test
+	void theHardBoundHoldsWhileTheWatchdogIsHeldUp() {
+		try (RedisGuard defaults = new RedisGuard(TIMEOUT, DEFAULT_STALL, Duration.ofHours(1))) {
+			// Redis dead and the watchdog delayed by a second (a GC, CPU throttling): only the timeout can end the wait
+			AtomicBoolean once = new AtomicBoolean();
+			defaults.beforeTick = () -> {
+				if (once.compareAndSet(false, true)) {
+					sleep(1_000);
+				}
+			};
+			sleep(DEFAULT_STALL.toMillis() / 2);
+			Object[] result = new Object[1];
+			long waited = millisOf(() -> result[0] = outcomeOf(defaults.protect(Mono.never())));
+			assertThat(result[0]).isInstanceOf(TimeoutException.class);
+			assertThat(waited).isLessThanOrEqualTo(BOUND.toMillis());
+		}
+	}
+
+	@Test
+	void theWatchdogOutlivesItsOwnFailures() {
+		AtomicInteger ticks = new AtomicInteger();
+		this.guard.beforeTick = () -> {
+			if (ticks.incrementAndGet() < 3) {
+				throw new IllegalStateException("a bug in a tick");
+			}
+		};
+		sleep(TICK.toMillis() * 4);
+		long waited = millisOf(() -> assertThat(outcome(Mono.never())).isInstanceOf(TimeoutException.class));
+		assertThat(waited).as("the stall rule still applies").isLessThan(TIMEOUT.toMillis());
+		assertThat(this.guard.isStalled()).isTrue();
+	}
+
+	@Test
+	void anAskerOnNoEventLoopIsAnsweredOnNeitherRedisNorTheWatchdogThread() throws InterruptedException {
+		AtomicReference<String> answeredOn = new AtomicReference<>();
+		Sinks.One<String> redis = Sinks.one();
+		this.guard.protect(redis.asMono()).subscribe(value -> answeredOn.set(Thread.currentThread().getName()));
+		Thread lettuce = new Thread(() -> redis.tryEmitValue("reply"), "lettuce-epollEventLoop-stand-in");
+		lettuce.start();
+		lettuce.join();
+		awaitNonNull(answeredOn);
+		assertThat(answeredOn.get()).startsWith("parallel");
+
+		AtomicReference<String> failedOn = new AtomicReference<>();
+		this.guard.protect(Mono.never()).subscribe(value -> { }, error -> failedOn.set(Thread.currentThread().getName()));
+		awaitNonNull(failedOn);
+		assertThat(failedOn.get()).startsWith("parallel");
+	}
+
+	@Test
+	void beyondTheMostInFlightDecisionsFailAtOnceAndSendNothing() {
+		RedisGuard small = new RedisGuard(TIMEOUT, STALL, Duration.ofHours(1), 3);
+		try {
+			Disposable waiting = Flux.range(0, 3).flatMap(i -> small.protect(lazyCall())).subscribe(v -> { }, e -> { });
+			assertThat(small.inFlight()).isEqualTo(3);
+			AtomicReference<Throwable> error = new AtomicReference<>();
+			long waited = millisOf(() -> small.protect(lazyCall()).onErrorResume(e -> {
+				error.set(e);
+				return Mono.empty();
+			}).block(Duration.ofSeconds(5)));
+			assertThat(waited).isLessThan(TICK.toMillis());
+			assertThat(RedisGuard.isShed(error.get())).isTrue();
+			assertThat(this.sent.get()).isEqualTo(3);
+			assertThat(small.shed()).isEqualTo(1);
+			waiting.dispose();
+			assertThat(small.inFlight()).as("a cancelled decision gives its place back").isZero();
+		}
+		finally {
+			small.close();
+		}
+	}
+
+	private static void awaitNonNull(AtomicReference<?> value) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+		while (value.get() == null && System.nanoTime() < deadline) {
+			sleep(1);
+		}
+		assertThat(value.get()).isNotNull();
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}
