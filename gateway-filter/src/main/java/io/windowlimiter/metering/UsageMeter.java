@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
  * JSON body (OpenAI chat completions or Responses API, Anthropic messages) or an SSE stream (chat
  * completions chunks with {@code stream_options.include_usage}, the Responses API's
  * {@code response.completed}, Anthropic's {@code message_start} and {@code message_delta}). Which of the
- * two is told by the body's first byte ({@code {} or {@code [}: JSON), so it needs no headers.
+ * two is told by the body's first byte (an opening brace or bracket: JSON), so it needs no headers.
  * <p>
  * One meter per response, made at admission: {@link #pass(ByteBuffer)} each slice of the body in order
  * (slices may split a line, a UTF-8 character, anything), {@link #finish()} when the body completes, and
