@@ -198,6 +198,29 @@ class UsageMeterUnitTests {
 	}
 
 	@Test
+	void anIncompleteOrFailedResponseStillReportsItsUsage() {
+		String incomplete = LlmPayloads.responsesEvent("response.incomplete", "{\"type\":\"response.incomplete\","
+				+ "\"sequence_number\":9,\"response\":{\"id\":\"resp_1\",\"status\":\"incomplete\","
+				+ "\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"usage\":{\"input_tokens\":20,"
+				+ "\"output_tokens\":64,\"output_tokens_details\":{\"reasoning_tokens\":64},\"total_tokens\":84}}}");
+		assertThat(meter(incomplete).usage()).isEqualTo(new Usage(Outcome.REPORTED, 20, 64, 0, 0, 84, 0));
+		String failed = LlmPayloads.responsesEvent("response.failed", "{\"type\":\"response.failed\","
+				+ "\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\"},\"usage\":null}}");
+		assertThat(meter(failed).usage()).isEqualTo(Usage.NONE);
+	}
+
+	@Test
+	void anAnthropicMessageDeltaWithEveryFigureKeepsTheLargest() {
+		// newer message_delta events repeat the input figures next to the cumulative output
+		String body = ANTHROPIC_MESSAGE_START + LlmPayloads.anthropicEvent("message_delta",
+				"{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},"
+						+ "\"usage\":{\"input_tokens\":25,\"cache_creation_input_tokens\":0,"
+						+ "\"cache_read_input_tokens\":100,\"output_tokens\":89,\"server_tool_use\":"
+						+ "{\"web_search_requests\":1}}}");
+		assertThat(meter(body).usage()).isEqualTo(new Usage(Outcome.REPORTED, 25, 89, 0, 100, 0, 0));
+	}
+
+	@Test
 	void anEventWithSeveralDataLinesIsOneJsonDocument() {
 		String body = "event: message_delta\ndata: {\"type\":\"message_delta\",\ndata: \"usage\":\n"
 				+ "data:{\"output_tokens\":15}}\n\n";
@@ -256,7 +279,11 @@ class UsageMeterUnitTests {
 	void strippingLeavesOtherStreamsByteForByte() {
 		for (String body : new String[] { ANTHROPIC_SSE, RESPONSES_SSE, CHAT_SSE_WITHOUT_USAGE, CHAT_JSON,
 				"data: {\"choices\":[{}],\"usage\":{\"prompt_tokens\":1}}\n\n",
-				"data: {\"choices\":[],\"usage\":null}\n\n", "data: half an event without its end" }) {
+				"data: {\"choices\":[],\"usage\":null}\n\n", "data: half an event without its end",
+				// Azure OpenAI's first chunk: empty choices, content filter results, no usage
+				"data: {\"choices\":[],\"created\":0,\"id\":\"\",\"model\":\"\",\"object\":\"\","
+						+ "\"prompt_filter_results\":[{\"prompt_index\":0,\"content_filter_results\":{\"hate\":"
+						+ "{\"filtered\":false,\"severity\":\"safe\"}}}]}\n\n" + chatChunk("x", true) }) {
 			byte[] bytes = utf8(body);
 			for (int split = 0; split <= bytes.length; split++) {
 				UsageMeter meter = new UsageMeter(1, true);
