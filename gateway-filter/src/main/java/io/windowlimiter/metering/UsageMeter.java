@@ -13,9 +13,9 @@ import java.nio.ByteBuffer;
  * (slices may split a line, a UTF-8 character, anything), {@link #finish()} when the body completes, and
  * {@link #usage()} or {@link #charge(int)} once it has ended, completed or cancelled.
  * <p>
- * Memory is bounded whatever the stream's length: about 3 KB of fixed state (two scanners), plus, when stripping, at most
- * {@value #MAX_HELD_EVENT_BYTES} bytes of one event held until its end. Thread-safe: a cancel may ask for
- * the usage while a slice is being read.
+ * Memory is bounded whatever the stream's length: about 3 KB of fixed state (two scanners), plus, when
+ * stripping, at most {@value #MAX_HELD_EVENT_BYTES} bytes of one event held until its end. Thread-safe: a
+ * cancel may ask for the usage while a slice is being read.
  */
 public final class UsageMeter {
 

@@ -93,7 +93,8 @@ class JsonScannerUnitTests {
 				matches.add(s.levelIs(depth, "k"));
 			}
 		});
-		String json = "{\"" + "k".repeat(JsonScanner.MAX_KEY + 1) + "\":1,\"k\":2,\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{\"k\":3}}}}}}}";
+		String json = "{\"" + "k".repeat(JsonScanner.MAX_KEY + 1) + "\":1,\"k\":2,"
+				+ "\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{\"k\":3}}}}}}}";
 		scanner.feed(utf8(json), 0, json.length());
 		assertThat(matches).containsExactly(false, true, false);
 	}
