@@ -37,7 +37,13 @@ public record Usage(Outcome outcome, long inputTokens, long outputTokens, long c
 		 */
 		PARTIAL,
 
-		/** No usage and no output text: not an LLM response this meter knows, or an error answer. */
+		/**
+		 * An error from the upstream before any usage or text: an error body ({@code {"error": {...}}}, at
+		 * whatever status) or an error event first in a stream (Anthropic's {@code overloaded_error} on a 200).
+		 */
+		ERROR,
+
+		/** No usage, no output text, no error object: not an LLM response this meter knows. */
 		NONE
 
 	}
@@ -70,8 +76,8 @@ public record Usage(Outcome outcome, long inputTokens, long outputTokens, long c
 	 * <li>{@link Outcome#REPORTED}: {@link #tokens()}, exactly what the upstream counted;</li>
 	 * <li>{@link Outcome#PARTIAL} (a stream cut or without usage): the larger of the reservation and
 	 * {@link #observedTokens()}, so hanging up early never costs less than the reservation;</li>
-	 * <li>{@link Outcome#NONE} with a status of 400 or more: 0, an upstream error before any token is
-	 * refunded;</li>
+	 * <li>{@link Outcome#ERROR}, or {@link Outcome#NONE} with a status of 400 or more: 0, an upstream
+	 * error before any token is refunded;</li>
 	 * <li>{@link Outcome#NONE} otherwise: the reservation.</li>
 	 * </ul>
 	 */
@@ -79,6 +85,7 @@ public record Usage(Outcome outcome, long inputTokens, long outputTokens, long c
 		return switch (this.outcome) {
 			case REPORTED -> tokens();
 			case PARTIAL -> Math.max(reservedTokens, observedTokens());
+			case ERROR -> 0;
 			case NONE -> status >= 400 ? 0 : reservedTokens;
 		};
 	}

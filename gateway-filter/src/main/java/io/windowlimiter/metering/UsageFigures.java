@@ -45,6 +45,9 @@ final class UsageFigures implements JsonScanner.Listener {
 	/** The document has a top-level {@code "usage": {...}}. */
 	boolean usageObject;
 
+	/** The document has a top-level {@code "error": {...}}: an OpenAI or Anthropic error, as a body or an event. */
+	boolean error;
+
 	void clear() {
 		this.input = -1;
 		this.output = -1;
@@ -55,6 +58,7 @@ final class UsageFigures implements JsonScanner.Listener {
 		this.reported = false;
 		this.choicesEmpty = false;
 		this.usageObject = false;
+		this.error = false;
 	}
 
 	void addTo(UsageFigures sum) {
@@ -65,6 +69,7 @@ final class UsageFigures implements JsonScanner.Listener {
 		sum.total = Math.max(sum.total, this.total);
 		sum.textBytes += this.textBytes;
 		sum.reported |= this.reported;
+		sum.error |= this.error;
 	}
 
 	/** An OpenAI chat completions chunk that carries only the usage: {@code "choices": []} and a usage object. */
@@ -80,6 +85,9 @@ final class UsageFigures implements JsonScanner.Listener {
 			case OBJECT -> {
 				if (depth == 1 && scanner.levelIs(1, "usage")) {
 					this.usageObject = true;
+				}
+				else if (depth == 1 && scanner.levelIs(1, "error")) {
+					this.error = true;
 				}
 			}
 			default -> {

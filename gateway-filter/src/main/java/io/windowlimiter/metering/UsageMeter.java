@@ -135,9 +135,16 @@ public final class UsageMeter {
 	/** The usage read so far; final once the body has ended. */
 	public synchronized Usage usage() {
 		UsageFigures figures = this.sum;
-		Usage.Outcome outcome = figures.reported ? Usage.Outcome.REPORTED
-				: (figures.input >= 0 || figures.output >= 0 || figures.textBytes > 0) ? Usage.Outcome.PARTIAL
-						: Usage.Outcome.NONE;
+		Usage.Outcome outcome;
+		if (figures.reported) {
+			outcome = Usage.Outcome.REPORTED;
+		}
+		else if (figures.input >= 0 || figures.output >= 0 || figures.textBytes > 0) {
+			outcome = Usage.Outcome.PARTIAL;
+		}
+		else {
+			outcome = figures.error ? Usage.Outcome.ERROR : Usage.Outcome.NONE;
+		}
 		return new Usage(outcome, Math.max(0, figures.input), Math.max(0, figures.output),
 				Math.max(0, figures.cacheCreation), Math.max(0, figures.cacheRead), Math.max(0, figures.total),
 				figures.textBytes);

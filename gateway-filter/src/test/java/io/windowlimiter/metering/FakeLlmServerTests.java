@@ -130,6 +130,7 @@ class FakeLlmServerTests {
 		assertThat(response.statusCode()).isEqualTo(503);
 		UsageMeter meter = new UsageMeter(500, true);
 		assertThat(read(response, meter)).contains("\"error\"");
+		assertThat(meter.usage().outcome()).isEqualTo(Outcome.ERROR);
 		assertThat(meter.charge(response.statusCode())).isZero();
 		HttpResponse<InputStream> anthropic = post("/v1/messages", utf8("{}"), FakeLlmServer.HEADER_STATUS, "529");
 		assertThat(anthropic.statusCode()).isEqualTo(529);

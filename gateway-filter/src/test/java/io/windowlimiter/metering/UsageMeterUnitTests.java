@@ -152,13 +152,32 @@ class UsageMeterUnitTests {
 		UsageMeter error = new UsageMeter(700, false);
 		error.pass(utf8(OPENAI_ERROR_JSON));
 		error.finish();
-		assertThat(error.usage()).isEqualTo(Usage.NONE);
+		assertThat(error.usage().outcome()).isEqualTo(Outcome.ERROR);
+		assertThat(error.usage().tokens()).isZero();
 		assertThat(error.charge(429)).isZero();
 		assertThat(error.charge(503)).isZero();
-		assertThat(error.charge(200)).isEqualTo(700);
+		assertThat(error.charge(200)).isZero();
 		assertThat(new UsageMeter(700, false).charge(502)).isZero();
+		assertThat(new UsageMeter(700, false).charge(200)).isEqualTo(700);
 		UsageMeter html = meter("<html><body>Bad gateway</body></html>");
 		assertThat(html.usage()).isEqualTo(Usage.NONE);
+		assertThat(html.charge(200)).isEqualTo(100);
+		assertThat(html.charge(502)).isZero();
+	}
+
+	@Test
+	void anErrorEventBeforeAnyTokenIsRefundedAndOneAfterTextIsNot() {
+		String overloaded = LlmPayloads.anthropicEvent("error",
+				"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}");
+		UsageMeter first = meter(overloaded);
+		assertThat(first.usage().outcome()).isEqualTo(Outcome.ERROR);
+		assertThat(first.charge(200)).isZero();
+		UsageMeter later = meter(ANTHROPIC_SSE_HEAD + overloaded);
+		assertThat(later.usage().outcome()).isEqualTo(Outcome.PARTIAL);
+		assertThat(later.charge(200)).isEqualTo(130);
+		// the Responses API's body carries "error": null
+		assertThat(meter(RESPONSES_JSON).usage().outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(meter("{\"error\":null,\"id\":\"x\"}").usage()).isEqualTo(Usage.NONE);
 	}
 
 	@Test
