@@ -316,6 +316,26 @@ class UsageMeterUnitTests {
 	}
 
 	@Test
+	void strippingReadsDirectBuffersAsNettyHandsThem() {
+		byte[] bytes = utf8(CHAT_SSE);
+		String expected = LlmPayloads.chatSseBody(true) + "data: [DONE]\n\n";
+		for (int size : new int[] { 1, 7, 64, 1000, bytes.length }) {
+			UsageMeter meter = new UsageMeter(1, true);
+			ByteArrayOutputStream sent = new ByteArrayOutputStream();
+			for (int at = 0; at < bytes.length; at += size) {
+				int length = Math.min(size, bytes.length - at);
+				ByteBuffer direct = ByteBuffer.allocateDirect(length);
+				direct.put(bytes, at, length).flip();
+				send(sent, meter.pass(direct));
+				assertThat(direct.remaining()).isEqualTo(length);
+			}
+			send(sent, meter.finish());
+			assertThat(sent.toString(StandardCharsets.UTF_8)).as("slices of %d", size).isEqualTo(expected);
+			assertThat(meter.usage().tokens()).isEqualTo(21);
+		}
+	}
+
+	@Test
 	void strippingHoldsBackOnlyAnUnfinishedEvent() {
 		UsageMeter meter = new UsageMeter(1, true);
 		String chunk = chatChunk("a", true);
