@@ -11,8 +11,11 @@ import java.util.Map;
  * could not decide and the route fails open
  * @param violated when refused by a limit, the names of the limits that refused it, for a problem-details
  * body; empty when the request passes or its refusal is not about quota (fail-mode closed)
+ * @param remaining what is left of the reported limit (the one closest to refusing), for adapters that
+ * decide one request by several policies and report the closest of all; {@link Long#MAX_VALUE} when no
+ * limit was reported (Redis could not decide and the route fails open)
  *
  * <p>Made once per request: the maps and lists are the core's, not copied; adapters read them.
  */
-public record Admission(boolean passes, Map<String, String> headers, List<String> violated) {
+public record Admission(boolean passes, Map<String, String> headers, List<String> violated, long remaining) {
 }

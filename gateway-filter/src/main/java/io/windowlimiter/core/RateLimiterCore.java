@@ -19,6 +19,7 @@ import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.core.policy.RoutePolicy;
 import org.apache.commons.logging.Log;
@@ -118,6 +119,8 @@ public final class RateLimiterCore {
 
 	/**
 	 * Decides one request that costs {@code cost} of every limit ({@code -1}: the route's {@code cost}).
+	 * @return the admission; a {@link CostAboveLimitException} when the cost is more than a limit of the
+	 * client's policy allows at once (it could never pass)
 	 * @see #admit(String, String, Mono)
 	 */
 	public Mono<Admission> admit(String routeId, String clientKey, long cost, Mono<String> requestedPlan) {
@@ -164,12 +167,20 @@ public final class RateLimiterCore {
 		return gone;
 	}
 
-	private Mono<Admission> decide(String routeId, CompiledPolicy policy, String id, long cost) {
+	private Mono<Admission> decide(String routeId, CompiledPolicy policy, String id, long requestCost) {
+		long cost = (requestCost < 0) ? policy.route.cost() : requestCost;
+		LimitScript.Arguments arguments = policy.arguments;
+		if (cost != policy.route.cost()) {
+			// a cost of the request's own (a header, a resolver) may not fit the limits of the client's policy
+			int tooSmall = RouteArgs.indexTooSmallFor(cost, policy.limits);
+			if (tooSmall >= 0) {
+				return Mono.error(new CostAboveLimitException(cost, policy.limits.get(tooSmall), maxCost(policy)));
+			}
+			arguments = policy.arguments.withCost(cost);
+		}
 		List<String> keys = policy.keysFor(id);
-		LimitScript.Arguments arguments = (cost < 0 || cost == policy.route.cost()) ? policy.arguments
-				: policy.arguments.withCost(cost);
 		String cacheKey = denyKey(policy, keys);
-		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey);
+		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey, cost);
 		if (denial != null) {
 			this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
 			this.denialListener.denied(routeId, id);
@@ -182,7 +193,7 @@ public final class RateLimiterCore {
 			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
-			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
+			.map(verdict -> answer(routeId, id, policy, cacheKey, cost, verdict))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
 	}
 
@@ -196,11 +207,13 @@ public final class RateLimiterCore {
 		}
 	}
 
-	private Admission answer(String routeId, String id, CompiledPolicy policy, String cacheKey, Verdict verdict) {
+	private Admission answer(String routeId, String id, CompiledPolicy policy, String cacheKey, long cost,
+			Verdict verdict) {
 		int reported = verdict.reported();
 		boolean shadow = policy.route.shadow();
 		if (!verdict.allowed() && !shadow) {
-			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis());
+			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis(),
+					cost);
 		}
 		if (!verdict.allowed()) {
 			this.denialListener.denied(routeId, id);
@@ -220,7 +233,7 @@ public final class RateLimiterCore {
 		boolean blocked = !allowed && !policy.route.shadow();
 		Map<String, String> headers = this.headers.of(limits.policyHeader(), limits.list().get(reported), decision,
 				blocked);
-		return new Admission(!blocked, headers, blocked ? violated : List.of());
+		return new Admission(!blocked, headers, blocked ? violated : List.of(), decision.remaining());
 	}
 
 	private Admission answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision) {
@@ -232,7 +245,7 @@ public final class RateLimiterCore {
 		return switch (policy.route.failMode()) {
 			case OPEN -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.ERROR);
-				yield new Admission(true, Map.of(), List.of());
+				yield new Admission(true, Map.of(), List.of(), Long.MAX_VALUE);
 			}
 			case CLOSED -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
@@ -243,6 +256,15 @@ public final class RateLimiterCore {
 				yield local(policy, keys, (cost < 0) ? policy.route.cost() : cost);
 			}
 		};
+	}
+
+	/** The most a request may cost under the policy: what its smallest limit (or burst) allows at once. */
+	private static long maxCost(CompiledPolicy policy) {
+		long max = Long.MAX_VALUE;
+		for (RouteLimit limit : policy.limits) {
+			max = Math.min(max, Math.min(limit.policy().limit(), limit.policy().burst()));
+		}
+		return max;
 	}
 
 	/** Each limit's share for this instance, in memory, reported as such. */
