@@ -3,6 +3,8 @@ package io.windowlimiter.core;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What the core decided for one request, ready for an adapter to answer with.
  *
@@ -11,8 +13,18 @@ import java.util.Map;
  * could not decide and the route fails open
  * @param violated when refused by a limit, the names of the limits that refused it, for a problem-details
  * body; empty when the request passes or its refusal is not about quota (fail-mode closed)
+ * @param reservation what Redis counted for this request, for an adapter whose cost depends on the response
+ * to {@linkplain RateLimiterCore#settle settle}; null when nothing was counted in Redis (refused, refused on a
+ * shadow route, answered by the deny cache or the fail-mode, cost 0)
  *
  * <p>Made once per request: the maps and lists are the core's, not copied; adapters read them.
  */
-public record Admission(boolean passes, Map<String, String> headers, List<String> violated) {
+public record Admission(boolean passes, Map<String, String> headers, List<String> violated,
+		@Nullable Reservation reservation) {
+
+	/** An admission that reserved nothing in Redis. */
+	public Admission(boolean passes, Map<String, String> headers, List<String> violated) {
+		this(passes, headers, violated, null);
+	}
+
 }
