@@ -15,7 +15,8 @@
 --          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
---          (-1: never)}
+--          (-1: never); then the time decided at (now, in ms): what settle.lua needs to find the window a
+--          reservation was counted in}
 local now = tonumber(ARGV[1])
 if not now then
   local time = redis.call('TIME')
@@ -45,4 +46,5 @@ if reply[1] == 1 and cost > 0 then
     records[i]()
   end
 end
+reply[#reply + 1] = now
 return reply

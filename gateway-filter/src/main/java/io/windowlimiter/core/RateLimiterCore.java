@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.Timer;
 import io.windowlimiter.core.RateLimitMetrics.Outcome;
 import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.Settlement;
 import io.windowlimiter.core.algorithm.Verdict;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
@@ -193,8 +194,69 @@ public final class RateLimiterCore {
 			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
-			.map(verdict -> answer(routeId, id, policy, cacheKey, cost, verdict))
+			.map(verdict -> answer(routeId, id, policy, cacheKey, cost, verdict,
+					reservation(routeId, policy, keys, cost, verdict)))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
+	}
+
+	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */
+	private static @Nullable Reservation reservation(String routeId, CompiledPolicy policy, List<String> keys,
+			long cost, Verdict verdict) {
+		return (verdict.allowed() && cost > 0) ? new Reservation(routeId, policy, keys, cost, verdict.now()) : null;
+	}
+
+	/**
+	 * Settles a reservation to the request's actual cost, once its response has told it: each limit gives
+	 * back what it still holds of a lower cost, or counts a higher one now, even past the limit (see
+	 * {@code docs/settle.md}). One more Redis round trip, through the same guard as decisions: it waits no
+	 * longer than a decision, and when Redis cannot take it the settle is dropped (counted as such), never
+	 * queued or tried again; the request then stays charged what was reserved. An actual cost equal to the
+	 * reservation sends nothing; a second settle of the same reservation sends nothing and changes nothing.
+	 * Never fails.
+	 * @param actualCost what the request cost, 0 or more (0: the whole reservation is given back)
+	 */
+	public Mono<Settled> settle(Reservation reservation, long actualCost) {
+		if (actualCost < 0) {
+			return Mono.error(new IllegalArgumentException("A cost is 0 or more, was " + actualCost));
+		}
+		String routeId = reservation.routeId();
+		if (!reservation.claim()) {
+			this.metrics.settle(routeId, Settled.DUPLICATE.tag);
+			return Mono.just(Settled.DUPLICATE);
+		}
+		if (actualCost == reservation.cost()) {
+			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
+			return Mono.just(Settled.UNCHANGED);
+		}
+		List<String> keys = reservation.keys();
+		Mono<Settlement> call = this.script.settle(keys, reservation.marker(), reservation.policies(),
+				reservation.reservedAt(), reservation.cost(), actualCost, REDIS_CLOCK);
+		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
+			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
+			.doOnNext(settled -> {
+				if (settled == Settled.APPLIED && actualCost < reservation.cost()) {
+					// a refund may let the client in before a denial remembered meanwhile ends
+					this.denyCache.forget(denyKey(reservation.policy(), keys));
+				}
+			})
+			.onErrorResume(error -> Mono.just(Settled.DROPPED))
+			.doOnNext(settled -> this.metrics.settle(routeId, settled.tag));
+	}
+
+	/** What became of a settle. */
+	public enum Settled {
+
+		/** Redis settled the reservation: refunded what its limits still held, or charged the rest. */
+		APPLIED,
+		/** The actual cost was the reserved one: nothing to send. */
+		UNCHANGED,
+		/** The reservation was settled before: nothing changed. */
+		DUPLICATE,
+		/** Redis could not take it in time (down, frozen, too many waiting): the reservation stands as charged. */
+		DROPPED;
+
+		final String tag = name().toLowerCase();
+
 	}
 
 	/** Times only decisions that went to Redis: one failed at once is no 0 ms round trip. */
@@ -208,7 +270,7 @@ public final class RateLimiterCore {
 	}
 
 	private Admission answer(String routeId, String id, CompiledPolicy policy, String cacheKey, long cost,
-			Verdict verdict) {
+			Verdict verdict, @Nullable Reservation reservation) {
 		int reported = verdict.reported();
 		boolean shadow = policy.route.shadow();
 		if (!verdict.allowed() && !shadow) {
@@ -221,7 +283,11 @@ public final class RateLimiterCore {
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, policy.algorithms, outcome);
 		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
-		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated);
+		Admission admission = answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(),
+				violated);
+		return (reservation != null)
+				? new Admission(admission.passes(), admission.headers(), admission.violated(),
+						admission.remaining(), reservation) : admission;
 	}
 
 	/**

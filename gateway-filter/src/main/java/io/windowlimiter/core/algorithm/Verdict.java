@@ -9,20 +9,25 @@ import java.util.List;
  *
  * @param allowed whether the request may pass
  * @param decisions one per limit, in the route's order
+ * @param now the time the script decided at, in ms since the epoch (Redis's clock unless the caller gave one):
+ * where a reservation was counted, for settling it
  */
-public record Verdict(boolean allowed, List<Decision> decisions) {
+public record Verdict(boolean allowed, List<Decision> decisions, long now) {
 
-	/** Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}. */
+	/**
+	 * Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit, then
+	 * the time decided at}.
+	 */
 	static Verdict fromReply(List<Long> reply, int limits) {
-		if (reply.size() != 1 + 4 * limits) {
-			throw new IllegalStateException("Expected " + (1 + 4 * limits) + " numbers from the script, got " + reply);
+		if (reply.size() != 2 + 4 * limits) {
+			throw new IllegalStateException("Expected " + (2 + 4 * limits) + " numbers from the script, got " + reply);
 		}
 		List<Decision> decisions = new ArrayList<>(limits);
 		for (int i = 0; i < limits; i++) {
 			int at = 1 + 4 * i;
 			decisions.add(new Decision(reply.get(at) == 1L, reply.get(at + 1), reply.get(at + 2), reply.get(at + 3)));
 		}
-		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions));
+		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), reply.get(1 + 4 * limits));
 	}
 
 	/**

@@ -28,6 +28,9 @@ public final class CompiledPolicy {
 	/** The limits in decision order: the route's own and its scopes', as the route or plan lists them. */
 	public final List<RouteLimit> limits;
 
+	/** The limits' policies, in decision order: what a reservation settles by. */
+	public final List<WindowPolicy> policies;
+
 	/** The script's ARGV, the same for every request. */
 	public final LimitScript.Arguments arguments;
 
@@ -54,6 +57,7 @@ public final class CompiledPolicy {
 		this.route = route;
 		this.limits = List.copyOf(limits);
 		List<WindowPolicy> policies = limits.stream().map(RouteLimit::policy).toList();
+		this.policies = policies;
 		this.arguments = LimitScript.arguments(policies, route.cost(), REDIS_CLOCK);
 		this.reported = new Reported(this.limits);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
