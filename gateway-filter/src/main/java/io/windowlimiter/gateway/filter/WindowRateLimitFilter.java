@@ -6,6 +6,7 @@ import java.util.List;
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.CostAboveLimitException;
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.Reservation;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.plan.PlanResolver;
@@ -27,7 +28,14 @@ import org.springframework.web.server.ServerWebExchange;
  * core decide its policy, and answers a refusal as the {@code RequestRateLimiter} filter does (status,
  * headers, a problem-details body when that is on). Every answer carries the headers of the limit closest
  * to refusing among the route's filters; a request one filter refuses is given back what the filters
- * before it reserved.
+ * before it reserved. With {@code count-statuses} or {@code cost-from-response-header}, the reservation is
+ * settled once the response starts.
+ *
+ * <p>Several filters on a route decide one after the other, each in one call, and give back on refusal:
+ * one script for all would be exact without the give-back, but their keys (per API key, per IP) hash to
+ * different Redis Cluster slots, which one script cannot touch. Between a reservation and its give-back
+ * (a Redis round trip) the reserved units are held: a concurrent request of the same client may be refused
+ * by them.
  */
 final class WindowRateLimitFilter implements GatewayFilter {
 
@@ -138,10 +146,52 @@ final class WindowRateLimitFilter implements GatewayFilter {
 
 	private Mono<Void> pass(ServerWebExchange exchange, GatewayFilterChain chain, ExchangeLimits limits,
 			Admission admission) {
+		ServerHttpResponse response = exchange.getResponse();
 		if (limits.closest(admission.remaining())) {
-			admission.headers().forEach(exchange.getResponse().getHeaders()::set);
+			admission.headers().forEach(response.getHeaders()::set);
+		}
+		Reservation reservation = admission.reservation();
+		if (reservation != null) {
+			// settled when the response starts: its status and headers are known, and the client sees it only
+			// after the settle (its next request finds the refund made). A client gone before then never gets
+			// a response started: it stays charged what was reserved, so hanging up never makes a call free.
+			response.beforeCommit(() -> settle(response, limits, reservation));
 		}
 		return chain.filter(exchange);
+	}
+
+	/**
+	 * Settles the reservation to what the request cost: nothing when a later filter refused it or its status
+	 * does not count, the upstream's cost header when it sent one; else it stays as reserved and nothing is
+	 * sent (one Redis call per request on a route without response-dependent settings).
+	 */
+	private Mono<Void> settle(ServerHttpResponse response, ExchangeLimits limits, Reservation reservation) {
+		long actual = actualCost(response, limits, reservation.cost());
+		if (actual == reservation.cost()) {
+			return Mono.empty();
+		}
+		return this.core.settle(reservation, actual).onErrorResume(error -> Mono.empty()).then();
+	}
+
+	private long actualCost(ServerHttpResponse response, ExchangeLimits limits, long reserved) {
+		if (limits.refused()) {
+			return 0;
+		}
+		CountStatuses countStatuses = this.settings.countStatuses();
+		HttpStatusCode status = response.getStatusCode();
+		if (countStatuses != null && !countStatuses.counts((status != null) ? status.value() : 200)) {
+			return 0;
+		}
+		String header = this.settings.costFromResponseHeader();
+		if (header != null) {
+			String value = response.getHeaders().getFirst(header);
+			// what the upstream says, 0 or more; anything else leaves the reservation as it is
+			if (value != null && !value.isEmpty() && value.length() <= 18
+					&& value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+				return Long.parseLong(value);
+			}
+		}
+		return reserved;
 	}
 
 	private Mono<Void> refuse(ServerWebExchange exchange, ExchangeLimits limits, Admission admission) {

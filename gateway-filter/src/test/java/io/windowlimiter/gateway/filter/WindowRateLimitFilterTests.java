@@ -64,6 +64,16 @@ class WindowRateLimitFilterTests {
 				"cost-resolver", "#{@queryCost}", "cost-from-header", "X-Cost", "limit", "6", "window", "366d")));
 		route(registry, 4, "status", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "1",
 				"window", "366d", "status-code", "503")));
+		route(registry, 5, "login", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "2",
+				"window", "366d", "algorithm", "sliding-log", "count-statuses", "401")));
+		route(registry, 6, "refund", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "2",
+				"window", "366d", "count-statuses", "1xx,2xx,3xx,4xx")));
+		route(registry, 7, "metered", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "10",
+				"window", "366d", "algorithm", "fixed-window", "cost-from-response-header", ScriptedDownstream.COST)));
+		// as "two", for a test of its own: every test request has the same IP
+		route(registry, 8, "later", List.of(
+				Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "3", "window", "366d"),
+				Map.of("id", "ip", "key-resolver", "#{@clientIpKeyResolver}", "limit", "5", "window", "366d")));
 	}
 
 	/** Route {@code /<id>/**} to the downstream with one WindowRateLimit filter per map of arguments. */
@@ -242,6 +252,65 @@ class WindowRateLimitFilterTests {
 		EntityExchangeResult<String> tooMuch = get("/resolved/a?cost=7", apiKey);
 		assertThat(tooMuch.getStatus().value()).isEqualTo(400);
 		assertThat(tooMuch.getResponseBody()).contains("a whole number from 1 to 6");
+	}
+
+	private long remaining(String policyId, String apiKey) {
+		return this.core.peek(policyId, apiKey).block().decisions().get(0).remaining();
+	}
+
+	@Test
+	void aRequestALaterFilterRefusesIsNotChargedByTheEarlierOnes() {
+		String first = UUID.randomUUID().toString();
+		String second = UUID.randomUUID().toString();
+		// per IP 5, shared by every test request: use it up with one key, then the other key is refused by it
+		for (int i = 0; i < 5; i++) {
+			assertThat(get("/later/b", (i < 3) ? first : second).getStatus().value()).isEqualTo(200);
+		}
+		long before = remaining("later", second);
+		assertThat(before).isEqualTo(1);
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/later/b", second).getStatus().value()).isEqualTo(429);
+		}
+		assertThat(remaining("later", second)).as("the per-key limit gave back what the refused requests reserved")
+			.isEqualTo(before);
+	}
+
+	@Test
+	void onlyCountedStatusesUseTheQuota() {
+		String apiKey = UUID.randomUUID().toString();
+		for (int i = 0; i < 5; i++) {
+			assertThat(get("/login/a", apiKey).getStatus().value()).as("successful logins are refunded").isEqualTo(200);
+		}
+		assertThat(get("/login/a", apiKey, ScriptedDownstream.STATUS, "401").getStatus().value()).isEqualTo(401);
+		assertThat(get("/login/a", apiKey, ScriptedDownstream.STATUS, "401").getStatus().value()).isEqualTo(401);
+		assertThat(get("/login/a", apiKey, ScriptedDownstream.STATUS, "401").getStatus().value()).isEqualTo(429);
+		assertThat(get("/login/a", apiKey).getStatus().value()).as("refused, whatever it would have answered")
+			.isEqualTo(429);
+	}
+
+	@Test
+	void upstreamErrorsAreRefundedWhenTheyDoNotCount() {
+		String apiKey = UUID.randomUUID().toString();
+		for (int i = 0; i < 4; i++) {
+			assertThat(get("/refund/a", apiKey, ScriptedDownstream.STATUS, "503").getStatus().value()).isEqualTo(503);
+		}
+		assertThat(remaining("refund", apiKey)).isEqualTo(2);
+		assertThat(get("/refund/a", apiKey, ScriptedDownstream.STATUS, "404").getStatus().value()).isEqualTo(404);
+		assertThat(remaining("refund", apiKey)).isEqualTo(1);
+	}
+
+	@Test
+	void theUpstreamsCostHeaderSettlesTheReservation() {
+		String apiKey = UUID.randomUUID().toString();
+		assertThat(get("/metered/a", apiKey, ScriptedDownstream.COST, "4").getStatus().value()).isEqualTo(200);
+		assertThat(remaining("metered", apiKey)).isEqualTo(6);
+		assertThat(get("/metered/a", apiKey, ScriptedDownstream.COST, "0").getStatus().value()).isEqualTo(200);
+		assertThat(remaining("metered", apiKey)).as("a cost of 0 gives the reservation back").isEqualTo(6);
+		assertThat(get("/metered/a", apiKey).getStatus().value()).isEqualTo(200);
+		assertThat(remaining("metered", apiKey)).as("no header: charged what was reserved").isEqualTo(5);
+		assertThat(get("/metered/a", apiKey, ScriptedDownstream.COST, "30").getStatus().value()).isEqualTo(200);
+		assertThat(remaining("metered", apiKey)).as("charged past the limit").isZero();
+		assertThat(get("/metered/a", apiKey).getStatus().value()).isEqualTo(429);
 	}
 
 }
