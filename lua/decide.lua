@@ -15,7 +15,8 @@
 --          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
---          (-1: never)}, then with a penalty the client's block's time left in ms (0: none)
+--          (-1: never)}, then with a penalty the client's block's time left in ms (0: none), then the time
+--          decided at (now, in ms): what settle.lua needs to find the window a reservation was counted in
 --
 -- Penalty (block-for), when #ARGV = 4 * #KEYS - 1: the last key is the client's block key on the route
 -- and the last argument each limit's block-for in ms, comma separated (0: none). A blocked client is
@@ -90,4 +91,5 @@ end
 if block_key then
   reply[#reply + 1] = blocked
 end
+reply[#reply + 1] = now
 return reply

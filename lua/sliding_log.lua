@@ -96,3 +96,109 @@ algorithms['SLIDING_LOG'] = function(key, limit, window, now, cost)
     redis.call('PEXPIRE', key, stamp + window - now)
   end
 end
+
+-- Settle (see settle.lua). A refund removes the reservation's times while they are inside the window: times
+-- logged at `at` exactly (those of other requests in the same millisecond are the same time, so any of them
+-- will do), the times after them moved down one place each so the ring stays in time order. Once they have
+-- left the window there is nothing to give back. A reservation logged later than `at` (only when the Redis
+-- clock had stepped back below a logged time) is not found: nothing is given back, never another request's. A late charge logs the extra
+-- units now (no earlier than the newest time), even past the limit, at most `limit` of them: `limit` times
+-- at one instant already refuse every request until they leave, so more would decide nothing differently
+-- and only cost memory. The client is then refused until they leave the window, no longer.
+settles['SLIDING_LOG'] = function(key, limit, window, now, at, reserved, actual)
+  local HEADER = 8
+  local oldest, kept, capacity = 0, 0, 0
+  local header = redis.call('GETRANGE', key, 0, HEADER - 1)
+  if #header == HEADER then
+    oldest, kept = struct.unpack('>I4I4', header)
+    capacity = (redis.call('STRLEN', key) - HEADER) / 8
+  end
+
+  local function offset(i)
+    return HEADER + 8 * ((oldest + i) % capacity)
+  end
+  local function time_of(i)
+    local at_ = offset(i)
+    return (struct.unpack('>d', redis.call('GETRANGE', key, at_, at_ + 7)))
+  end
+  -- the first of the kept times (which rise) that is `after`, or kept when none is
+  local function first(after)
+    local low, high = 0, kept
+    while low < high do
+      local middle = math.floor((low + high) / 2)
+      if after(time_of(middle)) then
+        high = middle
+      else
+        low = middle + 1
+      end
+    end
+    return low
+  end
+  -- the bytes of n kept slots from the i-th on (the ring may wrap)
+  local function slots(i, n)
+    if n <= 0 then
+      return ''
+    end
+    local from, to = offset(i), offset(i + n - 1)
+    if from <= to then
+      return redis.call('GETRANGE', key, from, to + 7)
+    end
+    return redis.call('GETRANGE', key, from, -1) .. redis.call('GETRANGE', key, HEADER, to + 7)
+  end
+  -- writes whole slots from the i-th kept one on
+  local function write(i, bytes)
+    if #bytes == 0 then
+      return
+    end
+    local from = offset(i)
+    local room = HEADER + 8 * capacity - from
+    if #bytes <= room then
+      redis.call('SETRANGE', key, from, bytes)
+    else
+      redis.call('SETRANGE', key, from, string.sub(bytes, 1, room))
+      redis.call('SETRANGE', key, HEADER, string.sub(bytes, room + 1))
+    end
+  end
+
+  if actual < reserved then
+    if at <= now - window then
+      return 0
+    end
+    local p = first(function(t)
+      return t >= at
+    end)
+    local after = first(function(t)
+      return t > at
+    end)
+    local back = math.min(reserved - actual, after - p)
+    if back <= 0 then
+      return 0
+    end
+    write(p, slots(p + back, kept - p - back))
+    redis.call('SETRANGE', key, 0, struct.pack('>I4I4', oldest, kept - back))
+    return -back
+  end
+
+  local add = math.min(actual - reserved, limit)
+  local low = first(function(t)
+    return t > now - window
+  end)
+  local in_window = kept - low
+  local stamp = now
+  if kept > 0 then
+    stamp = math.max(now, time_of(kept - 1))
+  end
+  local stamps = string.rep(struct.pack('>d', stamp), add)
+  local count = in_window + add
+  if count > capacity then
+    local size = math.max(count, math.min(limit, 2 * count))
+    redis.call('SET', key, struct.pack('>I4I4', 0, count) .. slots(low, in_window) .. stamps
+      .. string.rep('\0', 8 * (size - count)))
+  else
+    oldest = (oldest + low) % capacity
+    write(in_window, stamps)
+    redis.call('SETRANGE', key, 0, struct.pack('>I4I4', oldest, count))
+  end
+  redis.call('PEXPIRE', key, stamp + window - now)
+  return add
+end

@@ -47,3 +47,38 @@ algorithms['SLIDING_LOG_SORTED_SET'] = function(key, limit, window, now, cost)
     redis.call('PEXPIRE', key, stamp + window - now)
   end
 end
+
+-- Settle (see settle.lua). As the ring does: a refund removes entries logged at `at` exactly while they are
+-- inside the window; a late charge logs at most `limit` entries now (no earlier than the newest), even past
+-- the limit.
+settles['SLIDING_LOG_SORTED_SET'] = function(key, limit, window, now, at, reserved, actual)
+  if actual < reserved then
+    if at <= now - window then
+      return 0
+    end
+    local stamp = string.format('%d', at)
+    local members = redis.call('ZRANGE', key, stamp, stamp, 'BYSCORE', 'LIMIT', 0, reserved - actual)
+    -- in slices: unpack is bounded by Lua's stack
+    for i = 1, #members, 1000 do
+      redis.call('ZREM', key, unpack(members, i, math.min(i + 999, #members)))
+    end
+    return -#members
+  end
+  local add = math.min(actual - reserved, limit)
+  local stamp = now
+  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+  if newest then
+    stamp = math.max(now, tonumber(newest))
+  end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local sequence = redis.call('ZCARD', key)
+  for _ = 1, add do
+    local member = string.format('%d', stamp)
+    while redis.call('ZADD', key, 'NX', stamp, member) == 0 do
+      sequence = sequence + 1
+      member = string.format('%d-%d', stamp, sequence)
+    end
+  end
+  redis.call('PEXPIRE', key, stamp + window - now)
+  return add
+end

@@ -140,3 +140,53 @@ algorithms['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, cost)
   end
   return false, math.max(0, math.floor((limit * window - used) / window)), wait, wait
 end
+
+-- Settle (see settle.lua). The stored counts are first read as of now, in their own length: a window
+-- that has ended becomes the previous one, one ended before that is gone. A refund comes out of the count
+-- the reservation went into, the window holding `at`, while it still weighs: the current window's count,
+-- or the previous one's (which then gives back only its remaining weight of the refund, as it counts); a
+-- count two windows old, or one restated in another length by a policy change, gives nothing back. A late
+-- charge is added to the current window's count (in the stored length; a fresh key in the reservation's),
+-- even past the limit; decisions read a count as at most the limit, so the client is refused as one that
+-- used its whole limit now: until the window ends and the previous one's weight has faded enough.
+settles['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, at, reserved, actual)
+  local index, current, previous, length
+  local stored = redis.call('GET', key)
+  if stored then
+    index, current, previous, length = counter_read(stored)
+  end
+  if index then
+    length = length or window
+    local now_index = math.floor(now / length)
+    if index == now_index - 1 then
+      index, current, previous = now_index, 0, current
+    elseif index < now_index - 1 then
+      index, current, previous = now_index, 0, 0
+    end
+  end
+  if actual < reserved then
+    if not index or length ~= window then
+      return 0
+    end
+    local at_index, back = math.floor(at / window), 0
+    if at_index == index then
+      back = math.min(reserved - actual, current)
+      current = current - back
+    elseif at_index == index - 1 then
+      back = math.min(reserved - actual, previous)
+      previous = previous - back
+    end
+    if back == 0 then
+      return 0
+    end
+    redis.call('SET', key, counter_value(index, current, previous, window), 'PX', 2 * window - (now - index * window))
+    return -back
+  end
+  if not index then
+    index, current, previous, length = math.floor(now / window), 0, 0, window
+  end
+  local charge = actual - reserved
+  redis.call('SET', key, counter_value(index, current + charge, previous, length), 'PX',
+    2 * length - (now - index * length))
+  return charge
+end

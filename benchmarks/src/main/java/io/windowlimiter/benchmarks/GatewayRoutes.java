@@ -42,12 +42,33 @@ final class GatewayRoutes {
 						Map.of("redis-rate-limiter.replenish-rate", c.flood() ? BUILT_IN_FLOOD_RATE : BUILT_IN_HIGH_RATE,
 								"redis-rate-limiter.burst-capacity", c.flood() ? BUILT_IN_FLOOD_BURST : BUILT_IN_HIGH_RATE));
 			}
+			else if (c.algorithm() != null && c.integration() != HttpCase.Integration.REQUEST_RATE_LIMITER) {
+				filter(yaml, c);
+			}
 			else if (c.algorithm() != null) {
 				args(yaml, "#{@windowRateLimiter}",
 						Algorithms.routeArgs(c.algorithm(), c.limit(), c.flood() ? FLOOD_WINDOW : ALLOWED_WINDOW));
 			}
 		}
 		return yaml.toString();
+	}
+
+	/** The WindowRateLimit filter with the same limits, unprefixed; settling every request if the case says so. */
+	private static void filter(StringBuilder yaml, HttpCase c) {
+		yaml.append("    filters:\n");
+		yaml.append("      - name: WindowRateLimit\n");
+		yaml.append("        args:\n");
+		yaml.append("          key-resolver: \"#{@headerKeyResolver}\"\n");
+		Algorithms.routeArgs(c.algorithm(), c.limit(), c.flood() ? FLOOD_WINDOW : ALLOWED_WINDOW)
+			.forEach((name, value) -> yaml.append("          ")
+				.append(name.substring("window-rate-limiter.".length()))
+				.append(": ")
+				.append(value)
+				.append('\n'));
+		if (c.integration() == HttpCase.Integration.FILTER_SETTLING) {
+			// the downstream answers 200: no response counts, each reservation is given back
+			yaml.append("          count-statuses: 4xx\n");
+		}
 	}
 
 	private static void args(StringBuilder yaml, String rateLimiter, Map<String, ?> limiterArgs) {

@@ -17,7 +17,27 @@ import org.jspecify.annotations.Nullable;
  * @param flood whether one client floods it
  * @param limit our limiter's limit per minute; 0 for no limiter and for the built-in
  */
-record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood, long limit) {
+record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood, long limit,
+		Integration integration) {
+
+	/** How our limiter is on the route. */
+	enum Integration {
+
+		/** The gateway's {@code RequestRateLimiter} filter with {@code #{@windowRateLimiter}}. */
+		REQUEST_RATE_LIMITER,
+		/** Our {@code WindowRateLimit} filter, no response-dependent settings: one Redis call per request. */
+		FILTER,
+		/**
+		 * Our filter with {@code count-statuses: 4xx} while the downstream answers 200: every request is
+		 * refunded, a second Redis call (the settle) per request.
+		 */
+		FILTER_SETTLING
+
+	}
+
+	HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood, long limit) {
+		this(routeId, algorithm, builtIn, flood, limit, Integration.REQUEST_RATE_LIMITER);
+	}
 
 	static final String NONE = "none";
 
@@ -42,6 +62,12 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 			}
 		}
 		cases.add(new HttpCase(BUILT_IN, null, true, false, 0));
+		// the WindowRateLimit filter at the default algorithm, against the same on RequestRateLimiter above
+		Algorithm counter = Algorithm.SLIDING_WINDOW_COUNTER;
+		cases.add(new HttpCase("filter-" + Algorithms.name(counter), counter, false, false, allowed,
+				Integration.FILTER));
+		cases.add(new HttpCase("filter-settle-" + Algorithms.name(counter), counter, false, false, allowed,
+				Integration.FILTER_SETTLING));
 		for (Algorithm algorithm : Algorithm.values()) {
 			cases.add(new HttpCase("flood-" + Algorithms.name(algorithm), algorithm, false, true,
 					GatewayRoutes.FLOOD_LIMIT));
@@ -61,7 +87,12 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 	/** The report's name for the case: the limiter, with its limit when it is not the run's usual one. */
 	String label() {
 		boolean usual = !ours() || this.flood || this.limit == Settings.allowedLimit();
-		return usual ? limiter() : String.format(Locale.ROOT, "%s at %,d/min", limiter(), this.limit);
+		String label = usual ? limiter() : String.format(Locale.ROOT, "%s at %,d/min", limiter(), this.limit);
+		return switch (this.integration) {
+			case REQUEST_RATE_LIMITER -> label;
+			case FILTER -> label + ", WindowRateLimit filter";
+			case FILTER_SETTLING -> label + ", WindowRateLimit filter settling every request";
+		};
 	}
 
 	boolean ours() {

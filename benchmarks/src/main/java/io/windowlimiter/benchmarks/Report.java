@@ -6,6 +6,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
+import io.windowlimiter.core.algorithm.Algorithm;
+
 /**
  * The results of one run as Markdown: the machine, each part's table, and the issue's targets with
  * whether each is met and by how much. Every ratio compares figures measured in this one run.
@@ -280,7 +282,18 @@ final class Report {
 						r.perSecond() / builtIn, rounds(r)));
 			}
 		}
-		md.append("\nOne client flooding far over its limit (ours ").append(GatewayRoutes.FLOOD_LIMIT).append(" per ")
+		Optional<Double> requestRateLimiter = this.http.stream()
+			.filter(r -> !r.httpCase().flood() && r.httpCase().algorithm() == Algorithm.SLIDING_WINDOW_COUNTER
+					&& r.httpCase().integration() == HttpCase.Integration.REQUEST_RATE_LIMITER)
+			.map(HttpBenchmark.Result::perSecond)
+			.findFirst();
+		for (HttpBenchmark.Result r : this.http) {
+			if (r.httpCase().integration() != HttpCase.Integration.REQUEST_RATE_LIMITER && requestRateLimiter.isPresent()) {
+				md.append(String.format(Locale.ROOT, "%n%s vs the same limit on RequestRateLimiter: %.2f of its req/s.",
+						r.httpCase().label(), r.perSecond() / requestRateLimiter.get()));
+			}
+		}
+		md.append("\n\nOne client flooding far over its limit (ours ").append(GatewayRoutes.FLOOD_LIMIT).append(" per ")
 			.append(GatewayRoutes.FLOOD_WINDOW).append(", built-in replenish-rate ").append(GatewayRoutes.BUILT_IN_FLOOD_RATE)
 			.append(" burst ").append(GatewayRoutes.BUILT_IN_FLOOD_BURST).append("):\n\n")
 			.append("| limiter | req/s | p50 ms | p99 ms | refused | vs built-in | req/s per round |\n")

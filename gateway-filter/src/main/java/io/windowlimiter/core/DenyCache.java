@@ -13,7 +13,9 @@ import org.jspecify.annotations.Nullable;
  * Remembers, per Redis key, that Redis denied a client until some time, and answers that client's
  * requests until then without calling Redis: a client flooding far over its limit then costs no Redis
  * round trip. It never allows: a denial stays true until its Retry-After whatever other gateway
- * instances do meanwhile, since their requests can only add to the counts. Bounded in size (least
+ * instances do meanwhile, since their requests can only add to the counts. A denial holds for requests
+ * costing at least what the denied one did: one costing less may fit what is left, so Redis decides it
+ * (costs vary per request with the {@code WindowRateLimit} filter's {@code cost-from-header}). Bounded in size (least
  * recently used go first); entries vanish when their denial ends. Callers key it by what is already
  * bounded (the limiter: route, plan and the client's hashed Redis key, never the raw client key), so
  * the count bounds the bytes too: about 300 bytes an entry, 30 MB at 100,000.
@@ -38,12 +40,21 @@ public class DenyCache {
 	}
 
 	/**
-	 * The denial still in force for {@code key}, or null when Redis must decide.
+	 * The denial still in force for {@code key}, whatever the request costs, or null when Redis must decide.
 	 * @return which of the route's limits denied, and the decision to answer with now
 	 */
 	public @Nullable Denial denial(String key) {
+		return denial(key, Long.MAX_VALUE);
+	}
+
+	/**
+	 * The denial still in force for a request of {@code key} costing {@code cost}, or null when Redis must
+	 * decide: none is in force, or the request costs less than the one denied and may fit.
+	 * @return which of the route's limits denied, and the decision to answer with now
+	 */
+	public @Nullable Denial denial(String key, long cost) {
 		Entry entry = this.denials.getIfPresent(key);
-		if (entry == null) {
+		if (entry == null || cost < entry.cost()) {
 			return null;
 		}
 		long leftMillis = TimeUnit.NANOSECONDS.toMillis(entry.untilNanos() - this.nanoTime.getAsLong() + 999_999);
@@ -62,9 +73,18 @@ public class DenyCache {
 	 * {@code remaining} left on that limit (more than 0 when a request costs more than what is left).
 	 */
 	public void remember(String key, int limitIndex, long remaining, long retryAfterMillis) {
+		remember(key, limitIndex, remaining, retryAfterMillis, 1);
+	}
+
+	/**
+	 * Remembers that Redis denied a request of {@code key} costing {@code cost} by limit {@code limitIndex}
+	 * for {@code retryAfterMillis}, with {@code remaining} left on that limit: requests costing at least
+	 * {@code cost} are denied until then.
+	 */
+	public void remember(String key, int limitIndex, long remaining, long retryAfterMillis, long cost) {
 		if (retryAfterMillis > 0) {
 			long until = this.nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis);
-			this.denials.put(key, new Entry(limitIndex, remaining, until));
+			this.denials.put(key, new Entry(limitIndex, remaining, until, cost));
 		}
 	}
 
@@ -86,8 +106,11 @@ public class DenyCache {
 	public record Denial(int limitIndex, Decision decision) {
 	}
 
-	/** What is remembered: which limit denied, what Redis said was left, and until when on this cache's clock. */
-	private record Entry(int limitIndex, long remaining, long untilNanos) {
+	/**
+	 * What is remembered: which limit denied, what Redis said was left, until when on this cache's clock, and
+	 * what the denied request cost.
+	 */
+	private record Entry(int limitIndex, long remaining, long untilNanos, long cost) {
 	}
 
 	private static final class UntilDenialEnds implements Expiry<String, Entry> {

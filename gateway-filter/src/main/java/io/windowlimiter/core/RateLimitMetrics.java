@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * Micrometer meters of the limiter: {@code gateway.ratelimit.decisions} counts every answer by route,
  * algorithm and outcome; {@code gateway.ratelimit.redis} times the script round trip;
  * {@code gateway.ratelimit.plans.unknown} counts clients whose plan nobody declared;
- * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis. Without a registry it
+ * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis;
+ * {@code gateway.ratelimit.settles} counts settles of reservations by result. Without a registry it
  * records nothing.
  */
 public class RateLimitMetrics {
@@ -77,6 +78,21 @@ public class RateLimitMetrics {
 					k -> Counter.builder("gateway.ratelimit.redis.shed")
 						.description("Decisions given to the fail-mode at once because too many waited on Redis")
 						.tags("route", route)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/**
+	 * A reservation's settle ended so ({@code applied}, {@code unchanged}, {@code duplicate}, {@code dropped}:
+	 * Redis could not take it, and the request stays charged what was reserved).
+	 */
+	public void settle(String route, String result) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("settle\n" + route + '\n' + result,
+					k -> Counter.builder("gateway.ratelimit.settles")
+						.description("Settles of reservations by route and result; dropped: Redis could not take it")
+						.tags("route", route, "result", result)
 						.register(this.registry))
 				.increment();
 		}

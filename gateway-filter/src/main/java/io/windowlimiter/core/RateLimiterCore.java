@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.Timer;
 import io.windowlimiter.core.RateLimitMetrics.Outcome;
 import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.Settlement;
 import io.windowlimiter.core.algorithm.Verdict;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
@@ -19,6 +20,7 @@ import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.core.policy.RoutePolicy;
 import org.apache.commons.logging.Log;
@@ -118,6 +120,8 @@ public final class RateLimiterCore {
 
 	/**
 	 * Decides one request that costs {@code cost} of every limit ({@code -1}: the route's {@code cost}).
+	 * @return the admission; a {@link CostAboveLimitException} when the cost is more than a limit of the
+	 * client's policy allows at once (it could never pass)
 	 * @see #admit(String, String, Mono)
 	 */
 	public Mono<Admission> admit(String routeId, String clientKey, long cost, Mono<String> requestedPlan) {
@@ -164,13 +168,21 @@ public final class RateLimiterCore {
 		return gone;
 	}
 
-	private Mono<Admission> decide(String routeId, CompiledPolicy policy, String id, long cost) {
+	private Mono<Admission> decide(String routeId, CompiledPolicy policy, String id, long requestCost) {
+		long cost = (requestCost < 0) ? policy.route.cost() : requestCost;
+		// a calendar quota's arguments change with its period
+		LimitScript.Arguments arguments = policy.arguments(this.clock.millis());
+		if (cost != policy.route.cost()) {
+			// a cost of the request's own (a header, a resolver) may not fit the limits of the client's policy
+			int tooSmall = RouteArgs.indexTooSmallFor(cost, policy.limits);
+			if (tooSmall >= 0) {
+				return Mono.error(new CostAboveLimitException(cost, policy.limits.get(tooSmall), maxCost(policy)));
+			}
+			arguments = arguments.withCost(cost);
+		}
 		List<String> keys = policy.keysFor(id);
-		LimitScript.Arguments routeArguments = policy.arguments(this.clock.millis());
-		LimitScript.Arguments arguments = (cost < 0 || cost == policy.route.cost()) ? routeArguments
-				: routeArguments.withCost(cost);
 		String cacheKey = denyKey(policy, keys);
-		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey);
+		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey, cost);
 		if (denial != null) {
 			this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
 			this.denialListener.denied(routeId, id);
@@ -185,8 +197,69 @@ public final class RateLimiterCore {
 					this.script.probe(keys))
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
-			.map(verdict -> answer(routeId, id, policy, cacheKey, verdict))
+			.map(verdict -> answer(routeId, id, policy, cacheKey, cost, verdict,
+					reservation(routeId, policy, keys, cost, verdict)))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
+	}
+
+	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */
+	private static @Nullable Reservation reservation(String routeId, CompiledPolicy policy, List<String> keys,
+			long cost, Verdict verdict) {
+		return (verdict.allowed() && cost > 0) ? new Reservation(routeId, policy, keys, cost, verdict.now()) : null;
+	}
+
+	/**
+	 * Settles a reservation to the request's actual cost, once its response has told it: each limit gives
+	 * back what it still holds of a lower cost, or counts a higher one now, even past the limit (see
+	 * {@code docs/settle.md}). One more Redis round trip, through the same guard as decisions: it waits no
+	 * longer than a decision, and when Redis cannot take it the settle is dropped (counted as such), never
+	 * queued or tried again; the request then stays charged what was reserved. An actual cost equal to the
+	 * reservation sends nothing; a second settle of the same reservation sends nothing and changes nothing.
+	 * Never fails.
+	 * @param actualCost what the request cost, 0 or more (0: the whole reservation is given back)
+	 */
+	public Mono<Settled> settle(Reservation reservation, long actualCost) {
+		if (actualCost < 0) {
+			return Mono.error(new IllegalArgumentException("A cost is 0 or more, was " + actualCost));
+		}
+		String routeId = reservation.routeId();
+		if (!reservation.claim()) {
+			this.metrics.settle(routeId, Settled.DUPLICATE.tag);
+			return Mono.just(Settled.DUPLICATE);
+		}
+		if (actualCost == reservation.cost()) {
+			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
+			return Mono.just(Settled.UNCHANGED);
+		}
+		List<String> keys = reservation.keys();
+		Mono<Settlement> call = this.script.settle(keys, reservation.marker(), reservation.policies(),
+				reservation.reservedAt(), reservation.cost(), actualCost, REDIS_CLOCK);
+		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
+			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
+			.doOnNext(settled -> {
+				if (settled == Settled.APPLIED && actualCost < reservation.cost()) {
+					// a refund may let the client in before a denial remembered meanwhile ends
+					this.denyCache.forget(denyKey(reservation.policy(), keys));
+				}
+			})
+			.onErrorResume(error -> Mono.just(Settled.DROPPED))
+			.doOnNext(settled -> this.metrics.settle(routeId, settled.tag));
+	}
+
+	/** What became of a settle. */
+	public enum Settled {
+
+		/** Redis settled the reservation: refunded what its limits still held, or charged the rest. */
+		APPLIED,
+		/** The actual cost was the reserved one: nothing to send. */
+		UNCHANGED,
+		/** The reservation was settled before: nothing changed. */
+		DUPLICATE,
+		/** Redis could not take it in time (down, frozen, too many waiting): the reservation stands as charged. */
+		DROPPED;
+
+		final String tag = name().toLowerCase();
+
 	}
 
 	/** Times only decisions that went to Redis: one failed at once is no 0 ms round trip. */
@@ -199,11 +272,13 @@ public final class RateLimiterCore {
 		}
 	}
 
-	private Admission answer(String routeId, String id, CompiledPolicy policy, String cacheKey, Verdict verdict) {
+	private Admission answer(String routeId, String id, CompiledPolicy policy, String cacheKey, long cost,
+			Verdict verdict, @Nullable Reservation reservation) {
 		int reported = verdict.reported();
 		boolean shadow = policy.route.shadow();
 		if (!verdict.allowed() && !shadow) {
-			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis());
+			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis(),
+					cost);
 		}
 		if (!verdict.allowed()) {
 			this.denialListener.denied(routeId, id);
@@ -212,7 +287,8 @@ public final class RateLimiterCore {
 		this.metrics.decision(routeId, policy.algorithms, outcome);
 		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
 		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated)
-			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()));
+			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()))
+			.withReservation(reservation);
 	}
 
 	/** The route's quota-status when one of the limits that refused is a calendar quota; else 0, the usual. */
@@ -233,7 +309,7 @@ public final class RateLimiterCore {
 		boolean blocked = !allowed && !policy.route.shadow();
 		Map<String, String> headers = this.headers.of(limits.policyHeader(), limits.list().get(reported), decision,
 				blocked);
-		return new Admission(!blocked, headers, blocked ? violated : List.of());
+		return new Admission(!blocked, headers, blocked ? violated : List.of(), decision.remaining());
 	}
 
 	private Admission answer(CompiledPolicy policy, CompiledPolicy.Reported limits, int reported, Decision decision) {
@@ -245,7 +321,7 @@ public final class RateLimiterCore {
 		return switch (policy.route.failMode()) {
 			case OPEN -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.ERROR);
-				yield new Admission(true, Map.of(), List.of());
+				yield new Admission(true, Map.of(), List.of(), Long.MAX_VALUE);
 			}
 			case CLOSED -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
@@ -256,6 +332,15 @@ public final class RateLimiterCore {
 				yield local(policy, keys, (cost < 0) ? policy.route.cost() : cost);
 			}
 		};
+	}
+
+	/** The most a request may cost under the policy: what its smallest limit (or burst) allows at once. */
+	private static long maxCost(CompiledPolicy policy) {
+		long max = Long.MAX_VALUE;
+		for (RouteLimit limit : policy.limits) {
+			max = Math.min(max, Math.min(limit.policy().limit(), limit.policy().burst()));
+		}
+		return max;
 	}
 
 	/** Each limit's share for this instance, in memory, reported as such. */

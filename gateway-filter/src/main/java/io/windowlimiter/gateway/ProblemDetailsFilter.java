@@ -114,7 +114,8 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 		return names;
 	}
 
-	private static String jsonString(String value) {
+	/** A JSON string of {@code value}, quoted and escaped. */
+	public static String jsonString(String value) {
 		StringBuilder out = new StringBuilder("\"");
 		for (char c : value.toCharArray()) {
 			switch (c) {
@@ -127,7 +128,7 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 	}
 
 	/** The value of {@link #VIOLATED} for these policy names. */
-	static String mark(List<String> names) {
+	public static String mark(List<String> names) {
 		StringBuilder mark = new StringBuilder();
 		for (String name : names) {
 			mark.append(mark.isEmpty() ? "" : ", ").append(RateLimitHeaders.quoted(name));

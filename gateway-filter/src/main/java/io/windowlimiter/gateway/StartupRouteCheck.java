@@ -1,8 +1,11 @@
 package io.windowlimiter.gateway;
 
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -19,6 +22,7 @@ import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 import org.springframework.util.ClassUtils;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.gateway.filter.WindowRateLimitGatewayFilterFactory;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteArgs;
 
@@ -79,7 +83,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 
 	@Override
 	public void afterSingletonsInstantiated() {
-		Map<String, Map<String, String>> limited = new LinkedHashMap<>();
+		Map<String, Map<String, ?>> limited = new LinkedHashMap<>();
 		String defaults = RouteDefinitionRouteLocator.DEFAULT_FILTERS;
 		int inDefaults = check(defaults, this.gatewayProperties.getDefaultFilters(), limited);
 		onePerRoute(defaults, inDefaults, "appears " + inDefaults + " times among the default filters");
@@ -87,13 +91,44 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			int own = check(route.getId(), route.getFilters(), limited);
 			onePerRoute(route.getId(), own + inDefaults, (inDefaults == 0) ? "appears " + own + " times"
 					: "appears on the route and among the default filters, which apply to it too");
+			windowRateLimits(route, own > 0, limited);
 		}
 		// each route on its own and with the plans, then every scope across the routes
 		this.registry.check(limited);
 	}
 
+	/**
+	 * Checks the route's WindowRateLimit filters (the default filters' apply to it too): each one's
+	 * arguments, and that each has a policy of its own, apart from the route's RequestRateLimiter's.
+	 */
+	private void windowRateLimits(RouteDefinition route, boolean usesLimiter, Map<String, Map<String, ?>> limited) {
+		String routeId = route.getId();
+		List<FilterDefinition> filters = new ArrayList<>(this.gatewayProperties.getDefaultFilters());
+		filters.addAll(route.getFilters());
+		Set<String> policies = new HashSet<>();
+		for (FilterDefinition filter : filters) {
+			if (!WindowRateLimitGatewayFilterFactory.NAME.equals(filter.getName())) {
+				continue;
+			}
+			String policyId = WindowRateLimitGatewayFilterFactory.check(routeId, filter.getArgs(), this.registry);
+			if (!policies.add(policyId) || (usesLimiter && policyId.equals(routeId))) {
+				throw new InvalidRouteConfigurationException(routeId, "id", "is " + (policyId.equals(routeId)
+						? "not set on more than one of its limits' filters (WindowRateLimit"
+								+ (usesLimiter ? ", RequestRateLimiter with " + WindowRateLimiter.BEAN_NAME : "") + ")"
+						: "'" + policyId.substring(routeId.length() + 1) + "' on two of its WindowRateLimit filters"),
+						"an id of its own for each WindowRateLimit filter of a route but one (default filters "
+								+ "included), e.g. id: ip; the filter's limits are then known as " + routeId
+								+ "@<id>");
+			}
+			Map<String, Object> limits = WindowRateLimitGatewayFilterFactory.limitArgs(filter.getArgs());
+			if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
+				limited.put(policyId, limits);
+			}
+		}
+	}
+
 	/** Checks the filters that use this limiter, collects their arguments and counts them. */
-	private int check(String routeId, List<FilterDefinition> filters, Map<String, Map<String, String>> limited) {
+	private int check(String routeId, List<FilterDefinition> filters, Map<String, Map<String, ?>> limited) {
 		int using = 0;
 		for (FilterDefinition filter : filters) {
 			if (!FILTER_NAME.equals(filter.getName())) {

@@ -87,4 +87,16 @@ class ExampleConfigTests {
 		}
 	}
 
+	@Test
+	void theWindowRateLimitExampleStartsWithALoginFormATwoKeyRouteAndABatchRoute() {
+		try (ConfigurableApplicationContext context = start("gateway-window-rate-limit.yml")) {
+			assertThat(routeIds(context)).containsExactlyInAnyOrder("login", "orders", "batch");
+			PolicyRegistry registry = context.getBean(PolicyRegistry.class);
+			assertThat(registry.policies()).containsKeys("login", "orders", "orders@ip", "batch");
+			assertThat(registry.route("orders@ip").byDefault.reported.policyHeader()).isEqualTo("\"orders@ip\";q=300;w=60");
+			assertThat(registry.route("batch").byDefault.reported.policyHeader())
+				.isEqualTo("\"burst\";q=50;w=10, \"hourly\";q=1000;w=3600");
+		}
+	}
+
 }

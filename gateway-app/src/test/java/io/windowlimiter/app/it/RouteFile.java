@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -34,6 +35,23 @@ final class RouteFile {
 			.append("          key-resolver: \"#{@headerKeyResolver}\"\n");
 		args.forEach((name, value) -> this.yaml.append("          window-rate-limiter.").append(name).append(": ")
 			.append(value).append('\n'));
+		return this;
+	}
+
+	/**
+	 * A route {@code id} on path {@code /<id>/**} with one {@code WindowRateLimit} filter per map of arguments,
+	 * written as given (nested lists as {@code limits[i].*} names).
+	 */
+	RouteFile windowRateLimit(String id, List<Map<String, Object>> filters) {
+		this.yaml.append("  - id: ").append(id).append('\n')
+			.append("    uri: ").append(this.downstream).append('\n')
+			.append("    predicates: [ \"Path=/").append(id).append("/**\" ]\n")
+			.append("    filters:\n");
+		for (Map<String, Object> args : filters) {
+			this.yaml.append("      - name: WindowRateLimit\n").append("        args:\n");
+			args.forEach((name, value) -> this.yaml.append("          ").append(name).append(": \"").append(value)
+				.append("\"\n"));
+		}
 		return this;
 	}
 

@@ -18,12 +18,22 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@link Algorithm}, assembled once without comments and run by SHA (loaded once more when Redis answers NOSCRIPT). One round
  * trip decides every limit of a route atomically, all or nothing. The {@link ScriptSender} writes it to
  * Redis.
+ *
+ * <p>A second script settles a reservation (see {@link #settle}): {@code settle.lua} preceded by the same
+ * modules whole, where the decision script takes each module only up to its settle part (the line
+ * {@value #SETTLE_PART}), so the decision script runs no more code than before. Two scripts rather than a
+ * mode of one: their arguments and replies differ, and the decision, sent for every request, stays as small.
  */
 public final class LimitScript {
+
+	/** The line that begins a module's settle part, which only the settle script holds. */
+	static final String SETTLE_PART = "-- Settle (see settle.lua).";
 
 	private final RedisScript<List<Long>> script;
 
 	private final ScriptSender sender;
+
+	private final ScriptSender.Script settle;
 
 	/**
 	 * @param redis the template whose connection factory, a {@link LettuceConnectionFactory} (the only one
@@ -36,15 +46,24 @@ public final class LimitScript {
 					+ redis.getConnectionFactory().getClass().getName());
 		}
 		StringBuilder source = new StringBuilder("local algorithms = {}\n");
+		StringBuilder settleSource = new StringBuilder("local algorithms, settles = {}, {}\n");
 		for (Algorithm algorithm : Algorithm.values()) {
-			source.append(withoutComments(read(algorithm.moduleFile())));
+			String module = read(algorithm.moduleFile());
+			int settlePart = module.indexOf(SETTLE_PART);
+			if (settlePart < 0) {
+				throw new IllegalStateException(algorithm.moduleFile() + " has no settle part (" + SETTLE_PART + ")");
+			}
+			source.append(withoutComments(module.substring(0, settlePart)));
+			settleSource.append(withoutComments(module));
 		}
 		// the calendar quota: a fixed window whose edges Java computes (after the fixed window, whose layouts it reads)
 		source.append(withoutComments(read("calendar.lua")));
 		source.append(withoutComments(read("decide.lua")));
+		settleSource.append(withoutComments(read("settle.lua")));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
-		this.sender = new ScriptSender(factory, this.script.getSha1().getBytes(StandardCharsets.US_ASCII),
-				source.toString().getBytes(StandardCharsets.UTF_8));
+		this.settle = new ScriptSender.Script(RedisScript.of(settleSource.toString()).getSha1(), settleSource.toString());
+		this.sender = new ScriptSender(factory, new ScriptSender.Script(this.script.getSha1(), source.toString()),
+				this.settle);
 	}
 
 	/**
@@ -96,6 +115,50 @@ public final class LimitScript {
 			encoded[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
 		}
 		return this.sender.run(encoded, arguments.encoded).map(reply -> Verdict.fromReply(reply, encoded.length));
+	}
+
+	/**
+	 * Settles a reservation once: each limit gives back what it still holds of {@code reserved - actual}, or
+	 * counts {@code actual - reserved} now, even past the limit; a second call with the same marker changes
+	 * nothing (see {@code settle.lua} and each algorithm's module for what exactly).
+	 * @param keys the reservation's keys, one per limit, sharing one hash tag
+	 * @param marker the reservation's marker key, under the same hash tag, set by the first call
+	 * @param policies the limits as reserved, in the keys' order
+	 * @param reservedAt the time the decision script reserved at ({@link Verdict#now()})
+	 * @param reserved the cost reserved, at least 1
+	 * @param actual the actual cost, at least 0 and not {@code reserved}
+	 * @param now time in ms since the epoch, or empty for the Redis server's clock
+	 */
+	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, long reservedAt,
+			long reserved, long actual, String now) {
+		if (keys.size() != policies.size() || keys.isEmpty()) {
+			throw new IllegalArgumentException("One key per limit, at least one: " + keys + ", " + policies);
+		}
+		if (reserved < 1 || actual < 0 || actual == reserved) {
+			throw new IllegalArgumentException("Nothing to settle from " + reserved + " to " + actual);
+		}
+		byte[][] encodedKeys = new byte[keys.size() + 1][];
+		for (int i = 0; i < keys.size(); i++) {
+			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		encodedKeys[keys.size()] = marker.getBytes(StandardCharsets.UTF_8);
+		List<String> args = new ArrayList<>(4 + 4 * policies.size());
+		args.add(now);
+		args.add(Long.toString(reservedAt));
+		args.add(Long.toString(reserved));
+		args.add(Long.toString(actual));
+		for (WindowPolicy policy : policies) {
+			args.add(policy.algorithm().name());
+			args.add(Long.toString(policy.limit()));
+			args.add(Long.toString(policy.windowMillis()));
+			args.add(policy.algorithm().extra(policy));
+		}
+		byte[][] encodedArgs = new byte[args.size()][];
+		for (int i = 0; i < encodedArgs.length; i++) {
+			encodedArgs[i] = args.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		return this.sender.run(this.settle, encodedKeys, encodedArgs)
+			.map(reply -> Settlement.fromReply(reply, keys.size()));
 	}
 
 	/**
@@ -192,8 +255,9 @@ public final class LimitScript {
 	}
 
 	/**
-	 * Loads the script into Redis ahead of the first request, which also opens the connection: the first
+	 * Loads the scripts into Redis ahead of the first request, which also opens the connection: the first
 	 * decision then costs one round trip like any other instead of a connect and a NOSCRIPT retry.
+	 * @return the decision script's SHA
 	 */
 	public Mono<String> load() {
 		return this.sender.load();

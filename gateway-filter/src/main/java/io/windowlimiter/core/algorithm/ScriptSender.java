@@ -37,7 +37,7 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Sends the decision script to Redis over the application's Lettuce connection, without a template in
+ * Sends the decision script (and the settling script) to Redis over the application's Lettuce connection, without a template in
  * between: Spring Data Redis would open and close a connection handle and serialize every argument per
  * call, where here a route's ARGV are encoded once. The commands asked for within one task of a Netty event
  * loop (the requests read in one pass over the sockets) are written together when that task ends: one write
@@ -57,24 +57,41 @@ final class ScriptSender {
 
 	private final LettuceConnectionFactory factory;
 
-	private final byte[] sha;
+	/** The decision script, the first given. */
+	private final Script decide;
 
-	private final byte[] source;
+	/** Every script, loaded ahead by {@link #load}. */
+	private final List<Script> scripts;
 
 	private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
 
 	/** The handle the connection came from, when it is a dedicated connection of ours to close. */
 	private @Nullable RedisConnection handle;
 
-	private volatile @Nullable Mono<String> loading;
-
 	/** The commands this event loop's current task asked for; written when the task ends. */
 	private final FastThreadLocal<Batch> batches = new FastThreadLocal<>();
 
-	ScriptSender(LettuceConnectionFactory factory, byte[] sha, byte[] source) {
+	/** @param scripts the decision script first, then any other this sender runs (settling) */
+	ScriptSender(LettuceConnectionFactory factory, Script... scripts) {
 		this.factory = factory;
-		this.sha = sha;
-		this.source = source;
+		this.decide = scripts[0];
+		this.scripts = List.of(scripts);
+	}
+
+	/** One script run by SHA, loaded once more when Redis answers NOSCRIPT. */
+	static final class Script {
+
+		private final byte[] sha;
+
+		private final byte[] source;
+
+		private volatile @Nullable Mono<String> loading;
+
+		Script(String sha, String source) {
+			this.sha = sha.getBytes(StandardCharsets.US_ASCII);
+			this.source = source.getBytes(StandardCharsets.UTF_8);
+		}
+
 	}
 
 	/**
@@ -84,23 +101,29 @@ final class ScriptSender {
 	 * loaded once for all the decisions that met NOSCRIPT meanwhile, and each runs again by SHA.
 	 */
 	Mono<List<Long>> run(byte[][] keys, byte[][] arguments) {
-		return Mono.defer(() -> send(keys, arguments))
-			.onErrorResume(RedisNoScriptException.class, ex -> loaded().then(Mono.defer(() -> send(keys, arguments))));
+		return run(this.decide, keys, arguments);
 	}
 
-	/** One SCRIPT LOAD at a time, shared by every decision that met NOSCRIPT while it runs. */
-	private Mono<String> loaded() {
-		Mono<String> running = this.loading;
+	/** Runs one of this sender's scripts, as {@link #run(byte[][], byte[][])} runs the decision script. */
+	Mono<List<Long>> run(Script script, byte[][] keys, byte[][] arguments) {
+		return Mono.defer(() -> send(script, keys, arguments))
+			.onErrorResume(RedisNoScriptException.class,
+					ex -> loaded(script).then(Mono.defer(() -> send(script, keys, arguments))));
+	}
+
+	/** One SCRIPT LOAD of the script at a time, shared by every call that met NOSCRIPT while it runs. */
+	private Mono<String> loaded(Script script) {
+		Mono<String> running = script.loading;
 		if (running != null) {
 			return running;
 		}
-		Mono<String> mine = load().doFinally(signal -> this.loading = null).cache();
-		synchronized (this) {
-			if (this.loading == null) {
-				this.loading = mine;
+		Mono<String> mine = load(script).doFinally(signal -> script.loading = null).cache();
+		synchronized (script) {
+			if (script.loading == null) {
+				script.loading = mine;
 				return mine;
 			}
-			return this.loading;
+			return script.loading;
 		}
 	}
 
@@ -119,12 +142,23 @@ final class ScriptSender {
 		return RedisGuard.ONE_NODE;
 	}
 
-	/** Loads the script into Redis (every master of a cluster), which also opens the connection. */
+	/**
+	 * Loads every script into Redis (every master of a cluster), which also opens the connection.
+	 * @return the decision script's SHA
+	 */
 	Mono<String> load() {
+		Mono<String> decide = load(this.decide);
+		for (Script script : this.scripts.subList(1, this.scripts.size())) {
+			decide = decide.flatMap(sha -> load(script).thenReturn(sha));
+		}
+		return decide;
+	}
+
+	private Mono<String> load(Script script) {
 		return connection().flatMap(connection -> {
 			RedisFuture<String> loaded = (connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)
-					? cluster.async().scriptLoad(this.source)
-					: ((StatefulRedisConnection<byte[], byte[]>) connection).async().scriptLoad(this.source);
+					? cluster.async().scriptLoad(script.source)
+					: ((StatefulRedisConnection<byte[], byte[]>) connection).async().scriptLoad(script.source);
 			return Mono.fromCompletionStage(loaded);
 		});
 	}
@@ -139,8 +173,8 @@ final class ScriptSender {
 				new byte[][] { key.getBytes(StandardCharsets.UTF_8) }, new byte[0][]));
 	}
 
-	private Mono<List<Long>> send(byte[][] keys, byte[][] arguments) {
-		return send(CommandType.EVALSHA, this.sha, keys, arguments);
+	private Mono<List<Long>> send(Script script, byte[][] keys, byte[][] arguments) {
+		return send(CommandType.EVALSHA, script.sha, keys, arguments);
 	}
 
 	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments) {

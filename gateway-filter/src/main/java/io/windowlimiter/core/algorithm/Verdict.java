@@ -11,29 +11,30 @@ import java.util.List;
  * @param decisions one per limit, in the route's order
  * @param blockedMillis how long the client's penalty ({@code block-for}) still refuses it on the route, 0
  * when none
+ * @param now the time the script decided at, in ms since the epoch (Redis's clock unless the caller gave one):
+ * where a reservation was counted, for settling it
  */
-public record Verdict(boolean allowed, List<Decision> decisions, long blockedMillis) {
-
-	public Verdict(boolean allowed, List<Decision> decisions) {
-		this(allowed, decisions, 0);
-	}
+public record Verdict(boolean allowed, List<Decision> decisions, long blockedMillis, long now) {
 
 	/**
-	 * Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}, then
-	 * when the decision had a block key, the block's time left.
+	 * Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit, then
+	 * when the decision had a block key the block's time left, then the time decided at}.
+	 * @param keys the decision's keys: one per limit, then the block key when it has a penalty
 	 */
 	static Verdict fromReply(List<Long> reply, int keys) {
-		boolean penalty = reply.size() == 4 * keys - 2;
+		// with a penalty: 1 + 4 (keys - 1) + 1 + 1 numbers; without: 1 + 4 keys + 1
+		boolean penalty = reply.size() == 4 * keys - 1;
 		int limits = penalty ? keys - 1 : keys;
-		if (!penalty && reply.size() != 1 + 4 * limits) {
-			throw new IllegalStateException("Expected " + (1 + 4 * limits) + " numbers from the script, got " + reply);
+		if (!penalty && reply.size() != 2 + 4 * limits) {
+			throw new IllegalStateException("Expected " + (2 + 4 * limits) + " numbers from the script, got " + reply);
 		}
 		List<Decision> decisions = new ArrayList<>(limits);
 		for (int i = 0; i < limits; i++) {
 			int at = 1 + 4 * i;
 			decisions.add(new Decision(reply.get(at) == 1L, reply.get(at + 1), reply.get(at + 2), reply.get(at + 3)));
 		}
-		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), penalty ? reply.get(1 + 4 * limits) : 0);
+		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), penalty ? reply.get(1 + 4 * limits) : 0,
+				reply.get(reply.size() - 1));
 	}
 
 	/**

@@ -62,6 +62,21 @@ public final class RedisKeys {
 		return tag(clientKey) + "scope:" + part(scope, false) + ':' + suffix;
 	}
 
+	/**
+	 * The marker of a settled reservation, {@code wrl:{<client key>}:settled:<id>}, under the hash tag of
+	 * {@code key} (any of the reservation's keys), so the settle script writes it with them. No limit's key
+	 * ends so: after a route id or scope name comes one algorithm suffix, never two parts.
+	 * @param key a key made by {@link #of} or {@link #ofScope}
+	 * @param reservationId what tells the reservation apart from the client's others
+	 */
+	public static String settledMarker(String key, String reservationId) {
+		int tagEnd = key.indexOf("}:");
+		if (!key.startsWith(PREFIX + '{') || tagEnd < 0) {
+			throw new IllegalArgumentException("Not a client's key: " + key);
+		}
+		return key.substring(0, tagEnd + 2) + "settled:" + reservationId;
+	}
+
 	private static String tag(String clientKey) {
 		return PREFIX + '{' + part(clientKey, true) + "}:";
 	}

@@ -28,6 +28,9 @@ public final class CompiledPolicy {
 	/** The limits in decision order: the route's own and its scopes', as the route or plan lists them. */
 	public final List<RouteLimit> limits;
 
+	/** The limits' policies, in decision order: what a reservation settles by. */
+	public final List<WindowPolicy> policies;
+
 	/**
 	 * The script's ARGV, the same for every request while no limit is a calendar quota (else see
 	 * {@link #arguments(long)}).
@@ -42,8 +45,6 @@ public final class CompiledPolicy {
 
 	/** The route whose block key a penalty sets: the route id, since a block refuses on its route. */
 	private final String routeId;
-
-	private final List<WindowPolicy> policies;
 
 	private final List<Long> blockForMillis;
 

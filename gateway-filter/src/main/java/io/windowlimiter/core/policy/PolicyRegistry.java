@@ -36,6 +36,12 @@ public class PolicyRegistry {
 	/** The id the gateway gives its default filters, whose limits apply to routes without their own. */
 	public static final String DEFAULT_FILTERS = "defaultFilters";
 
+	/**
+	 * Between a route's id and the id of one of its filters that has a policy of its own, as in
+	 * {@code login@ip}: plain in Redis keys and in the endpoint's paths, where {@code #} is not.
+	 */
+	public static final char FILTER_SEPARATOR = '@';
+
 	private static final String PLANS = RouteArgs.PREFIX + "plans";
 
 	private final Map<String, List<RouteLimit>> plans;
@@ -124,6 +130,9 @@ public class PolicyRegistry {
 		Set<String> gone = new java.util.TreeSet<>(this.routes.keySet());
 		gone.removeAll(routeIds);
 		gone.remove(DEFAULT_FILTERS);
+		// a filter's own policy, <route id>@<filter id>, stays with its route
+		gone.removeIf(id -> id.lastIndexOf(FILTER_SEPARATOR) > 0
+				&& routeIds.contains(id.substring(0, id.lastIndexOf(FILTER_SEPARATOR))));
 		this.routes.keySet().removeAll(gone);
 		return gone;
 	}

@@ -17,6 +17,7 @@ import io.windowlimiter.core.RateLimitMetrics;
 import io.windowlimiter.core.DecisionWarmUp;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
+import io.windowlimiter.gateway.filter.WindowRateLimitGatewayFilterFactory;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
@@ -241,6 +242,15 @@ public class WindowRateLimiterAutoConfiguration {
 	public WindowRateLimiter windowRateLimiterAsDefault(RateLimiterCore core, ObjectProvider<PlanResolver> planResolver,
 			WindowRateLimiterProperties properties) {
 		return new WindowRateLimiter(core, planResolver.getIfUnique(), properties.getProblemDetails().isEnabled());
+	}
+
+	/** The WindowRateLimit filter, reached by name in routes: adding it changes no route that does not name it. */
+	@Bean
+	@ConditionalOnMissingBean
+	public WindowRateLimitGatewayFilterFactory windowRateLimitGatewayFilterFactory(RateLimiterCore core,
+			ObjectProvider<PlanResolver> planResolver, WindowRateLimiterProperties properties) {
+		return new WindowRateLimitGatewayFilterFactory(core, planResolver.getIfUnique(),
+				properties.getProblemDetails().isEnabled());
 	}
 
 	/**

@@ -1,0 +1,129 @@
+package io.windowlimiter.gateway.filter;
+
+import java.util.Map;
+import java.util.Set;
+
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One {@code WindowRateLimit} filter's own arguments, checked: everything but its limits (which
+ * {@code RouteArgs} reads) and its resolvers (beans). Checked once when the route is built, and at start-up
+ * from the route's properties, with the same messages.
+ *
+ * @param policyId what the core knows the filter's limits by: the route id, or {@code <route id>@<id>}
+ * @param costFromHeader the request header giving the cost; null for none
+ * @param countStatuses the statuses that count; null: every response counts
+ * @param costFromResponseHeader the response header giving the actual cost; null for none
+ * @param statusCode the status of a refusal
+ * @param denyEmptyKey whether a request its key resolver gives no key is refused
+ * @param emptyKeyStatus the status of that refusal
+ */
+record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullable CountStatuses countStatuses,
+		@Nullable String costFromResponseHeader, int statusCode, boolean denyEmptyKey, int emptyKeyStatus) {
+
+	/** Between the route id and the filter's {@code id}: plain in Redis keys and in the endpoint's paths. */
+	static final char ID_SEPARATOR = PolicyRegistry.FILTER_SEPARATOR;
+
+	/** The filter's own arguments; the rest are its limits', as {@code RouteArgs} reads them. */
+	static final Set<String> OWN = Set.of("id", "key-resolver", "cost-resolver", "cost-from-header", "count-statuses",
+			"cost-from-response-header", "status-code", "deny-empty-key", "empty-key-status");
+
+	/** The limits' arguments, as on the RequestRateLimiter filter without the {@code window-rate-limiter.} prefix. */
+	static final Set<String> LIMITS = Set.of("algorithm", "limit", "window", "log-storage", "burst", "name", "scope",
+			"plan", "cost", "shadow", "fail-mode", "instances");
+
+	static final String KNOWN = "id, key-resolver, cost-resolver, cost-from-header, count-statuses, "
+			+ "cost-from-response-header, status-code, deny-empty-key, empty-key-status, and the limits' algorithm, "
+			+ "limit, window, log-storage, burst, name, scope, limits[i].*, plan, cost, shadow, fail-mode, instances";
+
+	/** Whether {@code name} is an argument of the filter (own, limits', or {@code limits[i].*}). */
+	static boolean isKnown(String name) {
+		return OWN.contains(name) || LIMITS.contains(name) || name.startsWith("limits[") || name.startsWith("limits.");
+	}
+
+	/**
+	 * @param routeId the route the filter is on
+	 * @param args the filter's own arguments by name, values as text (resolvers may be beans: only their presence
+	 * is read)
+	 * @throws InvalidRouteConfigurationException naming the route, the argument and what is allowed
+	 */
+	static FilterSettings of(String routeId, Map<String, ?> args) {
+		String id = text(args, "id");
+		if (id != null && !plain(id)) {
+			throw new InvalidRouteConfigurationException(routeId, "id", "is '" + id + "'",
+					"letters, digits, '-', '_' and '.', naming this filter among the route's WindowRateLimit filters "
+							+ "(its limits are then known as " + routeId + ID_SEPARATOR + "<id>)");
+		}
+		String policyId = (id != null) ? routeId + ID_SEPARATOR + id : routeId;
+		if (args.get("key-resolver") == null) {
+			throw new InvalidRouteConfigurationException(policyId, "key-resolver", "is missing",
+					"the key resolver that tells clients apart, \"#{@headerKeyResolver}\" (the X-API-Key header), "
+							+ "\"#{@clientIpKeyResolver}\" (the client's IP address), \"#{@principalNameKeyResolver}\" "
+							+ "or a KeyResolver bean of yours");
+		}
+		String costFromHeader = header(policyId, args, "cost-from-header");
+		String countText = text(args, "count-statuses");
+		CountStatuses countStatuses = (countText != null) ? CountStatuses.parse(policyId, countText) : null;
+		String costFromResponseHeader = header(policyId, args, "cost-from-response-header");
+		return new FilterSettings(policyId, costFromHeader, countStatuses, costFromResponseHeader,
+				status(policyId, args, "status-code", 429), deny(policyId, args), status(policyId, args, "empty-key-status", 403));
+	}
+
+	/** Whether requests of this filter are settled once their response is known (a second Redis call). */
+	boolean settlesOnResponse() {
+		return this.countStatuses != null || this.costFromResponseHeader != null;
+	}
+
+	private static @Nullable String text(Map<String, ?> args, String name) {
+		Object value = args.get(name);
+		return (value != null) ? value.toString().trim() : null;
+	}
+
+	private static @Nullable String header(String policyId, Map<String, ?> args, String name) {
+		String header = text(args, name);
+		if (header != null && (header.isEmpty() || !header.chars().allMatch(FilterSettings::isTokenChar))) {
+			throw new InvalidRouteConfigurationException(policyId, name, "is '" + header + "'",
+					"the name of an HTTP header, such as X-Cost");
+		}
+		return header;
+	}
+
+	private static int status(String policyId, Map<String, ?> args, String name, int fallback) {
+		String text = text(args, name);
+		if (text == null) {
+			return fallback;
+		}
+		if (text.length() == 3 && text.chars().allMatch(Character::isDigit)) {
+			int status = Integer.parseInt(text);
+			if (status >= 400 && status <= 599) {
+				return status;
+			}
+		}
+		throw new InvalidRouteConfigurationException(policyId, name, "is '" + text + "'",
+				"an HTTP status code from 400 to 599");
+	}
+
+	private static boolean deny(String policyId, Map<String, ?> args) {
+		String text = text(args, "deny-empty-key");
+		if (text == null) {
+			return true;
+		}
+		if (!text.equals("true") && !text.equals("false")) {
+			throw new InvalidRouteConfigurationException(policyId, "deny-empty-key", "is '" + text + "'", "true or false");
+		}
+		return Boolean.parseBoolean(text);
+	}
+
+	private static boolean plain(String id) {
+		return !id.isEmpty() && id.length() <= 64
+				&& id.chars().allMatch(c -> Character.isLetterOrDigit(c) && c < 128 || c == '-' || c == '_' || c == '.');
+	}
+
+	/** RFC 9110 tchar: what a header name is made of. */
+	private static boolean isTokenChar(int c) {
+		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+	}
+
+}

@@ -1,0 +1,444 @@
+package io.windowlimiter.gateway.filter;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.gateway.CostResolver;
+import io.windowlimiter.gateway.plan.PlanResolver;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
+import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
+import org.springframework.cloud.gateway.support.HasRouteId;
+
+/**
+ * The {@code WindowRateLimit} filter: the window rate limiter as a filter of its own, beside the
+ * {@code RequestRateLimiter} integration. Its arguments are the limits' ({@code limit}, {@code window},
+ * {@code limits[i].*} ..., as {@code window-rate-limiter.*} on {@code RequestRateLimiter}, without the
+ * prefix), {@code key-resolver}, and what the gateway's filter cannot do: a cost per request
+ * ({@code cost-from-header}, {@code cost-resolver}), several filters per route ({@code id}), and counts
+ * decided by the response ({@code count-statuses}, {@code cost-from-response-header}).
+ *
+ * <p>From YAML:
+ * <pre>
+ * filters:
+ * - name: WindowRateLimit
+ *   args:
+ *     key-resolver: "#{&#64;clientIpKeyResolver}"
+ *     limit: 5
+ *     window: 15m
+ *     count-statuses: 401
+ * </pre>
+ * From the Java DSL, with the route's id: {@code f.filter(windowRateLimit.apply("login", c -> c
+ * .setKeyResolver(clientIpKeyResolver).setLimit("5").setWindow("15m")))}.
+ *
+ * <p>Each filter is a policy of its own in the core: known by the route's id, or {@code <route id>@<id>}
+ * when it has an {@code id} (a route with several filters gives all but one an id).
+ */
+public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<WindowRateLimitGatewayFilterFactory.Config> {
+
+	/** The filter's name in routes. */
+	public static final String NAME = "WindowRateLimit";
+
+	private final RateLimiterCore core;
+
+	private final @Nullable PlanResolver planResolver;
+
+	private final boolean problemDetails;
+
+	/**
+	 * @param core decides
+	 * @param planResolver reads a client's plan from its request; null for none
+	 * @param problemDetails whether refusals get a problem-details body (the ProblemDetailsFilter writes it)
+	 */
+	public WindowRateLimitGatewayFilterFactory(RateLimiterCore core, @Nullable PlanResolver planResolver,
+			boolean problemDetails) {
+		super(Config.class);
+		this.core = core;
+		this.planResolver = planResolver;
+		this.problemDetails = problemDetails;
+	}
+
+	@Override
+	public String name() {
+		return NAME;
+	}
+
+	/**
+	 * Checks the filter's arguments and gives the core its limits.
+	 * @throws InvalidRouteConfigurationException naming the route (or filter), the argument and what is allowed
+	 */
+	@Override
+	public GatewayFilter apply(Config config) {
+		String routeId = config.getRouteId();
+		if (routeId == null || routeId.isEmpty()) {
+			throw new IllegalArgumentException("A WindowRateLimit filter needs its route's id, which routes from "
+					+ "properties give it; in the Java DSL use apply(routeId, config)");
+		}
+		FilterSettings settings = FilterSettings.of(routeId, config.ownArgs());
+		try {
+			this.core.configure(settings.policyId(), config.limitArgs());
+		}
+		catch (InvalidRouteConfigurationException ex) {
+			throw unprefixed(ex);
+		}
+		KeyResolver keyResolver = config.getKeyResolver();
+		if (keyResolver == null) {
+			throw new IllegalStateException("checked by FilterSettings");
+		}
+		return new WindowRateLimitFilter(this.core, settings, keyResolver, config.getCostResolver(), this.planResolver,
+				this.problemDetails);
+	}
+
+	/**
+	 * Checks one filter's arguments as the route's properties give them (before {@code #{...}} is evaluated),
+	 * as start-up does: every name known, the filter's own values, and its limits with the plans, unless
+	 * given as SpEL (then checked when the route is built).
+	 * @param routeId the route the filter is on
+	 * @return the id the filter's limits are known by: the route's, or {@code <route id>@<id>}
+	 * @throws InvalidRouteConfigurationException naming the route, the argument and what is allowed
+	 */
+	public static String check(String routeId, Map<String, String> args, PolicyRegistry registry) {
+		Map<String, String> named = new LinkedHashMap<>();
+		args.forEach((name, value) -> named.put(kebab(name), value));
+		for (String name : named.keySet()) {
+			if (!FilterSettings.isKnown(name)) {
+				throw new InvalidRouteConfigurationException(routeId, name, "is not an argument of " + NAME,
+						FilterSettings.KNOWN);
+			}
+		}
+		FilterSettings settings = FilterSettings.of(routeId, named);
+		Map<String, Object> limits = limitArgs(named);
+		if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
+			try {
+				registry.check(Map.of(settings.policyId(), limits));
+			}
+			catch (InvalidRouteConfigurationException ex) {
+				throw unprefixed(ex);
+			}
+		}
+		return settings.policyId();
+	}
+
+	/** {@code keyResolver} as {@code key-resolver}: the gateway binds either. */
+	private static String kebab(String name) {
+		StringBuilder out = new StringBuilder(name.length() + 4);
+		for (char c : name.toCharArray()) {
+			if (Character.isUpperCase(c)) {
+				out.append('-').append(Character.toLowerCase(c));
+			}
+			else {
+				out.append(c);
+			}
+		}
+		return out.toString();
+	}
+
+	/**
+	 * The limits' arguments of a filter from properties, as {@code RouteArgs} reads them: prefixed with
+	 * {@code window-rate-limiter.}; the filter's own arguments are left out.
+	 */
+	public static Map<String, Object> limitArgs(Map<String, ?> args) {
+		Map<String, Object> prefixed = new LinkedHashMap<>();
+		args.forEach((name, value) -> {
+			if (!FilterSettings.OWN.contains(kebab(name)) && value != null) {
+				prefixed.put(RouteArgs.PREFIX + kebab(name), value);
+			}
+		});
+		return prefixed;
+	}
+
+	/**
+	 * A mistake in the limits' arguments, as the filter's arguments are written: without the
+	 * {@code window-rate-limiter.} prefix the shared messages give them.
+	 */
+	public static InvalidRouteConfigurationException unprefixed(InvalidRouteConfigurationException ex) {
+		return new InvalidRouteConfigurationException(ex.getKind(), ex.getRouteId(), strip(ex.getProperty()),
+				strip(ex.getFound()), strip(ex.getAllowed()));
+	}
+
+	private static String strip(String text) {
+		return text.replace(" (each prefixed " + RouteArgs.PREFIX + ")", "").replace(RouteArgs.PREFIX, "");
+	}
+
+	/**
+	 * One filter's arguments. The limits' are text, checked by the rules and messages of the
+	 * {@code RequestRateLimiter} integration's; setters return the config, for the Java DSL.
+	 */
+	public static class Config implements HasRouteId {
+
+		private @Nullable String routeId;
+
+		private @Nullable String id;
+
+		private @Nullable KeyResolver keyResolver;
+
+		private @Nullable CostResolver costResolver;
+
+		private @Nullable String costFromHeader;
+
+		private @Nullable String countStatuses;
+
+		private @Nullable String costFromResponseHeader;
+
+		private @Nullable String statusCode;
+
+		private @Nullable String denyEmptyKey;
+
+		private @Nullable String emptyKeyStatus;
+
+		private final Map<String, String> limit = new LinkedHashMap<>();
+
+		private List<Map<String, String>> limits = new ArrayList<>();
+
+		/** The filter's own arguments by name, as written (resolvers as the beans). */
+		Map<String, Object> ownArgs() {
+			Map<String, Object> args = new LinkedHashMap<>();
+			put(args, "id", this.id);
+			put(args, "key-resolver", this.keyResolver);
+			put(args, "cost-resolver", this.costResolver);
+			put(args, "cost-from-header", this.costFromHeader);
+			put(args, "count-statuses", this.countStatuses);
+			put(args, "cost-from-response-header", this.costFromResponseHeader);
+			put(args, "status-code", this.statusCode);
+			put(args, "deny-empty-key", this.denyEmptyKey);
+			put(args, "empty-key-status", this.emptyKeyStatus);
+			return args;
+		}
+
+		/** The limits' arguments, prefixed {@code window-rate-limiter.} as {@code RouteArgs} reads them. */
+		Map<String, Object> limitArgs() {
+			Map<String, Object> args = new LinkedHashMap<>();
+			this.limit.forEach((name, value) -> args.put(RouteArgs.PREFIX + name, value));
+			for (int i = 0; i < this.limits.size(); i++) {
+				int index = i;
+				this.limits.get(i).forEach((name, value) -> args.put(RouteArgs.PREFIX + "limits[" + index + "]." + name, value));
+			}
+			return args;
+		}
+
+		private static void put(Map<String, Object> args, String name, @Nullable Object value) {
+			if (value != null) {
+				args.put(name, value);
+			}
+		}
+
+		private Config limit(String name, @Nullable String value) {
+			if (value == null) {
+				this.limit.remove(name);
+			}
+			else {
+				this.limit.put(name, value);
+			}
+			return this;
+		}
+
+		@Override
+		public void setRouteId(String routeId) {
+			this.routeId = routeId;
+		}
+
+		@Override
+		public @Nullable String getRouteId() {
+			return this.routeId;
+		}
+
+		public @Nullable String getId() {
+			return this.id;
+		}
+
+		/** The filter's id among the route's; its limits are then known as {@code <route id>@<id>}. */
+		public Config setId(@Nullable String id) {
+			this.id = id;
+			return this;
+		}
+
+		public @Nullable KeyResolver getKeyResolver() {
+			return this.keyResolver;
+		}
+
+		public Config setKeyResolver(@Nullable KeyResolver keyResolver) {
+			this.keyResolver = keyResolver;
+			return this;
+		}
+
+		public @Nullable CostResolver getCostResolver() {
+			return this.costResolver;
+		}
+
+		public Config setCostResolver(@Nullable CostResolver costResolver) {
+			this.costResolver = costResolver;
+			return this;
+		}
+
+		public @Nullable String getCostFromHeader() {
+			return this.costFromHeader;
+		}
+
+		public Config setCostFromHeader(@Nullable String costFromHeader) {
+			this.costFromHeader = costFromHeader;
+			return this;
+		}
+
+		public @Nullable String getCountStatuses() {
+			return this.countStatuses;
+		}
+
+		public Config setCountStatuses(@Nullable String countStatuses) {
+			this.countStatuses = countStatuses;
+			return this;
+		}
+
+		public @Nullable String getCostFromResponseHeader() {
+			return this.costFromResponseHeader;
+		}
+
+		public Config setCostFromResponseHeader(@Nullable String costFromResponseHeader) {
+			this.costFromResponseHeader = costFromResponseHeader;
+			return this;
+		}
+
+		public @Nullable String getStatusCode() {
+			return this.statusCode;
+		}
+
+		public Config setStatusCode(@Nullable String statusCode) {
+			this.statusCode = statusCode;
+			return this;
+		}
+
+		public @Nullable String getDenyEmptyKey() {
+			return this.denyEmptyKey;
+		}
+
+		public Config setDenyEmptyKey(@Nullable String denyEmptyKey) {
+			this.denyEmptyKey = denyEmptyKey;
+			return this;
+		}
+
+		public @Nullable String getEmptyKeyStatus() {
+			return this.emptyKeyStatus;
+		}
+
+		public Config setEmptyKeyStatus(@Nullable String emptyKeyStatus) {
+			this.emptyKeyStatus = emptyKeyStatus;
+			return this;
+		}
+
+		public @Nullable String getAlgorithm() {
+			return this.limit.get("algorithm");
+		}
+
+		public Config setAlgorithm(@Nullable String algorithm) {
+			return limit("algorithm", algorithm);
+		}
+
+		public @Nullable String getLimit() {
+			return this.limit.get("limit");
+		}
+
+		public Config setLimit(@Nullable String limit) {
+			return limit("limit", limit);
+		}
+
+		public @Nullable String getWindow() {
+			return this.limit.get("window");
+		}
+
+		public Config setWindow(@Nullable String window) {
+			return limit("window", window);
+		}
+
+		public @Nullable String getLogStorage() {
+			return this.limit.get("log-storage");
+		}
+
+		public Config setLogStorage(@Nullable String logStorage) {
+			return limit("log-storage", logStorage);
+		}
+
+		public @Nullable String getBurst() {
+			return this.limit.get("burst");
+		}
+
+		public Config setBurst(@Nullable String burst) {
+			return limit("burst", burst);
+		}
+
+		public @Nullable String getName() {
+			return this.limit.get("name");
+		}
+
+		/** The name of a single limit, shown to clients; by default the filter's policy id. */
+		public Config setName(@Nullable String name) {
+			return limit("name", name);
+		}
+
+		public @Nullable String getScope() {
+			return this.limit.get("scope");
+		}
+
+		public Config setScope(@Nullable String scope) {
+			return limit("scope", scope);
+		}
+
+		public @Nullable String getPlan() {
+			return this.limit.get("plan");
+		}
+
+		public Config setPlan(@Nullable String plan) {
+			return limit("plan", plan);
+		}
+
+		public @Nullable String getCost() {
+			return this.limit.get("cost");
+		}
+
+		public Config setCost(@Nullable String cost) {
+			return limit("cost", cost);
+		}
+
+		public @Nullable String getShadow() {
+			return this.limit.get("shadow");
+		}
+
+		public Config setShadow(@Nullable String shadow) {
+			return limit("shadow", shadow);
+		}
+
+		public @Nullable String getFailMode() {
+			return this.limit.get("fail-mode");
+		}
+
+		public Config setFailMode(@Nullable String failMode) {
+			return limit("fail-mode", failMode);
+		}
+
+		public @Nullable String getInstances() {
+			return this.limit.get("instances");
+		}
+
+		public Config setInstances(@Nullable String instances) {
+			return limit("instances", instances);
+		}
+
+		public List<Map<String, String>> getLimits() {
+			return this.limits;
+		}
+
+		/** Several limits on one key: each {@code limit}, {@code window}, optionally the others of a single limit. */
+		public Config setLimits(List<Map<String, String>> limits) {
+			this.limits = new ArrayList<>(limits);
+			return this;
+		}
+
+	}
+
+}

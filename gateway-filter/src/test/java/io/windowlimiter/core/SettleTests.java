@@ -1,0 +1,171 @@
+package io.windowlimiter.core;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.windowlimiter.core.RateLimiterCore.Settled;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.key.RedisKeys;
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Reserve, then settle, through the core on the real Redis: what an admission reserves, and what settling it
+ * does to the client's standing, the deny cache and the metrics.
+ */
+class SettleTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+	private final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	private final RedisGuard guard = new RedisGuard(Duration.ofSeconds(5), Duration.ofSeconds(4), Duration.ofSeconds(10));
+
+	private final RateLimiterCore core = RateLimiterCore.of(new LimitScript(this.redis), this.guard,
+			new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000),
+			new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(this.meters), Clock.systemUTC());
+
+	private final String client = "settle-" + UUID.randomUUID();
+
+	@AfterEach
+	void close() {
+		this.guard.close();
+	}
+
+	private void route(String id, String... args) {
+		Map<String, Object> map = new HashMap<>();
+		for (int i = 0; i < args.length; i += 2) {
+			map.put("window-rate-limiter." + args[i], args[i + 1]);
+		}
+		this.core.configure(id, map);
+	}
+
+	private Admission admit(String route, long cost) {
+		return this.core.admit(route, this.client, cost, Mono.empty()).block(TIMEOUT);
+	}
+
+	private long remaining(String route) {
+		return this.core.peek(route, this.client).block(TIMEOUT).decisions().get(0).remaining();
+	}
+
+	private double settles(String result) {
+		Counter counter = this.meters.find("gateway.ratelimit.settles").tag("result", result).counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	@Test
+	void anAdmissionReservesItsCostAndSettlingGivesBackWhatWasNotUsed() {
+		route("reserve", "algorithm", "sliding-window-counter", "limit", "10", "window", "1h");
+		long before = System.currentTimeMillis();
+		Admission admission = admit("reserve", 4);
+		Reservation reservation = admission.reservation();
+		assertThat(reservation).isNotNull();
+		assertThat(reservation.routeId()).isEqualTo("reserve");
+		assertThat(reservation.cost()).isEqualTo(4);
+		assertThat(reservation.keys()).containsExactly(RedisKeys.of("reserve", this.client, "c"));
+		assertThat(reservation.policies())
+			.containsExactly(new WindowPolicy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofHours(1)));
+		// Redis's clock, on this machine the same as ours
+		assertThat(reservation.reservedAt()).isBetween(before - 1_000, System.currentTimeMillis() + 1_000);
+		assertThat(reservation.marker()).startsWith("wrl:{" + this.client + "}:settled:");
+		assertThat(remaining("reserve")).isEqualTo(6);
+
+		assertThat(this.core.settle(reservation, 1).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
+		assertThat(remaining("reserve")).isEqualTo(9);
+		assertThat(this.core.settle(reservation, 0).block(TIMEOUT)).as("settled once").isEqualTo(Settled.DUPLICATE);
+		assertThat(remaining("reserve")).isEqualTo(9);
+		assertThat(settles("applied")).isEqualTo(1);
+		assertThat(settles("duplicate")).isEqualTo(1);
+	}
+
+	@Test
+	void theRoutesCostIsReservedAndTheSameActualCostSendsNothing() {
+		route("same", "algorithm", "fixed-window", "limit", "10", "window", "1h", "cost", "3");
+		Reservation reservation = admit("same", -1).reservation();
+		assertThat(reservation.cost()).isEqualTo(3);
+		assertThat(this.core.settle(reservation, 3).block(TIMEOUT)).isEqualTo(Settled.UNCHANGED);
+		assertThat(this.redis.hasKey(reservation.marker()).block(TIMEOUT)).as("no call: no marker").isFalse();
+		assertThat(remaining("same")).isEqualTo(7);
+		assertThat(this.core.settle(reservation, 0).block(TIMEOUT)).isEqualTo(Settled.DUPLICATE);
+		assertThat(settles("unchanged")).isEqualTo(1);
+	}
+
+	@Test
+	void aLateChargeCountsPastTheLimit() {
+		route("late", "algorithm", "fixed-window", "limit", "10", "window", "1h");
+		Reservation reservation = admit("late", 2).reservation();
+		assertThat(this.core.settle(reservation, 30).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
+		assertThat(remaining("late")).isZero();
+		Admission refused = admit("late", 1);
+		assertThat(refused.passes()).isFalse();
+		assertThat(refused.reservation()).as("a refusal reserves nothing").isNull();
+	}
+
+	@Test
+	void everyLimitOfTheRouteIsSettled() {
+		route("two", "limits[0].algorithm", "sliding-log", "limits[0].limit", "10", "limits[0].window", "1m",
+				"limits[1].algorithm", "token-bucket", "limits[1].limit", "100", "limits[1].window", "1h");
+		Reservation reservation = admit("two", 5).reservation();
+		assertThat(reservation.keys()).hasSize(2);
+		assertThat(this.core.settle(reservation, 0).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
+		List<Long> left = this.core.peek("two", this.client)
+			.block(TIMEOUT)
+			.decisions()
+			.stream()
+			.map(decision -> decision.remaining())
+			.toList();
+		assertThat(left).containsExactly(10L, 100L);
+	}
+
+	@Test
+	void nothingIsReservedWhenRedisCountedNothing() {
+		route("none", "algorithm", "fixed-window", "limit", "2", "window", "1h");
+		assertThat(admit("none", 0).reservation()).as("cost 0").isNull();
+		assertThat(admit("none", 2).reservation()).isNotNull();
+		assertThat(admit("none", 1).reservation()).as("refused").isNull();
+		assertThat(admit("none", 1).reservation()).as("refused by the deny cache").isNull();
+
+		route("shadow", "algorithm", "fixed-window", "limit", "1", "window", "1h", "shadow", "true");
+		assertThat(admit("shadow", 1).reservation()).as("allowed on a shadow route: counted").isNotNull();
+		Admission shadowed = admit("shadow", 1);
+		assertThat(shadowed.passes()).isTrue();
+		assertThat(shadowed.reservation()).as("refused on a shadow route: not counted").isNull();
+	}
+
+	/** A refund lets a client in at once, though it was refused (and remembered so) in between. */
+	@Test
+	void aRefundEndsTheClientsRememberedDenial() {
+		route("login", "algorithm", "sliding-log", "limit", "3", "window", "1h");
+		Reservation first = admit("login", 3).reservation();
+		assertThat(admit("login", 1).passes()).isFalse();
+		assertThat(this.core.settle(first, 0).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
+		assertThat(admit("login", 1).passes()).isTrue();
+	}
+
+	@Test
+	void aNegativeActualCostIsAnError() {
+		route("negative", "algorithm", "fixed-window", "limit", "2", "window", "1h");
+		Reservation reservation = admit("negative", 1).reservation();
+		assertThat(this.core.settle(reservation, -1).onErrorResume(IllegalArgumentException.class, e -> Mono.empty())
+			.block(TIMEOUT)).isNull();
+	}
+
+}

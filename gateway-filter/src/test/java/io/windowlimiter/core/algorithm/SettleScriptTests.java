@@ -1,0 +1,383 @@
+package io.windowlimiter.core.algorithm;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import io.windowlimiter.core.key.RedisKeys;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The settle script on the real Redis with an explicit clock, per algorithm: a refund leaves the client where
+ * a request of the actual cost would have, and never hands out quota the client no longer held; a late charge
+ * counts even past the limit and makes later requests wait; a reservation is settled once.
+ */
+class SettleScriptTests extends ScriptTestSupport {
+
+	private static final long MINUTE = 60_000;
+
+	/** A key of its own for the twin client, which made a request of the actual cost instead. */
+	private final String twin = "test:{" + UUID.randomUUID() + "}:twin";
+
+	private final String marker = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "1");
+
+	/** 10 a minute; the token bucket refills one every 6 s, up to 10 at once. */
+	private static WindowPolicy tenAMinute(Algorithm algorithm) {
+		return new WindowPolicy(algorithm, 10, Duration.ofMinutes(1));
+	}
+
+	private Verdict reserve(String key, WindowPolicy policy, long cost, long now) {
+		return this.script.decide(List.of(new LimitScript.Limit(key, policy)), cost, Long.toString(now)).block(TIMEOUT);
+	}
+
+	/** Reserves on this test's key; asserts it was allowed and the script replied with the time it used. */
+	private long reserve(WindowPolicy policy, long cost, long now) {
+		Verdict verdict = reserve(this.key, policy, cost, now);
+		assertThat(verdict.allowed()).as("reserved %d at %d", cost, now).isTrue();
+		assertThat(verdict.now()).isEqualTo(now);
+		return verdict.now();
+	}
+
+	private Settlement settle(WindowPolicy policy, long at, long reserved, long actual, long now) {
+		return settle(this.marker, policy, at, reserved, actual, now);
+	}
+
+	private Settlement settle(String marker, WindowPolicy policy, long at, long reserved, long actual, long now) {
+		return this.script.settle(List.of(this.key), marker, List.of(policy), at, reserved, actual, Long.toString(now))
+			.block(TIMEOUT);
+	}
+
+	private long change(WindowPolicy policy, long at, long reserved, long actual, long now) {
+		Settlement settlement = settle(policy, at, reserved, actual, now);
+		assertThat(settlement.applied()).isTrue();
+		return settlement.changes().get(0);
+	}
+
+	private long remaining(String key, WindowPolicy policy, long now) {
+		return reserve(key, policy, 0, now).decisions().get(0).remaining();
+	}
+
+	private String dump(String key) {
+		return this.redis.execute(RedisScript.of("return redis.call('DUMP', KEYS[1])", String.class), List.of(key))
+			.blockFirst(TIMEOUT);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aRefundWithinTheWindowLeavesTheClientWhereTheActualCostWould(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 6, T0 + 1_000);
+		reserve(policy, 1, T0 + 1_500);
+		reserve(policy, 1, T0 + 1_500);
+		assertThat(change(policy, at, 6, 2, T0 + 2_000)).isEqualTo(-4);
+		// the twin's request cost 2 from the start
+		reserve(this.twin, policy, 2, T0 + 1_000);
+		reserve(this.twin, policy, 1, T0 + 1_500);
+		reserve(this.twin, policy, 1, T0 + 1_500);
+		for (long now : new long[] { T0 + 2_000, T0 + 30_000, T0 + 61_000, T0 + 62_000, T0 + 100_000, T0 + 130_000 }) {
+			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
+		}
+		assertThat(remaining(this.key, policy, T0 + 2_000)).isEqualTo(6);
+		assertThat(burst(policy, T0 + 2_000, 10)).as("what the refund gave back is there to use, no more").isEqualTo(6);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void actualZeroGivesTheWholeReservationBack(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 10, T0 + 1_000);
+		assertThat(remaining(this.key, policy, T0 + 1_000)).isZero();
+		assertThat(change(policy, at, 10, 0, T0 + 1_000)).isEqualTo(-10);
+		assertThat(burst(policy, T0 + 1_000, 12)).isEqualTo(10);
+	}
+
+	/** Once the reservation's window has passed, it holds nothing: a refund gives nothing and writes nothing. */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aRefundAfterTheReservationsWindowHasPassedGivesNothing(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 10, T0 + 59_000);
+		reserve(policy, 1, T0 + 124_000);
+		String before = dump(this.key);
+		assertThat(change(policy, at, 10, 0, T0 + 125_000)).isZero();
+		assertThat(dump(this.key)).isEqualTo(before);
+	}
+
+	/**
+	 * The fixed window rolled between the reservation and its refund: the new window's quota was the client's
+	 * anyway, so the refund gives nothing; the counter still weighs the previous window, and gives back from it.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED_WINDOW", "SLIDING_WINDOW_COUNTER" })
+	void aRefundIntoAWindowThatRolledHandsOutNoFreshQuota(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 10, T0 + 59_000);
+		int spent = burst(policy, T0 + 61_000, 20);
+		long change = change(policy, at, 10, 0, T0 + 61_500);
+		if (algorithm == Algorithm.FIXED_WINDOW) {
+			assertThat(spent).as("a fresh window").isEqualTo(10);
+			assertThat(change).isZero();
+			assertThat(decide(policy, T0 + 61_500)).isEqualTo(new Decision(false, 0, 58_500, 58_500));
+		}
+		else {
+			// 10 in the previous window weigh 59/60 at 1 s into this one: nothing fits
+			assertThat(spent).isZero();
+			assertThat(change).isEqualTo(-10);
+			// given back, the client stands as one that never made the request: 10 in this window, no more
+			assertThat(burst(policy, T0 + 61_500, 20)).isEqualTo(10);
+		}
+	}
+
+	/** The counter weighs the previous window by its overlap: a refund from it gives back that weight. */
+	@Test
+	void theCounterRefundsFromThePreviousWindowWhileItWeighs() {
+		WindowPolicy policy = tenAMinute(Algorithm.SLIDING_WINDOW_COUNTER);
+		long at = reserve(policy, 8, T0 + 30_000);
+		// 8 of the previous window weigh 8 * 30/60 = 4 at 30 s into this one
+		assertThat(remaining(this.key, policy, T0 + 90_000)).isEqualTo(6);
+		assertThat(change(policy, at, 8, 2, T0 + 90_000)).isEqualTo(-6);
+		assertThat(remaining(this.key, policy, T0 + 90_000)).isEqualTo(9);
+		reserve(this.twin, policy, 2, T0 + 30_000);
+		assertThat(remaining(this.twin, policy, T0 + 90_000)).isEqualTo(9);
+	}
+
+	/**
+	 * A late charge counts now, past the limit: the client is refused as one that used its whole limit now
+	 * (each algorithm's horizon: the window's end, the counter's fade, the log's window, an empty bucket).
+	 */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aLateChargePastTheLimitMakesLaterRequestsWait(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 2, T0 + 1_000);
+		long charged = change(policy, at, 2, 25, T0 + 2_000);
+		Decision denied = decide(policy, T0 + 3_000);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.remaining()).isZero();
+		long retry = denied.retryAfterMillis();
+		switch (algorithm) {
+			// refused until the window ends
+			case FIXED_WINDOW -> assertThat(retry).isEqualTo(57_000);
+			// a count read as the limit: the next window, until 10 of the previous weigh at most 9
+			case SLIDING_WINDOW_COUNTER -> assertThat(retry).isEqualTo(63_000);
+			// the third time in the log (the first logged at 2 s) leaves at 62 s
+			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> assertThat(retry).isEqualTo(59_000);
+			// an empty bucket: one comes back per 6 s
+			case TOKEN_BUCKET -> assertThat(retry).isEqualTo(5_000);
+		}
+		switch (algorithm) {
+			case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> assertThat(charged).isEqualTo(23);
+			// at most the limit is logged: more decide nothing differently
+			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> assertThat(charged).isEqualTo(10);
+			// up to a full refill ahead: TAT 13 s + 23 * 6 s, read as at most 2 s + 60 s
+			case TOKEN_BUCKET -> assertThat(charged).isEqualTo(8);
+		}
+		assertThat(decide(policy, T0 + 3_000 + retry - 1).allowed()).isFalse();
+		assertThat(decide(policy, T0 + 3_000 + retry).allowed()).isTrue();
+	}
+
+	/** A late charge below the limit: the rest of the window holds that much less, as if it had been reserved. */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aLateChargeWithinTheLimitCountsAsIfItHadBeenReserved(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 2, T0 + 1_000);
+		assertThat(change(policy, at, 2, 7, T0 + 1_000)).isEqualTo(5);
+		reserve(this.twin, policy, 7, T0 + 1_000);
+		for (long now : new long[] { T0 + 1_000, T0 + 30_000, T0 + 61_000, T0 + 100_000 }) {
+			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aSecondSettleOfTheSameReservationChangesNothing(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 6, T0 + 1_000);
+		assertThat(change(policy, at, 6, 1, T0 + 2_000)).isEqualTo(-5);
+		String settled = dump(this.key);
+		Settlement again = settle(policy, at, 6, 1, T0 + 2_000);
+		assertThat(again).isEqualTo(new Settlement(false, List.of()));
+		assertThat(settle(policy, at, 6, 9, T0 + 3_000).applied()).as("nor with another cost").isFalse();
+		assertThat(dump(this.key)).isEqualTo(settled);
+		// the marker lives one window from the first settle
+		assertThat(this.redis.getExpire(this.marker).block(TIMEOUT)).isBetween(Duration.ofSeconds(55), Duration.ofMinutes(1));
+		// another reservation of the client has a marker of its own
+		long next = reserve(policy, 3, T0 + 2_000);
+		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
+		assertThat(settle(other, policy, next, 3, 0, T0 + 2_000).changes()).containsExactly(-3L);
+	}
+
+	/** The limit changed between reserve and settle, the window not: the refund applies to the same count. */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aRaisedLimitKeepsTheRefundExact(Algorithm algorithm) {
+		WindowPolicy ten = tenAMinute(algorithm);
+		WindowPolicy twenty = new WindowPolicy(algorithm, 20, Duration.ofMinutes(1));
+		long at = reserve(ten, 6, T0 + 1_000);
+		assertThat(change(ten, at, 6, 2, T0 + 2_000)).isEqualTo(-4);
+		reserve(this.twin, ten, 2, T0 + 1_000);
+		assertThat(remaining(this.key, twenty, T0 + 2_000)).isEqualTo(remaining(this.twin, twenty, T0 + 2_000));
+	}
+
+	/**
+	 * The window changed between reserve and settle (a plan changed, an override began), and a decision of
+	 * the new policy restated the counts: a refund never leaves the client better off under the new policy
+	 * than a client whose request cost nothing from the start; a late charge still counts.
+	 */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aChangedWindowNeverHandsOutFreshQuota(Algorithm algorithm) {
+		WindowPolicy minute = tenAMinute(algorithm);
+		WindowPolicy hour = new WindowPolicy(algorithm, 100, Duration.ofHours(1));
+		long at = reserve(minute, 6, T0 + 1_000);
+		reserve(this.key, hour, 1, T0 + 2_000);
+		reserve(this.twin, hour, 1, T0 + 2_000);
+		long change = change(minute, at, 6, 0, T0 + 3_000);
+		assertThat(change).isBetween(-6L, 0L);
+		for (long now : new long[] { T0 + 3_000, T0 + 30_000, T0 + 61_000, T0 + 3_600_000 }) {
+			assertThat(remaining(this.key, hour, now)).as("at %d", now - T0)
+				.isLessThanOrEqualTo(remaining(this.twin, hour, now));
+		}
+		switch (algorithm) {
+			// the count was restated in hours: the reservation's part cannot be told apart, nothing comes back
+			case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> assertThat(change).isZero();
+			// times are times whatever the window; the bucket keeps time owed
+			case SLIDING_LOG, SLIDING_LOG_SORTED_SET, TOKEN_BUCKET -> assertThat(change).isEqualTo(-6);
+		}
+		long before = remaining(this.key, hour, T0 + 4_000);
+		long next = reserve(this.key, minute, 1, T0 + 4_000).now();
+		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
+		assertThat(settle(other, minute, next, 1, 4, T0 + 4_000).changes().get(0)).isPositive();
+		assertThat(remaining(this.key, hour, T0 + 4_000)).as("the late charge counts under the new policy")
+			.isLessThan(before);
+	}
+
+	/** Redis's clock stepped back between reserve and settle (a failover to a lagging replica). */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aClockSteppingBackBetweenReserveAndSettleRefundsTheSame(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 6, T0 + 30_000);
+		assertThat(change(policy, at, 6, 2, T0 + 29_000)).isEqualTo(-4);
+		reserve(this.twin, policy, 2, T0 + 30_000);
+		for (long now : new long[] { T0 + 29_000, T0 + 31_000, T0 + 61_000, T0 + 95_000 }) {
+			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
+		}
+	}
+
+	/** Reserved just after a window edge, settled on a clock back before it: still the reservation's window. */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aClockSteppingBackAcrossAWindowEdgeRefundsTheReservationsWindow(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		reserve(policy, 3, T0 + 10_000);
+		long at = reserve(policy, 6, T0 + 60_500);
+		assertThat(change(policy, at, 6, 1, T0 + 59_500)).isEqualTo(-5);
+		reserve(this.twin, policy, 3, T0 + 10_000);
+		reserve(this.twin, policy, 1, T0 + 60_500);
+		for (long now : new long[] { T0 + 59_500, T0 + 60_500, T0 + 90_000, T0 + 125_000 }) {
+			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
+		}
+	}
+
+	/** A reservation of the whole limit, refunded whole; a cost above the limit is refused and reserves nothing. */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void costsAtAndAboveTheLimit(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		Verdict above = reserve(this.key, policy, 11, T0 + 1_000);
+		assertThat(above.allowed()).isFalse();
+		assertThat(above.retryAfterMillis()).isEqualTo(Decision.NEVER);
+		assertThat(exists()).isFalse();
+		long at = reserve(policy, 10, T0 + 1_000);
+		assertThat(decide(policy, T0 + 1_000).allowed()).isFalse();
+		assertThat(change(policy, at, 10, 9, T0 + 1_000)).isEqualTo(-1);
+		assertThat(burst(policy, T0 + 1_000, 3)).isEqualTo(1);
+	}
+
+	/**
+	 * Token budgets: thousands reserved per request, settled to what the upstream reported. The log keeps one
+	 * time per unit: the ring copes; the sorted set spends tens of microseconds per unit (printed).
+	 */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void largeCostsSettleExactly(Algorithm algorithm) {
+		WindowPolicy policy = new WindowPolicy(algorithm, 100_000, Duration.ofMinutes(1));
+		reserve(policy, 1, T0);
+		long start = System.nanoTime();
+		long at = reserve(policy, 4_000, T0 + 1_000);
+		long reserveMicros = (System.nanoTime() - start) / 1_000;
+		long memory = memory(this.key);
+		start = System.nanoTime();
+		long refund = change(policy, at, 4_000, 1_500, T0 + 2_000);
+		long refundMicros = (System.nanoTime() - start) / 1_000;
+		// the token bucket gives back only what is still owed: 1.4 s of the 1.5 s refunded (0.6 ms a token)
+		// have not passed yet at 2 s; the other 0.1 s the bucket has refilled anyway
+		assertThat(refund).isEqualTo((algorithm == Algorithm.TOKEN_BUCKET) ? -2_333 : -2_500);
+		long next = reserve(policy, 4_000, T0 + 3_000);
+		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
+		start = System.nanoTime();
+		assertThat(settle(other, policy, next, 4_000, 9_000, T0 + 4_000).changes()).containsExactly(5_000L);
+		long chargeMicros = (System.nanoTime() - start) / 1_000;
+		reserve(this.twin, policy, 1, T0);
+		reserve(this.twin, policy, 1_500, T0 + 1_000);
+		reserve(this.twin, policy, 9_000, T0 + 3_000);
+		// the late charge is logged when settled, at 4 s, not with the reservation: compared where that does not show
+		for (long now : new long[] { T0 + 4_000, T0 + 30_000, T0 + 61_500, T0 + 64_500 }) {
+			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
+		}
+		System.out.printf("%s: reserve 4,000 %d us (key %d B), refund 2,500 %d us, charge 5,000 %d us, key then %d B%n",
+				algorithm, reserveMicros, memory, refundMicros, chargeMicros, memory(this.key));
+	}
+
+	/** Every key a settle writes expires: the limits' keys as the decisions set them, the marker after a window. */
+	@Test
+	void thousandsOfFreshClientsLeaveOnlyKeysThatExpire() {
+		List<String> written = new ArrayList<>();
+		long markers = 0;
+		for (int i = 0; i < 2_000; i++) {
+			Algorithm algorithm = Algorithm.values()[i % Algorithm.values().length];
+			WindowPolicy policy = tenAMinute(algorithm);
+			String client = UUID.randomUUID().toString();
+			String key = RedisKeys.of("settle-fresh", client, algorithm.keySuffix());
+			String marker = RedisKeys.settledMarker(key, Integer.toHexString(i));
+			long at = reserve(key, policy, 3, T0 + i).now();
+			long actual = (i % 3 == 0) ? 0 : (i % 3 == 1) ? 1 : 8;
+			this.script.settle(List.of(key), marker, List.of(policy), at, 3, actual, Long.toString(T0 + i + 500))
+				.block(TIMEOUT);
+			written.add(key);
+			written.add(marker);
+			markers += memory(marker);
+		}
+		int live = 0;
+		for (String key : written) {
+			Duration ttl = this.redis.getExpire(key).block(TIMEOUT);
+			if (Boolean.TRUE.equals(this.redis.hasKey(key).block(TIMEOUT))) {
+				live++;
+				// the counter keeps its key two windows, the rest at most one
+				assertThat(ttl).as(key).isPositive().isLessThanOrEqualTo(Duration.ofMinutes(2));
+			}
+		}
+		// a token bucket given back its whole reservation is full: its key is deleted
+		assertThat(live).isGreaterThan(3_500);
+		System.out.printf("2,000 settles: %d keys live, every one expiring within two minutes; a marker takes %d B%n", live,
+				markers / 2_000);
+		assertThat(markers / 2_000).as("bytes per marker").isLessThan(128);
+	}
+
+	private long memory(String key) {
+		Long bytes = this.redis
+			.execute(RedisScript.of("return redis.call('MEMORY', 'USAGE', KEYS[1], 'SAMPLES', 0)", Long.class), List.of(key))
+			.blockFirst(TIMEOUT);
+		return (bytes != null) ? bytes : 0;
+	}
+
+}

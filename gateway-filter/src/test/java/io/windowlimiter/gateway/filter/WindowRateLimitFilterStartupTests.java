@@ -1,0 +1,94 @@
+package io.windowlimiter.gateway.filter;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.gateway.StartupRouteCheck;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.route.RouteDefinition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/**
+ * A bad WindowRateLimit filter in the route properties stops start-up, naming route, argument and what is
+ * allowed: the start-up check run on the gateway's route properties, as start-up runs it (without a context,
+ * which costs seconds a case; StartupCheckTests shows the check stops a real start-up).
+ */
+class WindowRateLimitFilterStartupTests {
+
+	/** Why start-up would fail with route 'orders' and these filters ({@code index.name=value} pairs). */
+	private static Throwable startUpFailure(String... filterProperties) {
+		RouteDefinition route = new RouteDefinition();
+		route.setId("orders");
+		route.setUri(URI.create("http://127.0.0.1:9"));
+		List<FilterDefinition> filters = new ArrayList<>();
+		for (String property : filterProperties) {
+			int index = Integer.parseInt(property.substring(0, property.indexOf('.')));
+			while (filters.size() <= index) {
+				FilterDefinition filter = new FilterDefinition();
+				filter.setName("WindowRateLimit");
+				filters.add(filter);
+			}
+			String[] pair = property.substring(property.indexOf('.') + 1).split("=", 2);
+			filters.get(index).getArgs().put(pair[0], pair[1]);
+		}
+		route.setFilters(filters);
+		GatewayProperties gateway = new GatewayProperties();
+		gateway.setRoutes(List.of(route));
+		Throwable thrown = catchThrowable(
+				() -> new StartupRouteCheck(gateway, new PolicyRegistry(Map.of()), false, null).afterSingletonsInstantiated());
+		assertThat(thrown).as("start-up must fail").isNotNull();
+		return thrown;
+	}
+
+	private static String[] filter(int index, String... args) {
+		return Arrays.stream(args).map(arg -> index + "." + arg).toArray(String[]::new);
+	}
+
+	@Test
+	void aBadLimitIsNamedAsTheFilterWritesIt() {
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "limit=abc", "window=1m")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'orders': limit is 'abc'; allowed: a whole number");
+	}
+
+	@Test
+	void anUnknownArgumentStopsStartUp() {
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "limt=10", "window=1m")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'orders': limt is not an argument of WindowRateLimit; "
+					+ "allowed: id, key-resolver, cost-resolver, cost-from-header, count-statuses");
+	}
+
+	@Test
+	void twoFiltersWithoutIdsStopStartUp() {
+		List<String> both = new ArrayList<>(List.of(filter(0, "key-resolver=#{@headerKeyResolver}", "limit=10",
+				"window=1m")));
+		both.addAll(List.of(filter(1, "key-resolver=#{@clientIpKeyResolver}", "limit=20", "window=1m")));
+		assertThat(startUpFailure(both.toArray(String[]::new))).isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': id is not set on more than one of its limits' filters "
+					+ "(WindowRateLimit); allowed: an id of its own for each WindowRateLimit filter of a route but one "
+					+ "(default filters included), e.g. id: ip; the filter's limits are then known as orders@<id>");
+	}
+
+	@Test
+	void badCountStatusesAndAMissingKeyResolverStopStartUp() {
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "id=ip", "limit=10", "window=1m",
+				"count-statuses=401,4x")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders@ip': count-statuses is '401,4x', with '4x'; allowed: "
+					+ CountStatuses.ALLOWED);
+		assertThat(startUpFailure(filter(0, "limit=10", "window=1m"))).isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'orders': key-resolver is missing; allowed: ");
+	}
+
+}

@@ -1,0 +1,65 @@
+package io.windowlimiter.gateway.test;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * A real HTTP server behind the gateway that answers as each request tells it: the status in
+ * {@code X-Downstream-Status} (default 200), a response header {@code X-Downstream-Cost} copied from the
+ * request's {@code X-Downstream-Cost}, after {@code X-Downstream-Delay-Ms}. It counts requests per path.
+ */
+public final class ScriptedDownstream implements AutoCloseable {
+
+	public static final String STATUS = "X-Downstream-Status";
+
+	public static final String COST = "X-Downstream-Cost";
+
+	public static final String DELAY = "X-Downstream-Delay-Ms";
+
+	private final Map<String, AtomicInteger> hits = new ConcurrentHashMap<>();
+
+	private final DisposableServer server;
+
+	private ScriptedDownstream() {
+		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
+			this.hits.computeIfAbsent(request.uri(), k -> new AtomicInteger()).incrementAndGet();
+			String status = request.requestHeaders().get(STATUS, "200");
+			String cost = request.requestHeaders().get(COST);
+			long delay = Long.parseLong(request.requestHeaders().get(DELAY, "0"));
+			if (cost != null) {
+				response.header(COST, cost);
+			}
+			// answered off the event loop: see Downstream
+			return response.status(Integer.parseInt(status))
+				.header("Content-Type", "text/plain")
+				.sendString(Mono.just("downstream").delayElement(Duration.ofMillis(delay)).publishOn(Schedulers.parallel()));
+		}).bindNow();
+	}
+
+	public static ScriptedDownstream start() {
+		return new ScriptedDownstream();
+	}
+
+	public String uri() {
+		return "http://127.0.0.1:" + this.server.port();
+	}
+
+	/** Requests that reached this server for one path (with its query). */
+	public int hits(String path) {
+		AtomicInteger count = this.hits.get(path);
+		return (count != null) ? count.get() : 0;
+	}
+
+	@Override
+	public void close() {
+		this.server.disposeNow();
+	}
+
+}
