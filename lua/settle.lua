@@ -3,8 +3,12 @@
 -- counts the rest now (a late charge, even past the limit). Assembled at start-up after the same
 -- modules as decide.lua (see LimitScript), each defining in the table `settles`:
 --
---   settles[name] = function(key, limit, window, now, at, reserved, actual, extra)
+--   settles[name] = function(key, limit, window, now, at, reserved, actual, extra, reset)
 --     -> units given back (negative) or charged (positive) by this limit
+--
+-- where `reset` is what decide.lua replied as this limit's reset when it reserved (ms after `at`): where the
+-- reservation landed, in the algorithm's terms (the end of the window it was counted in; the time the bucket
+-- would be full again after it).
 --
 -- Idempotent: the first call sets the reservation's marker key (SET NX), and a call that finds it set
 -- changes nothing. The marker lives as long as the longest horizon of the reservation's limits (a
@@ -17,7 +21,8 @@
 -- ARGV[2]    when the reservation was made: the `now` decide.lua replied with
 -- ARGV[3]    the cost reserved, >= 1
 -- ARGV[4]    the actual cost, >= 0 and not the cost reserved
--- ARGV[5 + 4(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none)
+-- ARGV[5 + 5(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none),
+--            the reset decide.lua replied for it
 -- Reply      {1, then for each limit the units given back (< 0) or charged (> 0)}, or {0} when the
 --            reservation was settled before
 local now = tonumber(ARGV[1])
@@ -30,7 +35,7 @@ local at, reserved, actual = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV
 local limits = #KEYS - 1
 local horizon = 1
 for i = 1, limits do
-  local base = 5 + 4 * (i - 1)
+  local base = 5 + 5 * (i - 1)
   local limit, window = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
   horizon = math.max(horizon, window)
   if ARGV[base] == 'TOKEN_BUCKET' then
@@ -43,8 +48,8 @@ end
 
 local reply = {1}
 for i = 1, limits do
-  local base = 5 + 4 * (i - 1)
+  local base = 5 + 5 * (i - 1)
   reply[i + 1] = settles[ARGV[base]](KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, at,
-    reserved, actual, ARGV[base + 3])
+    reserved, actual, ARGV[base + 3], tonumber(ARGV[base + 4]))
 end
 return reply

@@ -30,16 +30,20 @@ public final class Reservation {
 
 	private final long reservedAt;
 
+	private final List<Long> resets;
+
 	private final String id;
 
 	private final AtomicBoolean settled = new AtomicBoolean();
 
-	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long reservedAt) {
+	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long reservedAt,
+			List<Long> resets) {
 		this.routeId = routeId;
 		this.policy = policy;
 		this.keys = keys;
 		this.cost = cost;
 		this.reservedAt = reservedAt;
+		this.resets = resets;
 		// unique among the client's reservations while markers live (a window): 64 random bits
 		this.id = Long.toHexString(ThreadLocalRandom.current().nextLong());
 	}
@@ -67,6 +71,14 @@ public final class Reservation {
 	/** When the decision script reserved it, in ms since the epoch on Redis's clock: which window it is in. */
 	public long reservedAt() {
 		return this.reservedAt;
+	}
+
+	/**
+	 * Each limit's reset when it reserved, in ms after {@link #reservedAt()}, in the keys' order: where the
+	 * reservation landed (the end of the window it was counted in; when the bucket would be full after it).
+	 */
+	public List<Long> resets() {
+		return this.resets;
 	}
 
 	/** What tells this reservation apart from the client's others: part of its marker. */

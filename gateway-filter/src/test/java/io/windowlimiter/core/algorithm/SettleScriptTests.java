@@ -2,7 +2,9 @@ package io.windowlimiter.core.algorithm;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 import io.windowlimiter.core.key.RedisKeys;
@@ -37,11 +39,15 @@ class SettleScriptTests extends ScriptTestSupport {
 		return this.script.decide(List.of(new LimitScript.Limit(key, policy)), cost, Long.toString(now)).block(TIMEOUT);
 	}
 
+	/** The reset each reservation's decision replied, by the time it was made at. */
+	private final Map<Long, Long> resets = new HashMap<>();
+
 	/** Reserves on this test's key; asserts it was allowed and the script replied with the time it used. */
 	private long reserve(WindowPolicy policy, long cost, long now) {
 		Verdict verdict = reserve(this.key, policy, cost, now);
 		assertThat(verdict.allowed()).as("reserved %d at %d", cost, now).isTrue();
 		assertThat(verdict.now()).isEqualTo(now);
+		this.resets.put(now, verdict.decisions().get(0).resetMillis());
 		return verdict.now();
 	}
 
@@ -50,7 +56,9 @@ class SettleScriptTests extends ScriptTestSupport {
 	}
 
 	private Settlement settle(String marker, WindowPolicy policy, long at, long reserved, long actual, long now) {
-		return this.script.settle(List.of(this.key), marker, List.of(policy), at, reserved, actual, Long.toString(now))
+		return this.script
+			.settle(List.of(this.key), marker, List.of(policy), List.of(this.resets.get(at)), at, reserved, actual,
+					Long.toString(now))
 			.block(TIMEOUT);
 	}
 
@@ -253,7 +261,7 @@ class SettleScriptTests extends ScriptTestSupport {
 			case SLIDING_LOG, SLIDING_LOG_SORTED_SET, TOKEN_BUCKET -> assertThat(change).isEqualTo(-6);
 		}
 		long before = remaining(this.key, hour, T0 + 4_000);
-		long next = reserve(this.key, minute, 1, T0 + 4_000).now();
+		long next = reserve(minute, 1, T0 + 4_000);
 		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
 		assertThat(settle(other, minute, next, 1, 4, T0 + 4_000).changes().get(0)).isPositive();
 		assertThat(remaining(this.key, hour, T0 + 4_000)).as("the late charge counts under the new policy")
@@ -284,6 +292,40 @@ class SettleScriptTests extends ScriptTestSupport {
 		reserve(this.twin, policy, 3, T0 + 10_000);
 		reserve(this.twin, policy, 1, T0 + 60_500);
 		for (long now : new long[] { T0 + 59_500, T0 + 60_500, T0 + 90_000, T0 + 125_000 }) {
+			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
+		}
+	}
+
+	/**
+	 * The Redis clock had stepped back below a window the key already counted in, so the reservation landed in
+	 * that window, ahead of the clock: its reset tells the settle where.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED_WINDOW", "SLIDING_WINDOW_COUNTER" })
+	void aReservationThatLandedInAWindowAheadOfTheClockIsRefundedThere(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		reserve(policy, 2, T0 + 60_500);
+		long at = reserve(policy, 5, T0 + 59_000);
+		assertThat(change(policy, at, 5, 0, T0 + 59_500)).isEqualTo(-5);
+		reserve(this.twin, policy, 2, T0 + 60_500);
+		for (long now : new long[] { T0 + 59_500, T0 + 61_000, T0 + 100_000 }) {
+			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
+		}
+	}
+
+	/**
+	 * A client whose bucket was already drained when it reserved: the reservation's time ends far ahead (its
+	 * reset says where), and a refund gives back all of the refunded units' time still owed.
+	 */
+	@Test
+	void aTokenBucketDrainedBeforeTheReservationGetsItsWholeRefund() {
+		WindowPolicy policy = tenAMinute(Algorithm.TOKEN_BUCKET);
+		reserve(policy, 8, T0);
+		long at = reserve(policy, 2, T0 + 1_000);
+		// 10 s later: the 2 units' 12 s end at 60 s, still owed
+		assertThat(change(policy, at, 2, 0, T0 + 11_000)).isEqualTo(-2);
+		reserve(this.twin, policy, 8, T0);
+		for (long now : new long[] { T0 + 11_000, T0 + 30_000, T0 + 47_999, T0 + 48_000 }) {
 			assertThat(remaining(this.key, policy, now)).as("at %d", now - T0).isEqualTo(remaining(this.twin, policy, now));
 		}
 	}
@@ -349,9 +391,11 @@ class SettleScriptTests extends ScriptTestSupport {
 			String client = UUID.randomUUID().toString();
 			String key = RedisKeys.of("settle-fresh", client, algorithm.keySuffix());
 			String marker = RedisKeys.settledMarker(key, Integer.toHexString(i));
-			long at = reserve(key, policy, 3, T0 + i).now();
+			Verdict reserved = reserve(key, policy, 3, T0 + i);
 			long actual = (i % 3 == 0) ? 0 : (i % 3 == 1) ? 1 : 8;
-			this.script.settle(List.of(key), marker, List.of(policy), at, 3, actual, Long.toString(T0 + i + 500))
+			this.script
+				.settle(List.of(key), marker, List.of(policy), List.of(reserved.decisions().get(0).resetMillis()),
+						reserved.now(), 3, actual, Long.toString(T0 + i + 500))
 				.block(TIMEOUT);
 			written.add(key);
 			written.add(marker);
