@@ -13,7 +13,10 @@
 -- Idempotent: the first call sets the reservation's marker key (SET NX), and a call that finds it set
 -- changes nothing. The marker lives as long as the longest horizon of the reservation's limits (a
 -- window; a token bucket's full refill when longer), after which a refund finds nothing left to give
--- back in any limit.
+-- back in any limit, but at most ten minutes: a second call can only be Lettuce sending the command again
+-- after a reconnect, which it does only until the guard gives the call up (it writes no cancelled
+-- command), and the gateway sends no second call itself. So a client settling many requests on a day's
+-- window does not hold a day of markers.
 --
 -- KEYS[i]    the client's key for limit i, as reserved (all share one hash tag)
 -- KEYS[n+1]  the reservation's marker, under the same hash tag
@@ -42,7 +45,7 @@ for i = 1, limits do
     horizon = math.max(horizon, math.ceil(tonumber(ARGV[base + 3]) * window / limit))
   end
 end
-if not redis.call('SET', KEYS[limits + 1], '1', 'NX', 'PX', horizon) then
+if not redis.call('SET', KEYS[limits + 1], '1', 'NX', 'PX', math.min(horizon, 600000)) then
   return {0}
 end
 

@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.windowlimiter.core.key.RedisKeys;
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -29,6 +31,15 @@ class SettleScriptTests extends ScriptTestSupport {
 	private final String twin = "test:{" + UUID.randomUUID() + "}:twin";
 
 	private final String marker = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "1");
+
+	/**
+	 * Connects and loads the scripts with time to spare: the first call of a cold JVM on a crowded machine
+	 * (load 20 on 2 CPUs) outlasted the tests' 5 s bound twice.
+	 */
+	@BeforeAll
+	static void connect() {
+		new LimitScript(RedisTestServer.get().template()).load().block(Duration.ofSeconds(60));
+	}
 
 	/** 10 a minute; the token bucket refills one every 6 s, up to 10 at once. */
 	private static WindowPolicy tenAMinute(Algorithm algorithm) {
@@ -217,6 +228,14 @@ class SettleScriptTests extends ScriptTestSupport {
 		assertThat(dump(this.key)).isEqualTo(settled);
 		// the marker lives one window from the first settle
 		assertThat(this.redis.getExpire(this.marker).block(TIMEOUT)).isBetween(Duration.ofSeconds(55), Duration.ofMinutes(1));
+		// on a day's window, ten minutes: far beyond any re-send of the command, without a day of markers
+		WindowPolicy day = new WindowPolicy(algorithm, 10, Duration.ofDays(1));
+		String dayKey = "test:{" + UUID.randomUUID() + "}:day";
+		Verdict onADay = reserve(dayKey, day, 2, T0);
+		String dayMarker = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "3");
+		this.script.settle(List.of(dayKey), dayMarker, List.of(day), List.of(onADay.decisions().get(0).resetMillis()),
+				onADay.now(), 2, 1, Long.toString(T0)).block(TIMEOUT);
+		assertThat(this.redis.getExpire(dayMarker).block(TIMEOUT)).isBetween(Duration.ofMinutes(9), Duration.ofMinutes(10));
 		// another reservation of the client has a marker of its own
 		long next = reserve(policy, 3, T0 + 2_000);
 		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
