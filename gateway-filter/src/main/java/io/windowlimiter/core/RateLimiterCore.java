@@ -191,15 +191,8 @@ public final class RateLimiterCore {
 	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */
 	private static @Nullable Reservation reservation(String routeId, CompiledPolicy policy, List<String> keys,
 			long cost, Verdict verdict) {
-		if (!verdict.allowed() || cost <= 0) {
-			return null;
-		}
-		List<Decision> decisions = verdict.decisions();
-		Long[] resets = new Long[decisions.size()];
-		for (int i = 0; i < resets.length; i++) {
-			resets[i] = decisions.get(i).resetMillis();
-		}
-		return new Reservation(routeId, policy, keys, cost, verdict.now(), List.of(resets));
+		return (verdict.allowed() && cost > 0)
+				? new Reservation(routeId, policy, keys, cost, verdict.now(), verdict.decisions()) : null;
 	}
 
 	/**
