@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.UUID;
 
 import io.windowlimiter.core.key.RedisKeys;
@@ -397,6 +398,54 @@ class SettleScriptTests extends ScriptTestSupport {
 		}
 		System.out.printf("%s: reserve 4,000 %d us (key %d B), refund 2,500 %d us, charge 5,000 %d us, key then %d B%n",
 				algorithm, reserveMicros, memory, refundMicros, chargeMicros, memory(this.key));
+	}
+
+	/**
+	 * The ring and the sorted set decide alike with settles among the decisions: random reservations, refunds
+	 * and late charges at random times, the ring wrapping, growing and shrinking on the way.
+	 */
+	@Test
+	void ringAndSortedSetLogsAgreeWithSettles() {
+		Random random = new Random(23);
+		int refunds = 0;
+		int charges = 0;
+		for (int trace = 0; trace < 12; trace++) {
+			int limit = 2 + random.nextInt(30);
+			WindowPolicy ring = new WindowPolicy(Algorithm.SLIDING_LOG, limit, Duration.ofMinutes(1));
+			WindowPolicy set = new WindowPolicy(Algorithm.SLIDING_LOG_SORTED_SET, limit, Duration.ofMinutes(1));
+			String ringKey = "test:{" + UUID.randomUUID() + "}:ring";
+			String setKey = "test:{" + UUID.randomUUID() + "}:set";
+			List<long[]> open = new ArrayList<>();
+			long now = T0;
+			for (int i = 0; i < 80; i++) {
+				now += (random.nextInt(3) == 0) ? 0 : random.nextInt(15_000);
+				if (!open.isEmpty() && random.nextInt(3) == 0) {
+					long[] reservation = open.remove(random.nextInt(open.size()));
+					long actual = random.nextInt((int) (2 * reservation[1] + 2));
+					if (actual == reservation[1]) {
+						continue;
+					}
+					String marker = "test:{" + UUID.randomUUID() + "}:m";
+					List<Long> resets = List.of(reservation[2]);
+					Settlement ringSettled = this.script.settle(List.of(ringKey), marker, List.of(ring), resets,
+							reservation[0], reservation[1], actual, Long.toString(now)).block(TIMEOUT);
+					Settlement setSettled = this.script.settle(List.of(setKey), marker + "s", List.of(set), resets,
+							reservation[0], reservation[1], actual, Long.toString(now)).block(TIMEOUT);
+					assertThat(ringSettled).as("trace %d op %d", trace, i).isEqualTo(setSettled);
+					refunds += (ringSettled.changes().get(0) < 0) ? 1 : 0;
+					charges += (ringSettled.changes().get(0) > 0) ? 1 : 0;
+					continue;
+				}
+				long cost = 1 + random.nextInt(limit);
+				Verdict onRing = reserve(ringKey, ring, cost, now);
+				assertThat(onRing).as("trace %d op %d", trace, i).isEqualTo(reserve(setKey, set, cost, now));
+				if (onRing.allowed()) {
+					open.add(new long[] { onRing.now(), cost, onRing.decisions().get(0).resetMillis() });
+				}
+			}
+		}
+		assertThat(refunds).as("refunds that gave something back").isGreaterThan(20);
+		assertThat(charges).as("late charges").isGreaterThan(20);
 	}
 
 	/** Every key a settle writes expires: the limits' keys as the decisions set them, the marker after a window. */
