@@ -42,6 +42,16 @@ class SettleScriptTests extends ScriptTestSupport {
 		new LimitScript(RedisTestServer.get().template()).load().block(Duration.ofSeconds(60));
 	}
 
+	/** The decision, sent for every request, runs no settle code: only the settle script holds it. */
+	@Test
+	void theDecisionScriptCarriesNoSettleCode() {
+		String decision = this.script.script().getScriptAsString();
+		assertThat(decision).contains("algorithms['TOKEN_BUCKET']").doesNotContain("settles");
+		for (Algorithm algorithm : Algorithm.values()) {
+			assertThat(decision).contains("algorithms['" + algorithm.name() + "']");
+		}
+	}
+
 	/** 10 a minute; the token bucket refills one every 6 s, up to 10 at once. */
 	private static WindowPolicy tenAMinute(Algorithm algorithm) {
 		return new WindowPolicy(algorithm, 10, Duration.ofMinutes(1));
