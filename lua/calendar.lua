@@ -21,21 +21,24 @@ local function calendar_value(start, finish, count)
   return string.format('c:%d:%d:%d', start, finish, count)
 end
 
-algorithms['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, cost, extra)
+-- The edges Java sent, and the period among them that holds now.
+local function calendar_period(extra, now)
   local edges = {}
   for edge in string.gmatch(extra, '%d+') do
     edges[#edges + 1] = tonumber(edge)
   end
-  local start, finish
   if now < edges[2] then
-    start, finish = edges[1], edges[2]
+    return edges, edges[1], edges[2]
   elseif now < edges[3] then
-    start, finish = edges[2], edges[3]
-  else
-    local length = edges[4] - edges[3]
-    local skipped = math.max(0, math.floor((now - edges[4]) / length) + 1)
-    start, finish = edges[3] + skipped * length, edges[4] + skipped * length
+    return edges, edges[2], edges[3]
   end
+  local length = edges[4] - edges[3]
+  local skipped = math.max(0, math.floor((now - edges[4]) / length) + 1)
+  return edges, edges[3] + skipped * length, edges[4] + skipped * length
+end
+
+algorithms['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, cost, extra)
+  local edges, start, finish = calendar_period(extra, now)
 
   local count = 0
   local stored = redis.call('GET', key)
@@ -72,4 +75,32 @@ algorithms['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, cost, ex
   return true, limit - count - cost, until_end, 0, function()
     redis.call('SET', key, calendar_value(start, finish, count + cost), 'PX', until_end)
   end
+end
+
+-- Settle (see settle.lua). As the fixed window: a refund comes out of the period the reservation was
+-- counted in (the one ending at at + reset) while that period is stored and has not ended; a late charge
+-- is counted in the stored period while it has not ended, else in the period holding now, even past the
+-- limit: the client is then refused until that period ends, no longer.
+settles['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, at, reserved, actual, extra, reset)
+  local start, finish, count
+  local stored = redis.call('GET', key)
+  if stored then
+    start, finish, count = calendar_read(stored)
+  end
+  if actual < reserved then
+    if not start or finish ~= at + reset or finish <= now then
+      return 0
+    end
+    local back = math.min(reserved - actual, count)
+    redis.call('SET', key, calendar_value(start, finish, count - back), 'PX', finish - now)
+    return -back
+  end
+  local charge = actual - reserved
+  if not start or finish <= now then
+    local _
+    _, start, finish = calendar_period(extra, now)
+    count = 0
+  end
+  redis.call('SET', key, calendar_value(start, finish, count + charge), 'PX', math.max(1, finish - now))
+  return charge
 end
