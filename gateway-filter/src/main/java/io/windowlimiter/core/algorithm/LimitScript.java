@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import reactor.core.publisher.Mono;
@@ -47,17 +48,19 @@ public final class LimitScript {
 		}
 		StringBuilder source = new StringBuilder("local algorithms = {}\n");
 		StringBuilder settleSource = new StringBuilder("local algorithms, settles = {}, {}\n");
-		for (Algorithm algorithm : Algorithm.values()) {
-			String module = read(algorithm.moduleFile());
+		List<String> modules = new ArrayList<>();
+		Arrays.stream(Algorithm.values()).map(Algorithm::moduleFile).forEach(modules::add);
+		// the calendar quota: a fixed window whose edges Java computes (after the fixed window, whose layouts it reads)
+		modules.add("calendar.lua");
+		for (String file : modules) {
+			String module = read(file);
 			int settlePart = module.indexOf(SETTLE_PART);
 			if (settlePart < 0) {
-				throw new IllegalStateException(algorithm.moduleFile() + " has no settle part (" + SETTLE_PART + ")");
+				throw new IllegalStateException(file + " has no settle part (" + SETTLE_PART + ")");
 			}
 			source.append(withoutComments(module.substring(0, settlePart)));
 			settleSource.append(withoutComments(module));
 		}
-		// the calendar quota: a fixed window whose edges Java computes (after the fixed window, whose layouts it reads)
-		source.append(withoutComments(read("calendar.lua")));
 		source.append(withoutComments(read("decide.lua")));
 		settleSource.append(withoutComments(read("settle.lua")));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
@@ -152,10 +155,12 @@ public final class LimitScript {
 		args.add(Long.toString(actual));
 		for (int i = 0; i < policies.size(); i++) {
 			WindowPolicy policy = policies.get(i);
-			args.add(policy.algorithm().name());
+			CalendarPeriod calendar = policy.calendar();
+			args.add((calendar != null) ? CALENDAR : policy.algorithm().name());
 			args.add(Long.toString(policy.limit()));
 			args.add(Long.toString(policy.windowMillis()));
-			args.add(policy.algorithm().extra(policy));
+			// a calendar quota's edges around the reservation: the settle script finds the period counting now
+			args.add((calendar != null) ? calendar.extra(reservedAt) : policy.algorithm().extra(policy));
 			args.add(Long.toString(resets.get(i)));
 		}
 		byte[][] encodedArgs = new byte[args.size()][];
