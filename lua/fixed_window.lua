@@ -90,21 +90,21 @@ algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
   end
 end
 
--- Settle (see settle.lua). A refund comes out of the window the reservation was counted in (the one
--- holding `at`), while that window is stored in the reservation's length and has not ended: once it has
+-- Settle (see settle.lua). A refund comes out of the window the reservation was counted in (the one ending
+-- at at + reset: the one holding `at`, or one ahead of a clock that had stepped back), while that window is stored in the reservation's length and has not ended: once it has
 -- rolled, what the reservation took is gone with it and nothing is given back (a policy change that
 -- restated the count in another length leaves nothing to tell the reservation's part by: nothing either).
 -- A late charge is counted in the window now counting (the stored one while it has not ended, whatever its
 -- length, ahead of the clock included; else this window of the reservation's length), even past the
 -- limit: the client is then refused until that window ends, no longer.
-settles['FIXED_WINDOW'] = function(key, limit, window, now, at, reserved, actual)
+settles['FIXED_WINDOW'] = function(key, limit, window, now, at, reserved, actual, extra, reset)
   local index, length, count
   local stored = redis.call('GET', key)
   if stored then
     index, length, count = fixed_window_read(stored)
   end
   if actual < reserved then
-    if not index or length ~= window or index ~= math.floor(at / window) or (index + 1) * window <= now then
+    if not index or length ~= window or index ~= math.floor((at + reset - 1) / window) or (index + 1) * window <= now then
       return 0
     end
     local back = math.min(reserved - actual, count)

@@ -3,13 +3,20 @@
 -- counts the rest now (a late charge, even past the limit). Assembled at start-up after the same
 -- modules as decide.lua (see LimitScript), each defining in the table `settles`:
 --
---   settles[name] = function(key, limit, window, now, at, reserved, actual, extra)
+--   settles[name] = function(key, limit, window, now, at, reserved, actual, extra, reset)
 --     -> units given back (negative) or charged (positive) by this limit
+--
+-- where `reset` is what decide.lua replied as this limit's reset when it reserved (ms after `at`): where the
+-- reservation landed, in the algorithm's terms (the end of the window it was counted in; the time the bucket
+-- would be full again after it).
 --
 -- Idempotent: the first call sets the reservation's marker key (SET NX), and a call that finds it set
 -- changes nothing. The marker lives as long as the longest horizon of the reservation's limits (a
 -- window; a token bucket's full refill when longer), after which a refund finds nothing left to give
--- back in any limit.
+-- back in any limit, but at most ten minutes: a second call can only be Lettuce sending the command again
+-- after a reconnect, which it does only until the guard gives the call up (it writes no cancelled
+-- command), and the gateway sends no second call itself. So a client settling many requests on a day's
+-- window does not hold a day of markers.
 --
 -- KEYS[i]    the client's key for limit i, as reserved (all share one hash tag)
 -- KEYS[n+1]  the reservation's marker, under the same hash tag
@@ -17,7 +24,8 @@
 -- ARGV[2]    when the reservation was made: the `now` decide.lua replied with
 -- ARGV[3]    the cost reserved, >= 1
 -- ARGV[4]    the actual cost, >= 0 and not the cost reserved
--- ARGV[5 + 4(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none)
+-- ARGV[5 + 5(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none),
+--            the reset decide.lua replied for it
 -- Reply      {1, then for each limit the units given back (< 0) or charged (> 0)}, or {0} when the
 --            reservation was settled before
 local now = tonumber(ARGV[1])
@@ -30,21 +38,21 @@ local at, reserved, actual = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV
 local limits = #KEYS - 1
 local horizon = 1
 for i = 1, limits do
-  local base = 5 + 4 * (i - 1)
+  local base = 5 + 5 * (i - 1)
   local limit, window = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
   horizon = math.max(horizon, window)
   if ARGV[base] == 'TOKEN_BUCKET' then
     horizon = math.max(horizon, math.ceil(tonumber(ARGV[base + 3]) * window / limit))
   end
 end
-if not redis.call('SET', KEYS[limits + 1], '1', 'NX', 'PX', horizon) then
+if not redis.call('SET', KEYS[limits + 1], '1', 'NX', 'PX', math.min(horizon, 600000)) then
   return {0}
 end
 
 local reply = {1}
 for i = 1, limits do
-  local base = 5 + 4 * (i - 1)
+  local base = 5 + 5 * (i - 1)
   reply[i + 1] = settles[ARGV[base]](KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, at,
-    reserved, actual, ARGV[base + 3])
+    reserved, actual, ARGV[base + 3], tonumber(ARGV[base + 4]))
 end
 return reply

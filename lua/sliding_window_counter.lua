@@ -143,13 +143,14 @@ end
 
 -- Settle (see settle.lua). The stored counts are first read as of now, in their own length: a window
 -- that has ended becomes the previous one, one ended before that is gone. A refund comes out of the count
--- the reservation went into, the window holding `at`, while it still weighs: the current window's count,
+-- the reservation went into, the window ending at at + reset (the one holding `at`, or one ahead of a clock
+-- that had stepped back), while it still weighs: the current window's count,
 -- or the previous one's (which then gives back only its remaining weight of the refund, as it counts); a
 -- count two windows old, or one restated in another length by a policy change, gives nothing back. A late
 -- charge is added to the current window's count (in the stored length; a fresh key in the reservation's),
 -- even past the limit; decisions read a count as at most the limit, so the client is refused as one that
 -- used its whole limit now: until the window ends and the previous one's weight has faded enough.
-settles['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, at, reserved, actual)
+settles['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, at, reserved, actual, extra, reset)
   local index, current, previous, length
   local stored = redis.call('GET', key)
   if stored then
@@ -168,7 +169,7 @@ settles['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, at, reserv
     if not index or length ~= window then
       return 0
     end
-    local at_index, back = math.floor(at / window), 0
+    local at_index, back = math.floor((at + reset - 1) / window), 0
     if at_index == index then
       back = math.min(reserved - actual, current)
       current = current - back

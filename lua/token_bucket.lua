@@ -42,16 +42,14 @@ algorithms['TOKEN_BUCKET'] = function(key, limit, window, now, cost, extra)
 end
 
 -- Settle (see settle.lua). A refund moves the TAT back by the part of the refunded units' time that is
--- still owed now: the reservation ended its time at TAT_r = max(TAT before it, at) + reserved * interval,
--- its refunded units were the last (reserved - actual) intervals of that, and only what lies after now is
--- still owed (a request after TAT_r found the bucket full: the reservation no longer counts at all). The
--- script knows at, not TAT_r: it takes at + reserved * interval, TAT_r of a bucket that was full when the
--- reservation came, which is never later than TAT_r. So a refund never hands out time the client no longer
--- owed; it is exact when the bucket was full at the reservation (or the response came within the actual
--- cost's time), and gives back less when the bucket was already partly drained. A late charge moves the TAT on from now (or from
--- where it is), even past an empty bucket, up to a full refill ahead: decisions read no more than that.
--- Intervals are the reservation's: the bucket keeps time owed, whatever the policy is now.
-settles['TOKEN_BUCKET'] = function(key, limit, window, now, at, reserved, actual, extra)
+-- still owed now. The reservation ended its time at TAT_r (its reset after `at`, replied in whole ms rounded
+-- up: TAT_r is taken 1 ms earlier, never later), its refunded units were the last (reserved - actual)
+-- intervals of that, and only what lies after now is still owed; a request after TAT_r found the bucket full
+-- and the reservation no longer counted at all. So a refund never hands out time the client no longer owed,
+-- and falls short of exact by at most 1 ms of refill. A late charge moves the TAT on from now (or from where
+-- it is), even past an empty bucket, up to a full refill ahead: decisions read no more than that. Intervals
+-- are the reservation's: the bucket keeps time owed, whatever the policy is now.
+settles['TOKEN_BUCKET'] = function(key, limit, window, now, at, reserved, actual, extra, reset)
   local interval = window / limit
   local tat = tonumber(redis.call('GET', key))
   local moved
@@ -59,7 +57,7 @@ settles['TOKEN_BUCKET'] = function(key, limit, window, now, at, reserved, actual
     if not tat then
       return 0
     end
-    local owed = math.min((reserved - actual) * interval, at + reserved * interval - now)
+    local owed = math.min((reserved - actual) * interval, math.max(at + reserved * interval, at + reset - 1) - now)
     if owed <= 0 then
       return 0
     end

@@ -202,7 +202,8 @@ public final class RateLimiterCore {
 	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */
 	private static @Nullable Reservation reservation(String routeId, CompiledPolicy policy, List<String> keys,
 			long cost, Verdict verdict) {
-		return (verdict.allowed() && cost > 0) ? new Reservation(routeId, policy, keys, cost, verdict.now()) : null;
+		return (verdict.allowed() && cost > 0)
+				? new Reservation(routeId, policy, keys, cost, verdict.now(), verdict.decisions()) : null;
 	}
 
 	/**
@@ -230,7 +231,7 @@ public final class RateLimiterCore {
 		}
 		List<String> keys = reservation.keys();
 		Mono<Settlement> call = this.script.settle(keys, reservation.marker(), reservation.policies(),
-				reservation.reservedAt(), reservation.cost(), actualCost, REDIS_CLOCK);
+				reservation.resets(), reservation.reservedAt(), reservation.cost(), actualCost, REDIS_CLOCK);
 		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
 			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
 			.doOnNext(settled -> {

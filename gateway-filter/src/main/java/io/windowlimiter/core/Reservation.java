@@ -1,9 +1,11 @@
 package io.windowlimiter.core;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
+import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledPolicy;
@@ -30,18 +32,27 @@ public final class Reservation {
 
 	private final long reservedAt;
 
-	private final String id;
+	/** The decision of each limit when it reserved: their resets say where the reservation landed. */
+	private final List<Decision> decisions;
 
-	private final AtomicBoolean settled = new AtomicBoolean();
+	/** Unique among the client's reservations while markers live (ten minutes at most): 64 random bits. */
+	private final long id = ThreadLocalRandom.current().nextLong();
 
-	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long reservedAt) {
+	/** 1 once settled: made for every admitted request, so a field updater rather than an object more. */
+	private volatile int settled;
+
+	private static final AtomicIntegerFieldUpdater<Reservation> SETTLED = AtomicIntegerFieldUpdater
+		.newUpdater(Reservation.class, "settled");
+
+	/** Made for every request Redis counted: nothing here is worked out until a settle asks. */
+	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long reservedAt,
+			List<Decision> decisions) {
 		this.routeId = routeId;
 		this.policy = policy;
 		this.keys = keys;
 		this.cost = cost;
 		this.reservedAt = reservedAt;
-		// unique among the client's reservations while markers live (a window): 64 random bits
-		this.id = Long.toHexString(ThreadLocalRandom.current().nextLong());
+		this.decisions = decisions;
 	}
 
 	/** The route (or filter id) the request was admitted on. */
@@ -51,7 +62,7 @@ public final class Reservation {
 
 	/** The client's keys, one per limit, in the policy's order. */
 	public List<String> keys() {
-		return this.keys;
+		return Collections.unmodifiableList(this.keys);
 	}
 
 	/** The limits the cost was reserved in, as they were then, in the keys' order. */
@@ -69,14 +80,22 @@ public final class Reservation {
 		return this.reservedAt;
 	}
 
+	/**
+	 * Each limit's reset when it reserved, in ms after {@link #reservedAt()}, in the keys' order: where the
+	 * reservation landed (the end of the window it was counted in; when the bucket would be full after it).
+	 */
+	public List<Long> resets() {
+		return this.decisions.stream().map(Decision::resetMillis).toList();
+	}
+
 	/** What tells this reservation apart from the client's others: part of its marker. */
 	public String id() {
-		return this.id;
+		return Long.toHexString(this.id);
 	}
 
 	/** The key the settle script sets once this reservation is settled, under the client's hash tag. */
 	public String marker() {
-		return RedisKeys.settledMarker(this.keys.get(0), this.id);
+		return RedisKeys.settledMarker(this.keys.get(0), id());
 	}
 
 	CompiledPolicy policy() {
@@ -85,12 +104,12 @@ public final class Reservation {
 
 	/** Claims the one settle this reservation gets: false when it was claimed before. */
 	boolean claim() {
-		return this.settled.compareAndSet(false, true);
+		return SETTLED.compareAndSet(this, 0, 1);
 	}
 
 	@Override
 	public String toString() {
-		return "Reservation " + this.id + " of " + this.cost + " on " + this.routeId + " at " + this.reservedAt + " "
+		return "Reservation " + id() + " of " + this.cost + " on " + this.routeId + " at " + this.reservedAt + " "
 				+ this.keys;
 	}
 

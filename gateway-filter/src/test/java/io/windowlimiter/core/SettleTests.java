@@ -19,7 +19,9 @@ import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
@@ -158,6 +160,34 @@ class SettleTests {
 		assertThat(admit("login", 1).passes()).isFalse();
 		assertThat(this.core.settle(first, 0).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
 		assertThat(admit("login", 1).passes()).isTrue();
+	}
+
+	/**
+	 * The login form: 20 attempts at once on a limit of 5, each reserved at admission, so at most 5 pass
+	 * however they interleave; the successful ones are given back, and exactly that many may try again.
+	 */
+	@Test
+	void concurrentAttemptsNeverExceedTheLimitAndRefundsGiveBackExactlyTheirs() {
+		route("login-form", "algorithm", "sliding-log", "limit", "5", "window", "15m");
+		List<Admission> admissions = Flux.range(0, 20)
+			.flatMap(i -> Mono.defer(() -> this.core.admit("login-form", this.client, 1, Mono.empty()))
+				.subscribeOn(Schedulers.parallel()))
+			.collectList()
+			.block(TIMEOUT);
+		List<Reservation> passed = admissions.stream().filter(Admission::passes).map(Admission::reservation).toList();
+		assertThat(passed).hasSize(5).doesNotContainNull();
+		// three logged in (their status does not count): given back; two failed: they stay charged
+		Flux.fromIterable(passed.subList(0, 3))
+			.flatMap(reservation -> this.core.settle(reservation, 0).subscribeOn(Schedulers.parallel()))
+			.collectList()
+			.block(TIMEOUT)
+			.forEach(settled -> assertThat(settled).isEqualTo(Settled.APPLIED));
+		assertThat(remaining("login-form")).isEqualTo(3);
+		assertThat(Flux.range(0, 10)
+			.flatMap(i -> this.core.admit("login-form", this.client, 1, Mono.empty()))
+			.filter(Admission::passes)
+			.count()
+			.block(TIMEOUT)).isEqualTo(3);
 	}
 
 	@Test

@@ -110,6 +110,24 @@ class WindowRateLimiterConfigUnitTests {
 			.isEqualTo(Algorithm.SLIDING_LOG_SORTED_SET);
 	}
 
+	/** Token-sized limits on the sorted-set log would make each request block Redis (docs/settle.md). */
+	@Test
+	void theSortedSetLogRefusesTokenSizedLimits() {
+		Map<String, Object> args = args("sliding-log", "10000", "1m");
+		args.put("window-rate-limiter.log-storage", "sorted-set");
+		assertThat(WindowRateLimiter.policyFor("orders", args).first().policy().limit()).isEqualTo(10_000);
+		args.put("window-rate-limiter.limit", "10001");
+		assertThatThrownBy(() -> WindowRateLimiter.policyFor("orders", args))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("route 'orders'")
+			.hasMessageContaining("window-rate-limiter.limit is '10001' for sliding-log (sorted-set)")
+			.hasMessageContaining("allowed: at most 10000 with log-storage sorted-set")
+			.hasMessageContaining("use the ring");
+		args.remove("window-rate-limiter.log-storage");
+		assertThat(WindowRateLimiter.policyFor("orders", args).first().policy().limit()).as("the ring takes it")
+			.isEqualTo(10_001);
+	}
+
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', textBlock = """
 			sliding-log  | zset       | one of ring, sorted-set

@@ -122,15 +122,18 @@ public final class LimitScript {
 	 * @param keys the reservation's keys, one per limit, sharing one hash tag
 	 * @param marker the reservation's marker key, under the same hash tag, set by the first call
 	 * @param policies the limits as reserved, in the keys' order
+	 * @param resets each limit's reset when it reserved ({@link Decision#resetMillis()}): where the reservation
+	 * landed in the algorithm's terms
 	 * @param reservedAt the time the decision script reserved at ({@link Verdict#now()})
 	 * @param reserved the cost reserved, at least 1
 	 * @param actual the actual cost, at least 0 and not {@code reserved}
 	 * @param now time in ms since the epoch, or empty for the Redis server's clock
 	 */
-	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, long reservedAt,
-			long reserved, long actual, String now) {
-		if (keys.size() != policies.size() || keys.isEmpty()) {
-			throw new IllegalArgumentException("One key per limit, at least one: " + keys + ", " + policies);
+	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
+			long reservedAt, long reserved, long actual, String now) {
+		if (keys.size() != policies.size() || keys.size() != resets.size() || keys.isEmpty()) {
+			throw new IllegalArgumentException("One key, policy and reset per limit, at least one: " + keys + ", "
+					+ policies + ", " + resets);
 		}
 		if (reserved < 1 || actual < 0 || actual == reserved) {
 			throw new IllegalArgumentException("Nothing to settle from " + reserved + " to " + actual);
@@ -140,16 +143,18 @@ public final class LimitScript {
 			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
 		}
 		encodedKeys[keys.size()] = marker.getBytes(StandardCharsets.UTF_8);
-		List<String> args = new ArrayList<>(4 + 4 * policies.size());
+		List<String> args = new ArrayList<>(4 + 5 * policies.size());
 		args.add(now);
 		args.add(Long.toString(reservedAt));
 		args.add(Long.toString(reserved));
 		args.add(Long.toString(actual));
-		for (WindowPolicy policy : policies) {
+		for (int i = 0; i < policies.size(); i++) {
+			WindowPolicy policy = policies.get(i);
 			args.add(policy.algorithm().name());
 			args.add(Long.toString(policy.limit()));
 			args.add(Long.toString(policy.windowMillis()));
 			args.add(policy.algorithm().extra(policy));
+			args.add(Long.toString(resets.get(i)));
 		}
 		byte[][] encodedArgs = new byte[args.size()][];
 		for (int i = 0; i < encodedArgs.length; i++) {

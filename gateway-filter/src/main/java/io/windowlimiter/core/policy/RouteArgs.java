@@ -55,6 +55,13 @@ public final class RouteArgs {
 	 */
 	public static final long MAX_LOG_LIMIT = 1_000_000;
 
+	/**
+	 * The sorted-set log writes one entry per unit of cost, each a ZADD: tens of microseconds of Redis time a
+	 * unit, during which Redis serves nobody else. A request (or a late charge) of 4,000 units took 83 to 296 ms
+	 * (docs/settle.md); this bound keeps one request under about a hundred. The ring takes token-sized limits.
+	 */
+	public static final long MAX_SORTED_SET_LOG_LIMIT = 10_000;
+
 	private static final String WHOLE_NUMBER = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
 
 	/** What is read, for messages: {@code route}, {@code plan} or {@code override for}. */
@@ -278,6 +285,12 @@ public final class RouteArgs {
 					"at most " + MAX_LOG_LIMIT + " for the sliding log, which keeps every request of a window "
 							+ "(about 8 bytes each in the ring, 130 in a sorted set); use sliding-window-counter "
 							+ "or token-bucket above that");
+		}
+		if (limit > MAX_SORTED_SET_LOG_LIMIT && algorithm == Algorithm.SLIDING_LOG_SORTED_SET) {
+			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' for " + algorithm,
+					"at most " + MAX_SORTED_SET_LOG_LIMIT + " with log-storage sorted-set, which writes one entry per "
+							+ "unit of cost (a request of thousands blocks Redis for hundreds of ms); use the ring "
+							+ "(the default log-storage), sliding-window-counter or token-bucket above that");
 		}
 		if (algorithm == Algorithm.TOKEN_BUCKET && !WindowPolicy.fitsTokenBucketClock(limit, window)) {
 			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' per '" + values.get("window") + "' for "

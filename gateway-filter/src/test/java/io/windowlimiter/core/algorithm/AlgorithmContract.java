@@ -1,8 +1,11 @@
 package io.windowlimiter.core.algorithm;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import java.util.UUID;
+
+import io.windowlimiter.core.key.RedisKeys;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -245,6 +248,28 @@ abstract class AlgorithmContract {
 		flushScripts();
 		assertThat(decide(policy, T0).allowed()).isTrue();
 		assertThat(decide(policy, T0).allowed()).isFalse();
+	}
+
+	/**
+	 * The settle script on every topology (SettleScriptTests has what it does): its marker shares the keys'
+	 * slot, and after a script flush it is loaded again as the decision script is.
+	 */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aReservationSettlesOnceAfterTheScriptCacheWasFlushed(Algorithm algorithm) {
+		WindowPolicy policy = policy(algorithm, 10, Duration.ofMinutes(1));
+		Verdict reserved = script().decide(List.of(new LimitScript.Limit(this.key, policy)), 6, Long.toString(T0))
+			.block(TIMEOUT);
+		flushScripts();
+		String marker = RedisKeys.settledMarker(this.key, "1");
+		List<Long> resets = List.of(reserved.decisions().get(0).resetMillis());
+		Settlement settled = script().settle(List.of(this.key), marker, List.of(policy), resets, reserved.now(), 6, 2,
+				Long.toString(T0 + 1_000)).block(TIMEOUT);
+		assertThat(settled).isEqualTo(new Settlement(true, List.of(-4L)));
+		assertThat(script().settle(List.of(this.key), marker, List.of(policy), resets, reserved.now(), 6, 2,
+				Long.toString(T0 + 1_000)).block(TIMEOUT).applied()).isFalse();
+		assertThat(script().decideOne(this.key, policy, 0, Long.toString(T0 + 1_000)).block(TIMEOUT).remaining())
+			.isEqualTo(8);
 	}
 
 }
