@@ -39,6 +39,16 @@ class DenyCacheTests {
 	}
 
 	@Test
+	void aDenialHoldsForRequestsCostingAtLeastTheDeniedOne() {
+		this.cache.remember("k", 0, 2, 5_000, 3);
+		assertThat(this.cache.denial("k", 3)).isNotNull();
+		assertThat(this.cache.denial("k", 7)).isNotNull();
+		assertThat(this.cache.denial("k", 2)).as("may fit the 2 left: Redis decides").isNull();
+		assertThat(this.cache.denial("k", 1)).isNull();
+		assertThat(this.cache.denial("k")).as("whatever it costs").isNotNull();
+	}
+
+	@Test
 	void aZeroWaitIsNotKept() {
 		this.cache.remember("k", 0, 0);
 		assertThat(this.cache.denial("k")).isNull();

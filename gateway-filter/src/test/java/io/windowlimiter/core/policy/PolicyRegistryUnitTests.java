@@ -57,6 +57,17 @@ class PolicyRegistryUnitTests {
 	}
 
 	@Test
+	void aFiltersOwnPolicyStaysWithItsRouteAndGoesWithIt() {
+		PolicyRegistry registry = registry();
+		registry.put("orders", route("limit=4", "window=1m"));
+		registry.put("orders@ip", route("limit=8", "window=1m"));
+		registry.put("login@ip", route("limit=8", "window=1m"));
+		assertThat(registry.retain(java.util.Set.of("orders"))).containsExactly("login@ip");
+		assertThat(registry.policies()).containsOnlyKeys("orders", "orders@ip");
+		assertThat(registry.retain(java.util.Set.of())).containsExactly("orders", "orders@ip");
+	}
+
+	@Test
 	void aRoutesScopeIsTheScopeOfEveryLimitThatNamesNone() {
 		PolicyRegistry registry = registry();
 		registry.put("a", route("scope=shared", "limit=4", "window=1m"));

@@ -6,6 +6,7 @@ import java.util.UUID;
 
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.gateway.GatewayTestApplication;
+import io.windowlimiter.gateway.test.RedisTestServer;
 import io.windowlimiter.gateway.test.ScriptedDownstream;
 import io.windowlimiter.gateway.test.TestRoutes;
 import org.junit.jupiter.api.AfterAll;
@@ -311,6 +312,41 @@ class WindowRateLimitFilterTests {
 		assertThat(get("/metered/a", apiKey, ScriptedDownstream.COST, "30").getStatus().value()).isEqualTo(200);
 		assertThat(remaining("metered", apiKey)).as("charged past the limit").isZero();
 		assertThat(get("/metered/a", apiKey).getStatus().value()).isEqualTo(429);
+	}
+
+	/** Scripts Redis has run so far (EVALSHA and EVAL), from INFO commandstats. */
+	private static long scriptCalls() {
+		java.util.Properties stats = RedisTestServer.get()
+			.template()
+			.getConnectionFactory()
+			.getReactiveConnection()
+			.serverCommands()
+			.info("commandstats")
+			.block();
+		long calls = 0;
+		for (String command : List.of("cmdstat_evalsha", "cmdstat_eval")) {
+			String value = stats.getProperty(command);
+			if (value != null) {
+				calls += Long.parseLong(value.replaceAll("^calls=(\\d+),.*$", "$1"));
+			}
+		}
+		return calls;
+	}
+
+	@Test
+	void aRouteWithoutResponseSettingsCostsOneRedisCallPerRequestAndSettlingOneMoreOnlyWhenTheCostChanges() {
+		String apiKey = UUID.randomUUID().toString();
+		long before = scriptCalls();
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/one/calls", apiKey).getStatus().value()).isEqualTo(200);
+		}
+		assertThat(scriptCalls() - before).as("no response settings: one script per request").isEqualTo(3);
+		before = scriptCalls();
+		assertThat(get("/login/calls", apiKey, ScriptedDownstream.STATUS, "401").getStatus().value()).isEqualTo(401);
+		assertThat(scriptCalls() - before).as("a counted status: the reservation stands, nothing more").isEqualTo(1);
+		before = scriptCalls();
+		assertThat(get("/login/calls", apiKey).getStatus().value()).isEqualTo(200);
+		assertThat(scriptCalls() - before).as("refunded: one settle").isEqualTo(2);
 	}
 
 }
