@@ -17,7 +17,6 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisNode;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
@@ -136,7 +135,7 @@ public class DecisionWarmUp implements SmartLifecycle {
 
 	@Override
 	public int getPhase() {
-		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
+		return SmartLifecycle.DEFAULT_PHASE - 2048 - 1; // just before Boot's web server (its START_STOP_LIFECYCLE_PHASE), named so the core needs no web module
 	}
 
 }

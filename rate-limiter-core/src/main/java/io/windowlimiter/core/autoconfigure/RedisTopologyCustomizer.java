@@ -1,4 +1,4 @@
-package io.windowlimiter.gateway.autoconfigure;
+package io.windowlimiter.core.autoconfigure;
 
 import java.time.Duration;
 

@@ -1,4 +1,4 @@
-package io.windowlimiter.gateway.autoconfigure;
+package io.windowlimiter.core.autoconfigure;
 
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.operations.ChangeBroadcast;
@@ -24,7 +24,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * available (enabled and exposed, {@code management.endpoints.web.exposure.include}). The clients refused
  * most are tracked only then: nobody could read them otherwise.
  */
-@AutoConfiguration(after = WindowRateLimiterAutoConfiguration.class)
+@AutoConfiguration(after = WindowRateLimiterCoreAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
 @ConditionalOnBean(RateLimiterCore.class)
 @ConditionalOnAvailableEndpoint(RateLimitsEndpoint.class)

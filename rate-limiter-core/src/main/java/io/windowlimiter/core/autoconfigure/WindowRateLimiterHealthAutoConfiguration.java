@@ -1,4 +1,4 @@
-package io.windowlimiter.gateway.autoconfigure;
+package io.windowlimiter.core.autoconfigure;
 
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.failure.RedisGuard;
@@ -16,7 +16,7 @@ import org.springframework.context.annotation.Bean;
  * The limiter's health indicator ({@code windowRateLimiter}), where Boot's health support is on the
  * classpath; off with {@code management.health.window-rate-limiter.enabled=false}.
  */
-@AutoConfiguration(after = WindowRateLimiterAutoConfiguration.class)
+@AutoConfiguration(after = WindowRateLimiterCoreAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBean({ RedisGuard.class, PolicyRegistry.class })
 @ConditionalOnEnabledHealthIndicator("window-rate-limiter")

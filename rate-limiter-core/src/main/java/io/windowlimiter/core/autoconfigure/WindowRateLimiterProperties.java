@@ -1,4 +1,4 @@
-package io.windowlimiter.gateway.autoconfigure;
+package io.windowlimiter.core.autoconfigure;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.core.RateLimitHeaders;
-import io.windowlimiter.gateway.key.HeaderKeyResolver;
 import io.windowlimiter.core.key.IpRange;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -37,7 +36,7 @@ public class WindowRateLimiterProperties {
 	private boolean defaultLimiter = false;
 
 	/** The header whose value the {@code headerKeyResolver} bean uses as the client key. */
-	private String keyHeader = HeaderKeyResolver.DEFAULT_HEADER;
+	private String keyHeader = "X-API-Key";
 
 	/**
 	 * The proxies in front of the gateway whose X-Forwarded-For entries the {@code clientIpKeyResolver}

@@ -13,7 +13,6 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
 
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.listener.ChannelTopic;
@@ -125,7 +124,7 @@ public class ChangeBroadcast implements SmartLifecycle {
 	/** Listening before the web server takes requests, with the assignments loaded in the same phase. */
 	@Override
 	public int getPhase() {
-		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
+		return SmartLifecycle.DEFAULT_PHASE - 2048 - 1; // just before Boot's web server (its START_STOP_LIFECYCLE_PHASE), named so the core needs no web module
 	}
 
 	@Override

@@ -31,7 +31,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -347,7 +346,7 @@ public class PlanAssignments implements SmartLifecycle {
 	/** Just before the web server's phase, as {@code DecisionWarmUp}. */
 	@Override
 	public int getPhase() {
-		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
+		return SmartLifecycle.DEFAULT_PHASE - 2048 - 1; // just before Boot's web server (its START_STOP_LIFECYCLE_PHASE), named so the core needs no web module
 	}
 
 	private void logFailure(Throwable ex) {
