@@ -1,4 +1,4 @@
-package io.windowlimiter.app;
+package io.windowlimiter.demo;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -46,9 +46,9 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 			"spring.data.redis.url", "spring.data.redis.cluster.nodes", "spring.data.redis.sentinel.master",
 			"spring.data.redis.masterreplica.nodes");
 
-	static final String PROPERTY_SOURCE_NAME = "embeddedRedis";
+	public static final String PROPERTY_SOURCE_NAME = "embeddedRedis";
 
-	static final String HOST = "127.0.0.1";
+	public static final String HOST = "127.0.0.1";
 
 	private static final Object lock = new Object();
 

@@ -1,4 +1,4 @@
-package io.windowlimiter.app;
+package io.windowlimiter.demo;
 
 import java.io.IOException;
 import java.io.InputStream;
