@@ -24,7 +24,8 @@ import io.windowlimiter.gateway.test.RedisTestServer;
  */
 final class GatewayJar implements AutoCloseable {
 
-	private static final Duration START_WITHIN = Duration.ofSeconds(90);
+	// more with -Dit.start-within-seconds on a machine busy with other builds
+	private static final Duration START_WITHIN = Duration.ofSeconds(Long.getLong("it.start-within-seconds", 90));
 
 	/** For probes of the actuator endpoints and single requests, beside the clients under test. */
 	private static final HttpClient PROBES = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
