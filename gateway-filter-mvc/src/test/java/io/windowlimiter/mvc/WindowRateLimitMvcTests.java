@@ -23,7 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * real Redis and a real downstream that counts what reached it.
  */
 @SpringBootTest(classes = MvcTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "window-rate-limiter.problem-details.enabled=true")
+		properties = { "window-rate-limiter.problem-details.enabled=true",
+				"management.endpoints.web.exposure.include=health,ratelimits" })
 class WindowRateLimitMvcTests {
 
 	private static final Downstream downstream = new Downstream();
@@ -126,6 +127,31 @@ class WindowRateLimitMvcTests {
 		assertThat(second.headers().firstValue("X-RateLimit-Limit")).hasValue("2");
 		assertThat(get("/dsl/x", key, null).statusCode()).isEqualTo(429);
 		assertThat(downstream.hits("/dsl/x", key)).isEqualTo(2);
+	}
+
+	/** The operator's endpoint and the health indicator are the core's: they work on Server MVC unchanged. */
+	@Test
+	void readsAndResetsAClientThroughTheRatelimitsEndpoint() throws Exception {
+		String key = "ops-" + RUN;
+		assertThat(get("/limited/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> route = get("/actuator/ratelimits/limited", null, null);
+		assertThat(route.statusCode()).isEqualTo(200);
+		assertThat(route.body()).contains("\"limit\":3");
+		HttpResponse<String> standing = get("/actuator/ratelimits/limited/" + key, null, null);
+		assertThat(standing.statusCode()).isEqualTo(200);
+		assertThat(standing.body()).contains("\"remaining\":2");
+		assertThat(get("/limited/x", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/limited/x", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/limited/x", key, null).statusCode()).isEqualTo(429);
+		HttpResponse<String> reset = client.send(HttpRequest
+			.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/actuator/ratelimits/limited/" + key))
+			.DELETE()
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(reset.statusCode()).as(reset.body()).isBetween(200, 204);
+		assertThat(get("/limited/x", key, null).statusCode()).as("after the reset").isEqualTo(200);
+		HttpResponse<String> health = get("/actuator/health", null, null);
+		assertThat(health.statusCode()).isEqualTo(200);
+		assertThat(health.body()).contains("\"UP\"");
 	}
 
 	private HttpResponse<String> get(String path, String apiKey, String cost) throws IOException, InterruptedException {
