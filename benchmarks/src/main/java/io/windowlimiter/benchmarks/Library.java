@@ -4,6 +4,7 @@ import java.util.Map;
 
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.gateway.autoconfigure.WindowRateLimiterAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 
@@ -55,7 +56,7 @@ final class Library implements AutoCloseable {
 		}
 		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("benchmarks", settings));
 		this.context.registerBean(ReactiveStringRedisTemplate.class, () -> template);
-		this.context.register(WindowRateLimiterAutoConfiguration.class);
+		this.context.register(WindowRateLimiterCoreAutoConfiguration.class, WindowRateLimiterAutoConfiguration.class);
 		this.context.refresh();
 	}
 

@@ -29,7 +29,7 @@ record Machine(String cores, String cpu, String memory, String os, String java, 
 			return new Machine(cores, cpu, memory, os, java, "Redis " + redisVersion, wrk, given,
 					ZonedDateTime.now(ZoneOffset.UTC), loadAverage());
 		}
-		String[] code = { "lua", "gateway-filter/src/main", "gateway-app/src/main" };
+		String[] code = { "lua", "rate-limiter-core/src/main", "gateway-filter/src/main", "gateway-app/src/main" };
 		String changed = (command(root, concat(new String[] { "git", "diff", "--name-only", "HEAD", "--" }, code)) + "\n"
 				+ command(root, concat(new String[] { "git", "ls-files", "--others", "--exclude-standard", "--" }, code)))
 			.trim();

@@ -20,6 +20,11 @@ public final class RunBenchmarks {
 	}
 
 	public static void main(String[] args) throws Exception {
+		if (args.length == 1 && args[0].equals("mvc")) {
+			// the Server MVC gateway: its own run and report (benchmarks/run-mvc.sh)
+			MvcHttpBenchmark.main(args);
+			return;
+		}
 		List<String> parts = (args.length == 0) ? List.of("decision", "memory", "http") : Arrays.asList(args);
 		for (String part : parts) {
 			if (!List.of("decision", "memory", "http", "plans", "scopes", "hot", "profile").contains(part)) {

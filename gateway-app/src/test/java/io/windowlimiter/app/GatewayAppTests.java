@@ -3,6 +3,7 @@ package io.windowlimiter.app;
 import java.time.Duration;
 
 import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.demo.EmbeddedRedisEnvironmentPostProcessor;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 

@@ -15,6 +15,7 @@ import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
+import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimitHeaders;
 
 /**
@@ -30,7 +31,7 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 	public static final String VIOLATED = "X-Window-Rate-Limiter-Violated";
 
 	/** The draft's problem type for a request over its quota. */
-	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+	public static final String QUOTA_EXCEEDED = QuotaProblem.QUOTA_EXCEEDED;
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
@@ -78,15 +79,7 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 	}
 
 	static String problem(int status, String violated) {
-		StringBuilder json = new StringBuilder("{\"type\":\"").append(QUOTA_EXCEEDED)
-			.append("\",\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":")
-			.append(status)
-			.append(",\"violated-policies\":[");
-		List<String> names = names(violated);
-		for (int i = 0; i < names.size(); i++) {
-			json.append((i > 0) ? "," : "").append(jsonString(names.get(i)));
-		}
-		return json.append("]}").toString();
+		return QuotaProblem.json(status, names(violated));
 	}
 
 	/** The names in a list of sf-strings, as {@link #mark} writes it. */
@@ -112,19 +105,6 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 			}
 		}
 		return names;
-	}
-
-	/** A JSON string of {@code value}, quoted and escaped. */
-	public static String jsonString(String value) {
-		StringBuilder out = new StringBuilder("\"");
-		for (char c : value.toCharArray()) {
-			switch (c) {
-				case '"' -> out.append("\\\"");
-				case '\\' -> out.append("\\\\");
-				default -> out.append((c < 0x20) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
-			}
-		}
-		return out.append('"').toString();
 	}
 
 	/** The value of {@link #VIOLATED} for these policy names. */

@@ -24,7 +24,8 @@ import io.windowlimiter.gateway.test.RedisTestServer;
  */
 final class GatewayJar implements AutoCloseable {
 
-	private static final Duration START_WITHIN = Duration.ofSeconds(90);
+	// more with -Dit.start-within-seconds on a machine busy with other builds
+	private static final Duration START_WITHIN = Duration.ofSeconds(Long.getLong("it.start-within-seconds", 90));
 
 	/** For probes of the actuator endpoints and single requests, beside the clients under test. */
 	private static final HttpClient PROBES = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
@@ -56,11 +57,22 @@ final class GatewayJar implements AutoCloseable {
 	 * As {@link #start(String, int, Path, String...)}, with options for the JVM, e.g. {@code -Xmx512m}.
 	 */
 	static GatewayJar start(String name, int redisPort, Path routes, List<String> jvmOptions, String... extraArgs) {
+		return start(name, ProcessHandle.current().info().command().orElse("java"), redisPort, routes, jvmOptions,
+				extraArgs);
+	}
+
+	/**
+	 * As {@link #start(String, int, Path, List, String...)}, on another JVM than the tests' own, e.g. a Java 21+
+	 * one for virtual threads.
+	 * @param java the {@code java} command
+	 */
+	static GatewayJar start(String name, String java, int redisPort, Path routes, List<String> jvmOptions,
+			String... extraArgs) {
 		Path jar = jar();
 		int port = RedisTestServer.freePort();
 		Path log = logDir().resolve(name + "-" + port + ".log");
 		List<String> command = new ArrayList<>();
-		command.add(ProcessHandle.current().info().command().orElse("java"));
+		command.add(java);
 		command.addAll(jvmOptions);
 		command.addAll(List.of("-jar", jar.toString(), "--server.port=" + port, "--spring.data.redis.host=127.0.0.1",
 				"--spring.data.redis.port=" + redisPort, "--spring.config.additional-location=file:" + routes));

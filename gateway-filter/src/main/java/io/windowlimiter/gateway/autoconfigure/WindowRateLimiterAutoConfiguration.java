@@ -1,32 +1,21 @@
 package io.windowlimiter.gateway.autoconfigure;
 
-import java.time.Clock;
-import java.time.Duration;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DeletedRoutesListener;
-import io.windowlimiter.core.DenyCache;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.gateway.ExchangeContextFilter;
 import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterProperties;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RefusalStatusFilter;
-import io.windowlimiter.core.RateLimitHeaders;
-import io.windowlimiter.core.RateLimitMetrics;
-import io.windowlimiter.core.DecisionWarmUp;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.filter.WindowRateLimitGatewayFilterFactory;
-import io.windowlimiter.core.algorithm.LimitScript;
-import io.windowlimiter.core.failure.LocalWindowLimiter;
-import io.windowlimiter.core.failure.RedisGuard;
-import io.windowlimiter.core.failure.SentinelFailoverFollower;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
-import io.windowlimiter.core.operations.ChangeBroadcast;
 import io.windowlimiter.gateway.plan.HeaderPlanResolver;
-import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.gateway.plan.PlanResolver;
 import io.windowlimiter.gateway.plan.PrincipalPlanResolver;
 
@@ -39,95 +28,30 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Primary;
-import org.springframework.core.env.Environment;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.util.ClassUtils;
 
 /**
- * Wires the window rate limiter: the script of every algorithm, the policy registry (routes, plans, scopes),
- * plan assignments and resolver, the limiter itself, the key resolvers and the start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
+ * Wires the window rate limiter into a WebFlux gateway, over the core's beans
+ * ({@link WindowRateLimiterCoreAutoConfiguration}): the plan resolver, the limiter itself, the key
+ * resolvers, problem details and the start-up check. Adding it changes no route that does not name it: the limiter and the resolvers are
  * reached by name ({@code #{@windowRateLimiter}}), never injected by type, so the gateway's own defaults
  * ({@code redisRateLimiter}, {@code principalNameKeyResolver}) or the user's stay the defaults, unless
  * {@code window-rate-limiter.default-limiter} opts in. Internal beans back off for the user's own.
  */
-@AutoConfiguration(after = DataRedisReactiveAutoConfiguration.class, before = GatewayAutoConfiguration.class)
-@ConditionalOnClass({ GatewayAutoConfiguration.class, ReactiveStringRedisTemplate.class })
-@ConditionalOnBean(ReactiveStringRedisTemplate.class)
-@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".enabled", matchIfMissing = true)
-@EnableConfigurationProperties(WindowRateLimiterProperties.class)
+@AutoConfiguration(after = WindowRateLimiterCoreAutoConfiguration.class, before = GatewayAutoConfiguration.class)
+@ConditionalOnClass(GatewayAutoConfiguration.class)
+@ConditionalOnBean(RateLimiterCore.class)
 public class WindowRateLimiterAutoConfiguration {
 
 	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
 
 
 	private static final String DEFAULT_LIMITER = WindowRateLimiterProperties.PREFIX + ".default-limiter";
-
-	@Bean
-	@ConditionalOnMissingBean
-	public RedisGuard windowRateLimiterRedisGuard(WindowRateLimiterProperties properties) {
-		return new RedisGuard(properties.getRedisTimeout(), properties.getRedisStallTimeout(),
-				properties.getFailureLogInterval(), properties.getRedisMaxInFlight());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public LocalWindowLimiter windowRateLimiterLocalLimiter(WindowRateLimiterProperties properties) {
-		return new LocalWindowLimiter(properties.getLocalMaxClients());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public DenyCache windowRateLimiterDenyCache(WindowRateLimiterProperties properties) {
-		return new DenyCache(properties.getDenyCacheMaxClients(), System::nanoTime);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public LimitScript windowRateLimiterScript(ReactiveStringRedisTemplate redis) {
-		return new LimitScript(redis);
-	}
-
-	/** On a Sentinel set-up: decisions follow a failover when it is announced, not when the old primary is demoted. */
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnProperty(name = "spring.data.redis.sentinel.master")
-	public SentinelFailoverFollower windowRateLimiterSentinelFollower(LimitScript script, ReactiveStringRedisTemplate redis) {
-		if (!(redis.getConnectionFactory() instanceof LettuceConnectionFactory factory)
-				|| factory.getSentinelConfiguration() == null) {
-			throw new IllegalStateException("spring.data.redis.sentinel.master is set but the Redis connection factory "
-					+ redis.getConnectionFactory() + " has no Sentinel configuration");
-		}
-		return new SentinelFailoverFollower(script, factory.getSentinelConfiguration());
-	}
-
-	@Bean
-	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, ReactiveStringRedisTemplate redis) {
-		return new DecisionWarmUp(script, Duration.ofSeconds(10), DecisionWarmUp.addresses(redis.getConnectionFactory()));
-	}
-
-	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */
-	@Bean
-	@ConditionalOnMissingBean
-	public PolicyRegistry windowRateLimiterPolicyRegistry(WindowRateLimiterProperties properties) {
-		return new PolicyRegistry(properties.planArguments());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public PlanAssignments windowRateLimiterPlanAssignments(ReactiveStringRedisTemplate redis, PolicyRegistry registry,
-			WindowRateLimiterProperties properties) {
-		WindowRateLimiterProperties.Assignments assignments = properties.getAssignments();
-		return new PlanAssignments(redis, registry.plans(), assignments.getRefreshInterval(),
-				assignments.getMaxEntries(), properties.getFailureLogInterval(), System::currentTimeMillis);
-	}
 
 	/**
 	 * The built-in plan resolvers, in order: the authenticated principal's claim or authority when Spring
@@ -193,32 +117,6 @@ public class WindowRateLimiterAutoConfiguration {
 		return new ExchangeContextFilter();
 	}
 
-	@Bean
-	@ConditionalOnMissingBean
-	public RateLimitHeaders windowRateLimiterHeaders(WindowRateLimiterProperties properties) {
-		WindowRateLimiterProperties.Headers headers = properties.getHeaders();
-		return new RateLimitHeaders(new RateLimitHeaders.Names(headers.isXEnabled(), headers.getLimit(),
-				headers.getRemaining(), headers.getReset(), headers.isIetfEnabled(), headers.getPolicy(),
-				headers.getRateLimit()));
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	public RateLimitMetrics windowRateLimiterMetrics(ObjectProvider<MeterRegistry> registry) {
-		return new RateLimitMetrics(registry.getIfAvailable());
-	}
-
-	/** Decides for every adapter: the gateway's RateLimiter SPI and the WindowRateLimit filter. */
-	@Bean
-	@ConditionalOnMissingBean
-	public RateLimiterCore windowRateLimiterCore(LimitScript script, PolicyRegistry registry,
-			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
-			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
-			WindowRateLimiterProperties properties) {
-		return new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null, guard, denyCache,
-				localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
-	}
-
 	/**
 	 * Not a default candidate: the gateway's filter keeps its own {@code redisRateLimiter} (or the user's
 	 * limiter) as the default, and routes reach this one by name, {@code #{@windowRateLimiter}}.
@@ -253,17 +151,6 @@ public class WindowRateLimiterAutoConfiguration {
 				properties.getProblemDetails().isEnabled());
 	}
 
-	/**
-	 * On every instance, with or without the operator endpoint: a reset made through any instance must
-	 * reach the deny caches of all.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	public ChangeBroadcast windowRateLimiterChangeBroadcast(ReactiveStringRedisTemplate redis, RateLimiterCore core,
-			ObjectProvider<PlanAssignments> assignments, WindowRateLimiterProperties properties) {
-		return new ChangeBroadcast(redis, core, assignments.getIfUnique(), properties.getRedisTimeout());
-	}
-
 	/** Forgets the limits of routes deleted at run time, when the gateway's routes are refreshed. */
 	@Bean
 	@ConditionalOnMissingBean
@@ -284,13 +171,6 @@ public class WindowRateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean
 	public RefusalStatusFilter windowRateLimiterRefusalStatusFilter(RateLimiterCore core) {
 		return new RefusalStatusFilter(core);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".cluster-topology-refresh", matchIfMissing = true)
-	public RedisTopologyCustomizer windowRateLimiterRedisTopologyCustomizer(Environment environment) {
-		return new RedisTopologyCustomizer(environment);
 	}
 
 	// Key resolvers are used by name in routes; as default candidates they would displace the gateway's

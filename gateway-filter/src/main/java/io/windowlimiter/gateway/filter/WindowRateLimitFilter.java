@@ -3,6 +3,7 @@ package io.windowlimiter.gateway.filter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.CostAboveLimitException;
 import io.windowlimiter.core.RateLimiterCore;
@@ -211,7 +212,7 @@ final class WindowRateLimitFilter implements GatewayFilter {
 		response.setStatusCode(HttpStatusCode.valueOf(400));
 		String detail = bad.source + " " + bad.what + "; allowed: " + bad.allowed;
 		byte[] body = ("{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":"
-				+ ProblemDetailsFilter.jsonString(detail) + ",\"header\":" + ProblemDetailsFilter.jsonString(bad.source)
+				+ QuotaProblem.jsonString(detail) + ",\"header\":" + QuotaProblem.jsonString(bad.source)
 				+ "}").getBytes(StandardCharsets.UTF_8);
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		response.getHeaders().setContentLength(body.length);

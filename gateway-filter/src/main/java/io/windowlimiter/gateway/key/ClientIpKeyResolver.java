@@ -9,33 +9,19 @@ import reactor.core.publisher.Mono;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.util.StringUtils;
 import org.springframework.web.server.ServerWebExchange;
+import io.windowlimiter.core.key.ClientIpKeys;
 import io.windowlimiter.core.key.IpAddresses;
 import io.windowlimiter.core.key.IpRange;
 
 /**
- * Keys a request by the client's IP address.
- *
- * <p>The client is the TCP peer unless the peer is a trusted proxy. Only then is X-Forwarded-For read,
- * from the right: each proxy appends the address it saw, so the last entry was written by the peer,
- * and an entry further left is believed only while the entry to its right is a trusted proxy too. The
- * client is the first untrusted address met, or the leftmost read if all are trusted. Entries left of
- * it were written by the client and are never read, so a client cannot choose its own key. An entry
- * that is not an IP literal stops the walk and the last trusted address read is used: garbage never
- * becomes a key, and nothing is ever looked up in DNS.
- *
- * <p>An IPv6 client is keyed by its network prefix ({@code /64} usually), since one host is handed a
- * whole {@code /64} and could otherwise take a fresh quota per address. Keys are canonical text:
- * {@code 203.0.113.7}, {@code 2001:db8:1:2::/64}; IPv4-mapped IPv6 is keyed as the IPv4 address.
+ * Keys a request by the client's IP address, read as {@link ClientIpKeys} says: X-Forwarded-For only
+ * behind trusted proxies, IPv6 clients by their network prefix.
  */
 public class ClientIpKeyResolver implements KeyResolver {
 
-	static final String X_FORWARDED_FOR = "X-Forwarded-For";
+	static final String X_FORWARDED_FOR = ClientIpKeys.X_FORWARDED_FOR;
 
-	private final List<IpRange> trustedProxies;
-
-	private final int maxHops;
-
-	private final int ipv6PrefixLength;
+	private final ClientIpKeys keys;
 
 	/**
 	 * @param trustedProxies the proxies whose X-Forwarded-For entries are believed; empty trusts none
@@ -43,54 +29,12 @@ public class ClientIpKeyResolver implements KeyResolver {
 	 * @param ipv6PrefixLength how many leading bits of an IPv6 address make the key, 0 .. 128
 	 */
 	public ClientIpKeyResolver(List<IpRange> trustedProxies, int maxHops, int ipv6PrefixLength) {
-		if (maxHops < 0) {
-			throw new IllegalArgumentException("trusted proxy hops must be 0 or more, was " + maxHops);
-		}
-		if (ipv6PrefixLength < 0 || ipv6PrefixLength > 128) {
-			throw new IllegalArgumentException("IPv6 prefix length must be 0 .. 128, was " + ipv6PrefixLength);
-		}
-		this.trustedProxies = List.copyOf(trustedProxies);
-		this.maxHops = maxHops;
-		this.ipv6PrefixLength = ipv6PrefixLength;
+		this.keys = new ClientIpKeys(trustedProxies, maxHops, ipv6PrefixLength);
 	}
 
 	@Override
 	public Mono<String> resolve(ServerWebExchange exchange) {
-		byte[] client = peerAddress(exchange);
-		if (client == null) {
-			return Mono.empty();
-		}
-		if (isTrusted(client)) {
-			List<String> forwarded = forwardedFor(exchange);
-			int last = forwarded.size() - 1;
-			for (int i = last; i >= 0 && last - i < this.maxHops; i--) {
-				byte[] entry = IpAddresses.parseEntry(forwarded.get(i));
-				if (entry == null) {
-					break;
-				}
-				client = entry;
-				if (!isTrusted(entry)) {
-					break;
-				}
-			}
-		}
-		return Mono.just(key(client));
-	}
-
-	private boolean isTrusted(byte[] address) {
-		for (IpRange range : this.trustedProxies) {
-			if (range.contains(address)) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private String key(byte[] address) {
-		if (address.length == 4 || this.ipv6PrefixLength == 128) {
-			return IpAddresses.format(address);
-		}
-		return IpAddresses.format(IpRange.mask(address, this.ipv6PrefixLength)) + "/" + this.ipv6PrefixLength;
+		return Mono.justOrEmpty(this.keys.keyOf(peerAddress(exchange), forwardedFor(exchange)));
 	}
 
 	private static List<String> forwardedFor(ServerWebExchange exchange) {

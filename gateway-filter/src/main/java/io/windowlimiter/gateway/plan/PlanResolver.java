@@ -4,6 +4,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.web.server.ServerWebExchange;
 import io.windowlimiter.core.plan.PlanAssignments;
+import io.windowlimiter.core.plan.RequestPlans;
 
 /**
  * Reads a client's plan from its request, for routes that use plans ({@code window-rate-limiter.plan}).
@@ -16,7 +17,7 @@ import io.windowlimiter.core.plan.PlanAssignments;
  * authentication filter in front of the limiter sets after removing whatever the client sent.
  */
 @FunctionalInterface
-public interface PlanResolver {
+public interface PlanResolver extends RequestPlans {
 
 	/** The client's plan, or empty for the route's default. */
 	Mono<String> resolve(ServerWebExchange exchange);

@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway.autoconfigure;
 
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import java.net.InetSocketAddress;
 
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
@@ -21,7 +22,8 @@ class ClientIpConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-				DataRedisReactiveAutoConfiguration.class, WindowRateLimiterAutoConfiguration.class))
+				DataRedisReactiveAutoConfiguration.class, WindowRateLimiterCoreAutoConfiguration.class,
+				WindowRateLimiterAutoConfiguration.class))
 		.withPropertyValues("spring.data.redis.host=" + RedisTestServer.get().host(),
 				"spring.data.redis.port=" + RedisTestServer.get().port());
 

@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway.autoconfigure;
 
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.gateway.test.RedisTestServer;
@@ -17,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WindowRateLimiterAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(WindowRateLimiterAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(WindowRateLimiterCoreAutoConfiguration.class,
+				WindowRateLimiterAutoConfiguration.class))
 		.withBean(ReactiveStringRedisTemplate.class, () -> RedisTestServer.get().template());
 
 	private static AbstractBeanDefinition definition(AssertableApplicationContext context, String name) {

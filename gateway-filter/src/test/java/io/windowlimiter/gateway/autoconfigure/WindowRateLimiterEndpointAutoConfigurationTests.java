@@ -1,5 +1,7 @@
 package io.windowlimiter.gateway.autoconfigure;
 
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterEndpointAutoConfiguration;
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -32,7 +34,7 @@ class WindowRateLimiterEndpointAutoConfigurationTests {
 	private static final String EXPOSE = "management.endpoints.web.exposure.include=" + RateLimitsEndpoint.ID;
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(WindowRateLimiterAutoConfiguration.class,
+		.withConfiguration(AutoConfigurations.of(WindowRateLimiterCoreAutoConfiguration.class, WindowRateLimiterAutoConfiguration.class,
 				WindowRateLimiterEndpointAutoConfiguration.class))
 		.withBean(ReactiveStringRedisTemplate.class, () -> RedisTestServer.get().template());
 

@@ -1,5 +1,7 @@
 package io.windowlimiter.gateway.autoconfigure;
 
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterHealthAutoConfiguration;
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.core.operations.RateLimiterHealthIndicator;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
@@ -16,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WindowRateLimiterHealthAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(WindowRateLimiterAutoConfiguration.class,
+		.withConfiguration(AutoConfigurations.of(WindowRateLimiterCoreAutoConfiguration.class, WindowRateLimiterAutoConfiguration.class,
 				WindowRateLimiterHealthAutoConfiguration.class))
 		.withBean(ReactiveStringRedisTemplate.class, () -> RedisTestServer.get().template());
 

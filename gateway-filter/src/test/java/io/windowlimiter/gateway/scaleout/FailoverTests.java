@@ -6,7 +6,7 @@ import java.util.List;
 
 import io.windowlimiter.gateway.GatewayTestApplication;
 import io.windowlimiter.core.algorithm.LimitScript;
-import io.windowlimiter.gateway.autoconfigure.RedisTopologyCustomizer;
+import io.windowlimiter.core.autoconfigure.RedisTopologyCustomizer;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.gateway.test.RedisClusterTestServer;
 import io.windowlimiter.gateway.test.RedisNode;

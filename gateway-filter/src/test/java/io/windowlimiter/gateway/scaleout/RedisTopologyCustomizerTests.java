@@ -8,7 +8,7 @@ import io.lettuce.core.ReadFrom;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
-import io.windowlimiter.gateway.autoconfigure.RedisTopologyCustomizer;
+import io.windowlimiter.core.autoconfigure.RedisTopologyCustomizer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -3,7 +3,7 @@ package io.windowlimiter.gateway.test;
 import java.time.Duration;
 
 import io.lettuce.core.cluster.ClusterClientOptions;
-import io.windowlimiter.gateway.autoconfigure.RedisTopologyCustomizer;
+import io.windowlimiter.core.autoconfigure.RedisTopologyCustomizer;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The Server MVC HTTP benchmark: gateway-app-mvc with no limiter, with WindowRateLimit, and with the gateway's
+# own Bucket4j filter over Redis, in one run (MvcHttpBenchmark). Settings as run-all.sh's (BENCH_HTTP_SECONDS,
+# BENCH_HTTP_ROUNDS, BENCH_KEYS ...); BENCH_MVC_VIRTUAL_THREADS=true runs the gateway on virtual threads (Java 21+).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+for tool in redis-server wrk; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "needs $tool (apt-get install redis-server wrk)" >&2; exit 1; }
+done
+if [[ "${BENCH_SKIP_BUILD:-}" != 1 ]]; then
+	echo "Building gateway-app-mvc and benchmarks (tests skipped)..." >&2
+	build=(-q -B -ntp -Dstyle.color=never package -DskipTests -Dmaven.javadoc.skip=true -pl gateway-app-mvc,benchmarks -am)
+	mvn -o "${build[@]}" || mvn "${build[@]}"
+fi
+exec java -Dbench.root="$root" -jar "$root/benchmarks/target/benchmarks.jar" mvc

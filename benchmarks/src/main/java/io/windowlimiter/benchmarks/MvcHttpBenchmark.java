@@ -1,0 +1,172 @@
+package io.windowlimiter.benchmarks;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * HTTP through gateway-app-mvc (Spring Cloud Gateway Server MVC on Tomcat), three routes to one Reactor
+ * Netty downstream, in one run: {@code none} (no limiter), {@code ours} ({@code WindowRateLimit}, sliding window
+ * counter) and {@code bucket4j} (the gateway's own {@code rateLimit} filter, a token bucket set up in the Java
+ * DSL over the same Redis with Bucket4j's Lettuce proxy manager). Every request is allowed: 10,000 clients by
+ * X-API-Key, limits far above what they send, so each case measures the decision, not refusals. wrk loads
+ * each case for the same time after a warm-up, in rounds, every other round in reverse order; each case's
+ * fastest round is reported (other work on the machine only slows rounds down). Each route is checked first:
+ * a limited route must answer with its limiter's header. Run with {@code benchmarks/run-mvc.sh}; the report
+ * goes to {@code benchmarks/results/<date>-mvc.md}. {@code BENCH_MVC_VIRTUAL_THREADS=true}: the gateway on
+ * virtual threads (needs the JVM running this on Java 21+).
+ */
+public final class MvcHttpBenchmark {
+
+	private static final List<String> CASES = List.of("none", "ours", "bucket4j");
+
+	private MvcHttpBenchmark() {
+	}
+
+	record Result(String route, double perSecond, double p50Millis, double p99Millis, List<Double> roundRates) {
+	}
+
+	public static void main(String[] args) throws Exception {
+		Path root = Path.of(Settings.string("root", ".")).toAbsolutePath().normalize();
+		Path workDir = root.resolve("benchmarks/target/bench-work");
+		Files.createDirectories(workDir);
+		int keys = Settings.integer("keys", 10_000);
+		int seconds = Settings.integer("http.seconds", 5);
+		int warmUp = Settings.integer("http.warmup-seconds", 2);
+		int rounds = Settings.integer("http.rounds", 3);
+		boolean virtual = Boolean.parseBoolean(Settings.string("mvc.virtual-threads", "false"));
+		Wrk wrk = Wrk.forClients(workDir);
+		Map<String, List<Wrk.Run>> runs = new LinkedHashMap<>();
+		CASES.forEach(c -> runs.put(c, new ArrayList<>()));
+		Machine machine;
+		try (LocalRedis redis = LocalRedis.startOrConnect(workDir); Downstream downstream = new Downstream()) {
+			machine = Machine.describe(root, redis.version());
+			Path routes = workDir.resolve("gateway-mvc-bench.yml");
+			Files.writeString(routes, routes(downstream.uri(), virtual));
+			try (GatewayProcess gateway = GatewayProcess.start(gatewayJar(root), redis.port(), downstream.uri(), routes,
+					workDir.resolve("gateway-mvc.log"))) {
+				for (String c : CASES) {
+					check(gateway, c);
+				}
+				for (String c : CASES) {
+					redis.flushAll();
+					wrk.run(gateway.url("/" + c + "/x"), warmUp, keys);
+				}
+				for (int round = 0; round < rounds; round++) {
+					List<String> order = new ArrayList<>(CASES);
+					if (round % 2 == 1) {
+						Collections.reverse(order);
+					}
+					for (String c : order) {
+						redis.flushAll();
+						wrk.run(gateway.url("/" + c + "/x"), warmUp, keys);
+						Wrk.Run run = wrk.run(gateway.url("/" + c + "/x"), seconds, keys);
+						if (run.socketErrors() > 0 || run.statusErrors() > 0) {
+							throw new IllegalStateException(c + ": " + run.socketErrors() + " socket errors, "
+									+ run.statusErrors() + " answers not 2xx");
+						}
+						runs.get(c).add(run);
+						System.out.printf("mvc http round %d %-10s %,9.0f req/s  p50 %6.2f ms  p99 %6.2f ms%n", round + 1, c,
+								run.perSecond(), run.p50Millis(), run.p99Millis());
+					}
+				}
+			}
+		}
+		List<Result> results = new ArrayList<>();
+		runs.forEach((c, list) -> {
+			Wrk.Run fastest = list.stream().max(Comparator.comparingDouble(Wrk.Run::perSecond)).orElseThrow();
+			results.add(new Result(c, fastest.perSecond(), fastest.p50Millis(), fastest.p99Millis(),
+					list.stream().map(Wrk.Run::perSecond).toList()));
+		});
+		String setup = String.format("wrk %d threads, %d connections, %d s per case after %d s warm-up, %d rounds "
+				+ "(every other one in reverse order), figures from each case's fastest round; gateway-app-mvc's jar (%s, "
+				+ "%s threads) proxying to a Reactor Netty downstream, Redis flushed before each case; %,d clients by "
+				+ "X-API-Key, all allowed (ours: sliding window counter 1,000,000/min; bucket4j: capacity 1,000,000/min)",
+				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, GatewayProcess.jvmOptions(),
+				virtual ? "virtual" : "platform", keys);
+		String markdown = markdown(machine, setup, results);
+		Path file = root.resolve("benchmarks/results").resolve(machine.fileStamp() + "-mvc.md");
+		Files.createDirectories(file.getParent());
+		Files.writeString(file, markdown);
+		System.out.println();
+		System.out.println(markdown);
+		System.out.println("Written to " + root.relativize(file));
+		System.exit(0);
+	}
+
+	static String routes(String downstream, boolean virtual) {
+		return "spring.threads.virtual.enabled: " + virtual + "\n"
+				+ "gateway-app-mvc.bucket4j-route.uri: " + downstream + "\n"
+				+ "spring.cloud.gateway.server.webmvc.routes:\n"
+				+ "  - id: none\n    uri: " + downstream + "\n    predicates: [ \"Path=/none/**\" ]\n"
+				+ "  - id: ours\n    uri: " + downstream + "\n    predicates: [ \"Path=/ours/**\" ]\n"
+				+ "    filters:\n      - name: WindowRateLimit\n        args:\n"
+				+ "          key-resolver: headerKeyResolver\n          algorithm: sliding-window-counter\n"
+				+ "          limit: 1000000\n          window: 1m\n";
+	}
+
+	/** One request per route before measuring: the right limiter answers (its header), the downstream is reached. */
+	static void check(GatewayProcess gateway, String c) throws IOException, InterruptedException {
+		HttpResponse<String> response = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create(gateway.url("/" + c + "/x"))).header("X-API-Key", "check").build(),
+					HttpResponse.BodyHandlers.ofString());
+		boolean limited = response.headers().firstValue("X-RateLimit-Remaining").isPresent();
+		if (response.statusCode() != 200 || !"ok\n".equals(response.body()) || limited == c.equals("none")) {
+			throw new IllegalStateException("Route " + c + " answered " + response.statusCode() + " " + response.headers()
+					.map() + " " + response.body());
+		}
+	}
+
+	static String markdown(Machine machine, String setup, List<Result> results) {
+		StringBuilder md = new StringBuilder("# Server MVC benchmark, ").append(machine.dateText()).append("\n\n");
+		md.append("- machine: ").append(machine.cores()).append(" cores (nproc), ").append(machine.cpu()).append(", ")
+			.append(machine.memory()).append(" RAM, ").append(machine.os()).append(", load average at start ")
+			.append(machine.loadAtStart()).append('\n');
+		md.append("- software: ").append(machine.java()).append(", ").append(machine.redis()).append(", ")
+			.append(machine.wrk()).append('\n');
+		md.append("- code: ").append(machine.commit()).append('\n');
+		md.append("- command: benchmarks/run-mvc.sh\n");
+		md.append("- setup: ").append(setup).append("\n\n");
+		double none = results.get(0).perSecond();
+		md.append("| route | req/s | vs no limiter | p50 ms | p99 ms | rounds req/s |\n|---|---|---|---|---|---|\n");
+		for (Result r : results) {
+			md.append(String.format("| %s | %,.0f | %.2f | %.2f | %.2f | %s |%n", r.route(), r.perSecond(),
+					r.perSecond() / none, r.p50Millis(), r.p99Millis(),
+					String.join(", ", r.roundRates().stream().map(rate -> String.format("%,.0f", rate)).toList())));
+		}
+		return md.toString();
+	}
+
+	/** gateway-app-mvc's executable jar, or the one {@code bench.mvc-gateway-jar} names. */
+	static Path gatewayJar(Path root) throws IOException {
+		String given = Settings.string("mvc-gateway-jar", "");
+		if (!given.isEmpty()) {
+			return Path.of(given).toAbsolutePath();
+		}
+		List<Path> jars = new ArrayList<>();
+		Path target = root.resolve("gateway-app-mvc/target");
+		if (Files.isDirectory(target)) {
+			try (DirectoryStream<Path> stream = Files.newDirectoryStream(target, "gateway-app-mvc-*.jar")) {
+				stream.forEach(jars::add);
+			}
+		}
+		jars.removeIf(jar -> jar.getFileName().toString().matches(".*-(tests|sources|javadoc)\\.jar"));
+		if (jars.size() != 1) {
+			throw new IllegalStateException("Expected one gateway-app-mvc jar in " + target + ", found " + jars
+					+ ": build it with benchmarks/run-mvc.sh");
+		}
+		return jars.get(0);
+	}
+
+}

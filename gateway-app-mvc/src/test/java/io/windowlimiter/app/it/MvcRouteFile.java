@@ -1,0 +1,47 @@
+package io.windowlimiter.app.it;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * The routes a test gives the Server MVC gateway, as a YAML file for {@code --spring.config.additional-location}:
+ * each sends {@code /<id>/**} to the test's downstream, limited per {@code X-API-Key} by a {@code WindowRateLimit}
+ * filter with the given args (the same names as gateway-app's {@link RouteFile} takes, without prefix).
+ */
+final class MvcRouteFile {
+
+	private final String downstream;
+
+	private final StringBuilder yaml = new StringBuilder("spring.cloud.gateway.server.webmvc.routes:\n");
+
+	MvcRouteFile(String downstream) {
+		this.downstream = downstream;
+	}
+
+	MvcRouteFile route(String id, Map<String, Object> args) {
+		this.yaml.append("  - id: ").append(id).append('\n')
+			.append("    uri: ").append(this.downstream).append('\n')
+			.append("    predicates: [ \"Path=/").append(id).append("/**\" ]\n")
+			.append("    filters:\n")
+			.append("      - name: WindowRateLimit\n")
+			.append("        args:\n")
+			.append("          key-resolver: headerKeyResolver\n");
+		args.forEach((name, value) -> this.yaml.append("          ").append(name).append(": ").append(value).append('\n'));
+		return this;
+	}
+
+	Path write() {
+		try {
+			Path file = Files.createTempFile("gateway-mvc-it-routes", ".yml");
+			Files.writeString(file, this.yaml);
+			file.toFile().deleteOnExit();
+			return file;
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}

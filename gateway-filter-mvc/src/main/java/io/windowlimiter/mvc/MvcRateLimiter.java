@@ -1,0 +1,251 @@
+package io.windowlimiter.mvc;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.QuotaProblem;
+import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.failure.FailMode;
+import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.mvc.key.MvcKeyResolver;
+import io.windowlimiter.mvc.plan.MvcPlanResolver;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.cloud.gateway.server.mvc.common.MvcUtils;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.util.StringUtils;
+import org.springframework.web.servlet.function.HandlerFunction;
+import org.springframework.web.servlet.function.ServerRequest;
+import org.springframework.web.servlet.function.ServerResponse;
+
+/**
+ * Decides a Server MVC request with the core, on the request's own thread: resolves the client's key
+ * (and its plan, and a cost from a header), waits for the core's decision at most a hard bound, and
+ * answers a refusal with 429, {@code Retry-After}, the rate-limit headers and (when on) a problem-details
+ * body, or passes the request on and adds the headers to its response.
+ *
+ * <p>Blocking: the core's decision is a Mono the Redis guard ends within {@code redis-timeout}, and at
+ * once while Redis is stalled, so a dead Redis holds no servlet thread longer than that. This thread
+ * waits for it at most {@code redis-timeout} plus {@link #WAIT_MARGIN} (for a CPU too busy to run the
+ * guard's timer on time); past that it gives up the decision and answers by the route's fail-mode. On a
+ * virtual thread the wait parks the virtual thread, not its carrier.
+ */
+public final class MvcRateLimiter {
+
+	private static final Log logger = LogFactory.getLog(MvcRateLimiter.class);
+
+	/** How much longer than the guard's own bound a request thread waits for a decision. */
+	public static final Duration WAIT_MARGIN = Duration.ofMillis(250);
+
+	private final RateLimiterCore core;
+
+	private final @Nullable MvcPlanResolver planResolver;
+
+	private final BeanFactory beans;
+
+	private final long waitNanos;
+
+	private final boolean problemDetails;
+
+	private final Map<String, MvcKeyResolver> keyResolvers = new ConcurrentHashMap<>();
+
+	private final AtomicLong waitsGivenUp = new AtomicLong();
+
+	/**
+	 * @param redisTimeout the guard's hard bound on a decision ({@code window-rate-limiter.redis-timeout})
+	 * @param beans where key resolvers are found by name
+	 */
+	public MvcRateLimiter(RateLimiterCore core, @Nullable MvcPlanResolver planResolver, BeanFactory beans,
+			Duration redisTimeout, boolean problemDetails) {
+		this.core = core;
+		this.planResolver = planResolver;
+		this.beans = beans;
+		this.waitNanos = redisTimeout.plus(WAIT_MARGIN).toNanos();
+		this.problemDetails = problemDetails;
+	}
+
+	/** The longest a request thread waits for a decision. */
+	public Duration waitBound() {
+		return Duration.ofNanos(this.waitNanos);
+	}
+
+	/** How many decisions took longer than {@link #waitBound()} and were answered by the fail-mode. */
+	public long waitsGivenUp() {
+		return this.waitsGivenUp.get();
+	}
+
+	/** Limits the request by the filter's arguments, on its route. */
+	public ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next,
+			WindowRateLimitConfig config) throws Exception {
+		String routeId = routeId(request);
+		configured(routeId, config);
+		String key = keyResolver(config).resolve(request);
+		if (!StringUtils.hasText(key)) {
+			return config.isDenyEmptyKey() ? ServerResponse.status(HttpStatus.FORBIDDEN).build() : next.handle(request);
+		}
+		long cost = -1;
+		String costHeader = config.getCostFromHeader();
+		if (costHeader != null) {
+			String value = request.headers().firstHeader(costHeader);
+			if (value != null) {
+				cost = cost(routeId, costHeader, value);
+				if (cost < 0) {
+					return badCost(costHeader, value, routeId);
+				}
+			}
+		}
+		Admission admission = await(routeId, this.core.admit(routeId, key, cost, requestedPlan(request)));
+		if (!admission.passes()) {
+			return refusal(admission);
+		}
+		ServerResponse response = next.handle(request);
+		addHeaders(response, admission.headers());
+		return response;
+	}
+
+	/**
+	 * A route built in the Java DSL reaches the core first here; one from properties was configured at
+	 * start-up by {@link MvcRouteCheck}, and this finds it.
+	 */
+	private void configured(String routeId, WindowRateLimitConfig config) {
+		if (this.core.route(routeId) == null) {
+			synchronized (this) {
+				if (this.core.route(routeId) == null) {
+					this.core.configure(routeId, config.limiterArguments());
+				}
+			}
+		}
+	}
+
+	private static String routeId(ServerRequest request) {
+		Object routeId = request.attribute(MvcUtils.GATEWAY_ROUTE_ID_ATTR).orElse(null);
+		if (routeId == null) {
+			throw new IllegalStateException("WindowRateLimit needs the route's id: build Java DSL routes with "
+					+ "GatewayRouterFunctions.route(\"id\"), not RouterFunctions.route()");
+		}
+		return routeId.toString();
+	}
+
+	private MvcKeyResolver keyResolver(WindowRateLimitConfig config) {
+		String name = config.getKeyResolver();
+		if (name == null) {
+			throw new IllegalStateException("WindowRateLimit has no key-resolver: name a MvcKeyResolver bean");
+		}
+		return this.keyResolvers.computeIfAbsent(name, this::keyResolverBean);
+	}
+
+	MvcKeyResolver keyResolverBean(String name) {
+		try {
+			return this.beans.getBean(name, MvcKeyResolver.class);
+		}
+		catch (NoSuchBeanDefinitionException ex) {
+			throw new IllegalStateException("WindowRateLimit key-resolver '" + name + "' is no MvcKeyResolver bean; "
+					+ "built in: headerKeyResolver, clientIpKeyResolver, principalKeyResolver", ex);
+		}
+	}
+
+	private Mono<String> requestedPlan(ServerRequest request) {
+		MvcPlanResolver resolver = this.planResolver;
+		return (resolver != null) ? Mono.fromSupplier(() -> resolver.resolve(request)) : Mono.empty();
+	}
+
+	/** A whole number from 1 that every limit of the route can take at once; -1 if it is not. */
+	private long cost(String routeId, String header, String value) {
+		long cost;
+		try {
+			cost = Long.parseLong(value.strip());
+		}
+		catch (NumberFormatException ex) {
+			return -1;
+		}
+		if (cost < 1) {
+			return -1;
+		}
+		CompiledRoute route = this.core.route(routeId);
+		if (route != null && RouteArgs.indexTooSmallFor(cost, route.policy.limits()) >= 0) {
+			return -1;
+		}
+		return cost;
+	}
+
+	private ServerResponse badCost(String header, String value, String routeId) {
+		String detail = header + " is '" + value + "'; allowed: a whole number from 1 to the smallest limit of route '"
+				+ routeId + "'";
+		String body = "{\"title\":\"Bad Request\",\"status\":400,\"detail\":\"" + detail.replace("\\", "\\\\")
+			.replace("\"", "\\\"") + "\"}";
+		return ServerResponse.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+	}
+
+	/**
+	 * The core's decision, waited for at most the bound. Past it (the guard's timer did not run in time)
+	 * the decision is cancelled and the route's fail-mode answers: open passes, closed and local refuse.
+	 */
+	Admission await(String routeId, Mono<Admission> decision) throws InterruptedException {
+		CompletableFuture<Admission> answer = decision.toFuture();
+		try {
+			return answer.get(this.waitNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException | InterruptedException ex) {
+			answer.cancel(true);
+			if (ex instanceof InterruptedException interrupted) {
+				throw interrupted;
+			}
+			this.waitsGivenUp.incrementAndGet();
+			logger.warn("No rate-limit decision for route '" + routeId + "' within " + waitBound().toMillis()
+					+ " ms; answered by its fail-mode");
+			return failMode(routeId);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
+		}
+	}
+
+	private Admission failMode(String routeId) {
+		CompiledRoute route = this.core.route(routeId);
+		if (route == null || route.policy.failMode() == FailMode.OPEN) {
+			return new Admission(true, Map.of(), List.of());
+		}
+		return new Admission(false, Map.of(RateLimitHeaders.RETRY_AFTER, "1"), List.of());
+	}
+
+	private ServerResponse refusal(Admission admission) {
+		ServerResponse.BodyBuilder refusal = ServerResponse.status(HttpStatus.TOO_MANY_REQUESTS)
+			.headers(headers -> admission.headers().forEach(headers::set));
+		if (this.problemDetails && !admission.violated().isEmpty()) {
+			return refusal.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+				.body(QuotaProblem.json(HttpStatus.TOO_MANY_REQUESTS.value(), admission.violated()));
+		}
+		return refusal.build();
+	}
+
+	private static void addHeaders(ServerResponse response, Map<String, String> headers) {
+		if (headers.isEmpty()) {
+			return;
+		}
+		try {
+			headers.forEach(response.headers()::set);
+		}
+		catch (UnsupportedOperationException ex) {
+			// a handler that built its response read-only: it goes out without the headers, never fails
+			logger.debug("Rate-limit headers not added to a read-only response", ex);
+		}
+	}
+
+}

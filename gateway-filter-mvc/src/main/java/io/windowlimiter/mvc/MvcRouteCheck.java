@@ -1,0 +1,134 @@
+package io.windowlimiter.mvc;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.mvc.key.MvcKeyResolver;
+
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.cloud.gateway.server.mvc.config.FilterProperties;
+import org.springframework.cloud.gateway.server.mvc.config.GatewayMvcProperties;
+import org.springframework.cloud.gateway.server.mvc.config.RouteProperties;
+import org.springframework.core.env.Environment;
+
+/**
+ * Checks every {@code WindowRateLimit} filter of the routes in properties
+ * ({@code spring.cloud.gateway.server.webmvc.routes} and {@code routes-map}) before Server MVC builds
+ * them, and gives the core their limits. A mistake stops start-up with the route and the property named:
+ * an argument the filter does not have (Server MVC's binding would drop it silently), a missing or unknown
+ * key resolver, limits {@link RouteArgs} refuses, a second {@code WindowRateLimit} on one route.
+ */
+public final class MvcRouteCheck {
+
+	static final String FILTER_NAME = "windowRateLimit";
+
+	private static final Set<String> LIMITER_ARGUMENTS = Set.of("algorithm", "limit", "window", "log-storage", "burst",
+			"name", "scope", "plan", "cost", "shadow", "fail-mode", "instances");
+
+	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
+			+ "name, plan, scope, shadow, window, limits[i].*, key-resolver, deny-empty-key, cost-from-header";
+
+	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[\\d+]|\\.\\d+)\\.([a-z-]+)");
+
+	private final List<String> checked = new ArrayList<>();
+
+	public MvcRouteCheck(Environment environment, RateLimiterCore core, ListableBeanFactory beans) {
+		GatewayMvcProperties gateway = Binder.get(environment)
+			.bindOrCreate(GatewayMvcProperties.PREFIX, GatewayMvcProperties.class);
+		List<RouteProperties> routes = gateway.getRoutes();
+		for (int i = 0; i < routes.size(); i++) {
+			check(routes.get(i).getId(), GatewayMvcProperties.PREFIX + ".routes[" + i + "]", routes.get(i), core, beans);
+		}
+		gateway.getRoutesMap().forEach((name, route) -> {
+			String id = (route.getId() != null && !route.getId().isBlank()) ? route.getId() : name;
+			check(id, GatewayMvcProperties.PREFIX + ".routes-map." + name, route, core, beans);
+		});
+	}
+
+	/** The ids of the routes checked and configured, in order. */
+	public List<String> routes() {
+		return List.copyOf(this.checked);
+	}
+
+	private void check(String routeId, String routePath, RouteProperties route, RateLimiterCore core,
+			ListableBeanFactory beans) {
+		List<FilterProperties> filters = route.getFilters();
+		String first = null;
+		for (int j = 0; j < filters.size(); j++) {
+			FilterProperties filter = filters.get(j);
+			if (filter.getName() == null || !FILTER_NAME.equals(uncapitalize(filter.getName()))) {
+				continue;
+			}
+			String path = routePath + ".filters[" + j + "].args.";
+			if (first != null) {
+				throw new InvalidRouteConfigurationException(routeId, routePath + ".filters[" + j + "]",
+						"is a second WindowRateLimit (the first is " + first + ")",
+						"one WindowRateLimit per route on Server MVC; put several limits in one, limits[i].*");
+			}
+			first = routePath + ".filters[" + j + "]";
+			configure(routeId, path, filter.getArgs(), core, beans);
+			this.checked.add(routeId);
+		}
+	}
+
+	private static void configure(String routeId, String path, Map<String, String> args, RateLimiterCore core,
+			ListableBeanFactory beans) {
+		Map<String, Object> limiter = new TreeMap<>();
+		args.forEach((written, value) -> {
+			// keyResolver and key-resolver bind alike; the checks know the dashed form
+			String name = written.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+			if (WindowRateLimitConfig.RESPONSE_ARGUMENTS.contains(name)) {
+				throw new InvalidRouteConfigurationException(routeId, path + name,
+						"is a response-dependent argument, not available on Server MVC yet",
+						"costs known from the request: cost, cost-from-header");
+			}
+			if (WindowRateLimitConfig.ADAPTER_ARGUMENTS.contains(name)) {
+				return;
+			}
+			if (!LIMITER_ARGUMENTS.contains(name) && !INDEXED.matcher(name).matches()) {
+				throw new InvalidRouteConfigurationException(routeId, path + name, "is no argument of WindowRateLimit",
+						ARGUMENTS);
+			}
+			limiter.put(RouteArgs.PREFIX + name, value);
+		});
+		String keyResolver = args.containsKey("key-resolver") ? args.get("key-resolver") : args.get("keyResolver");
+		checkKeyResolver(routeId, path, keyResolver, beans);
+		try {
+			core.configure(routeId, limiter);
+		}
+		catch (InvalidRouteConfigurationException ex) {
+			if (!"route".equals(ex.getKind()) || !ex.getProperty().startsWith(RouteArgs.PREFIX)) {
+				throw ex;
+			}
+			// the core names WebFlux's window-rate-limiter.* argument; this route wrote it under args
+			throw new InvalidRouteConfigurationException(routeId,
+					path + ex.getProperty().substring(RouteArgs.PREFIX.length()), ex.getFound(), ex.getAllowed());
+		}
+	}
+
+	private static void checkKeyResolver(String routeId, String path, String name, ListableBeanFactory beans) {
+		List<String> known = List.of(beans.getBeanNamesForType(MvcKeyResolver.class));
+		String allowed = "the name of a MvcKeyResolver bean: " + String.join(", ", known);
+		if (name == null || name.isBlank()) {
+			throw new InvalidRouteConfigurationException(routeId, path + "key-resolver", "is missing", allowed);
+		}
+		String bean = new WindowRateLimitConfig().setKeyResolver(name).getKeyResolver();
+		if (!known.contains(bean)) {
+			throw new InvalidRouteConfigurationException(routeId, path + "key-resolver", "is '" + name + "'", allowed);
+		}
+	}
+
+	private static String uncapitalize(String name) {
+		return name.isEmpty() ? name : name.substring(0, 1).toLowerCase(Locale.ROOT) + name.substring(1);
+	}
+
+}

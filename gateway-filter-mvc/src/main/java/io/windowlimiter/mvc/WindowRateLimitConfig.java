@@ -1,0 +1,223 @@
+package io.windowlimiter.mvc;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.core.policy.RouteArgs;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The arguments of one {@code WindowRateLimit} filter on a Server MVC route: the same limiter arguments
+ * as on the WebFlux gateway, without the {@code window-rate-limiter.} prefix, plus which key resolver
+ * (a bean name) counts the request. Bound from a route's YAML {@code args}, or set in the Java DSL:
+ * {@code windowRateLimit(c -> c.setKeyResolver("clientIpKeyResolver").setLimit("5").setWindow("10s"))}.
+ *
+ * <p>The limiter arguments are kept as written and checked by {@link RouteArgs}, so a mistake gets the
+ * same message on both gateways.
+ */
+public class WindowRateLimitConfig {
+
+	/** The arguments that read the request or answer it, not the limits; {@link RouteArgs} never sees them. */
+	public static final List<String> ADAPTER_ARGUMENTS = List.of("key-resolver", "deny-empty-key", "cost-from-header",
+			"count-statuses", "cost-from-response-header");
+
+	/** What the response decides (the settle step); not on Server MVC yet. */
+	public static final List<String> RESPONSE_ARGUMENTS = List.of("count-statuses", "cost-from-response-header");
+
+	private final Map<String, String> route = new LinkedHashMap<>();
+
+	private List<Map<String, String>> limits = new ArrayList<>();
+
+	private @Nullable String keyResolver;
+
+	private boolean denyEmptyKey = true;
+
+	private @Nullable String costFromHeader;
+
+	private @Nullable String countStatuses;
+
+	private @Nullable String costFromResponseHeader;
+
+	/** The limiter arguments, prefixed as {@link RouteArgs#parse} reads them. */
+	public Map<String, Object> limiterArguments() {
+		Map<String, Object> args = new LinkedHashMap<>();
+		this.route.forEach((name, value) -> args.put(RouteArgs.PREFIX + name, value));
+		for (int i = 0; i < this.limits.size(); i++) {
+			String prefix = RouteArgs.PREFIX + "limits[" + i + "].";
+			this.limits.get(i).forEach((name, value) -> args.put(prefix + name, value));
+		}
+		return args;
+	}
+
+	private WindowRateLimitConfig put(String name, @Nullable String value) {
+		if (value == null) {
+			this.route.remove(name);
+		}
+		else {
+			this.route.put(name, value);
+		}
+		return this;
+	}
+
+	public @Nullable String getKeyResolver() {
+		return this.keyResolver;
+	}
+
+	/** The name of a {@link io.windowlimiter.mvc.key.MvcKeyResolver} bean; {@code #{@name}} is read as {@code name}. */
+	public WindowRateLimitConfig setKeyResolver(String keyResolver) {
+		String name = keyResolver.strip();
+		if (name.startsWith("#{@") && name.endsWith("}")) {
+			// copied from a WebFlux route: Server MVC has no SpEL, the bean's name is what it meant
+			name = name.substring(3, name.length() - 1);
+		}
+		this.keyResolver = name;
+		return this;
+	}
+
+	public boolean isDenyEmptyKey() {
+		return this.denyEmptyKey;
+	}
+
+	/** Whether a request without a key is refused (403, the default) or passes unlimited. */
+	public WindowRateLimitConfig setDenyEmptyKey(boolean denyEmptyKey) {
+		this.denyEmptyKey = denyEmptyKey;
+		return this;
+	}
+
+	public @Nullable String getCostFromHeader() {
+		return this.costFromHeader;
+	}
+
+	/** The request's cost is this header's whole number (absent: {@code cost}); a bad one is a 400. */
+	public WindowRateLimitConfig setCostFromHeader(String costFromHeader) {
+		this.costFromHeader = costFromHeader;
+		return this;
+	}
+
+	public @Nullable String getCountStatuses() {
+		return this.countStatuses;
+	}
+
+	public WindowRateLimitConfig setCountStatuses(String countStatuses) {
+		this.countStatuses = countStatuses;
+		return this;
+	}
+
+	public @Nullable String getCostFromResponseHeader() {
+		return this.costFromResponseHeader;
+	}
+
+	public WindowRateLimitConfig setCostFromResponseHeader(String costFromResponseHeader) {
+		this.costFromResponseHeader = costFromResponseHeader;
+		return this;
+	}
+
+	public List<Map<String, String>> getLimits() {
+		return this.limits;
+	}
+
+	/** Several limits, each {@code limit}, {@code window} and optionally {@code algorithm}, {@code name} ... */
+	public WindowRateLimitConfig setLimits(List<Map<String, String>> limits) {
+		this.limits = new ArrayList<>(limits);
+		return this;
+	}
+
+	public @Nullable String getAlgorithm() {
+		return this.route.get("algorithm");
+	}
+
+	public WindowRateLimitConfig setAlgorithm(String algorithm) {
+		return put("algorithm", algorithm);
+	}
+
+	public @Nullable String getLimit() {
+		return this.route.get("limit");
+	}
+
+	public WindowRateLimitConfig setLimit(String limit) {
+		return put("limit", limit);
+	}
+
+	public @Nullable String getWindow() {
+		return this.route.get("window");
+	}
+
+	public WindowRateLimitConfig setWindow(String window) {
+		return put("window", window);
+	}
+
+	public @Nullable String getLogStorage() {
+		return this.route.get("log-storage");
+	}
+
+	public WindowRateLimitConfig setLogStorage(String logStorage) {
+		return put("log-storage", logStorage);
+	}
+
+	public @Nullable String getBurst() {
+		return this.route.get("burst");
+	}
+
+	public WindowRateLimitConfig setBurst(String burst) {
+		return put("burst", burst);
+	}
+
+	public @Nullable String getName() {
+		return this.route.get("name");
+	}
+
+	public WindowRateLimitConfig setName(String name) {
+		return put("name", name);
+	}
+
+	public @Nullable String getScope() {
+		return this.route.get("scope");
+	}
+
+	public WindowRateLimitConfig setScope(String scope) {
+		return put("scope", scope);
+	}
+
+	public @Nullable String getPlan() {
+		return this.route.get("plan");
+	}
+
+	public WindowRateLimitConfig setPlan(String plan) {
+		return put("plan", plan);
+	}
+
+	public @Nullable String getCost() {
+		return this.route.get("cost");
+	}
+
+	public WindowRateLimitConfig setCost(String cost) {
+		return put("cost", cost);
+	}
+
+	public @Nullable String getShadow() {
+		return this.route.get("shadow");
+	}
+
+	public WindowRateLimitConfig setShadow(String shadow) {
+		return put("shadow", shadow);
+	}
+
+	public @Nullable String getFailMode() {
+		return this.route.get("fail-mode");
+	}
+
+	public WindowRateLimitConfig setFailMode(String failMode) {
+		return put("fail-mode", failMode);
+	}
+
+	public @Nullable String getInstances() {
+		return this.route.get("instances");
+	}
+
+	public WindowRateLimitConfig setInstances(String instances) {
+		return put("instances", instances);
+	}
+
+}

@@ -1,0 +1,18 @@
+package io.windowlimiter.mvc.key;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.web.servlet.function.ServerRequest;
+
+/**
+ * Which client a request on a Server MVC route counts against. Routes name one by its bean name
+ * ({@code key-resolver: clientIpKeyResolver}): Server MVC's YAML has no SpEL. Called on the request's
+ * thread; it must not block.
+ */
+@FunctionalInterface
+public interface MvcKeyResolver {
+
+	/** The client's key; {@code null} or blank for none (refused with 403 unless {@code deny-empty-key: false}). */
+	@Nullable String resolve(ServerRequest request);
+
+}

@@ -1,0 +1,132 @@
+package io.windowlimiter.mvc;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.RateLimitMetrics;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.gateway.test.RedisTestServer;
+import io.windowlimiter.mvc.key.HeaderMvcKeyResolver;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.mock.env.MockEnvironment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The start-up check of WindowRateLimit routes in properties: every mistake names the route and the exact
+ * property; and the request thread's bounded wait for a decision.
+ */
+class MvcRouteCheckTests {
+
+	private static final String ROUTE = "spring.cloud.gateway.server.webmvc.routes[0].";
+
+	private final RateLimiterCore core = RateLimiterCore.of(new LimitScript(RedisTestServer.get().template()),
+			new RedisGuard(Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofSeconds(10)),
+			new DenyCache(1000, System::nanoTime), new LocalWindowLimiter(1000),
+			new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, Clock.systemUTC());
+
+	private final DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
+
+	MvcRouteCheckTests() {
+		this.beans.registerSingleton("headerKeyResolver", new HeaderMvcKeyResolver("X-API-Key"));
+	}
+
+	@Test
+	void configuresTheCoreWithTheRoutesLimits() {
+		MvcRouteCheck check = check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s");
+		assertThat(check.routes()).containsExactly("r");
+		assertThat(this.core.route("r").policy.limits().get(0).policy().limit()).isEqualTo(5);
+	}
+
+	@Test
+	void namesTheRouteAndPropertyOfABadLimit() {
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "0", "window", "10s"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("route 'r'")
+			.hasMessageContaining(ROUTE + "filters[0].args.limit is '0'");
+	}
+
+	@Test
+	void refusesAnArgumentTheFilterDoesNotHave() {
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "windw", "10s"))
+			.hasMessageContaining(ROUTE + "filters[0].args.windw is no argument of WindowRateLimit");
+	}
+
+	@Test
+	void refusesAMissingOrUnknownKeyResolver() {
+		assertThatThrownBy(() -> check("limit", "5", "window", "10s"))
+			.hasMessageContaining(ROUTE + "filters[0].args.key-resolver is missing")
+			.hasMessageContaining("headerKeyResolver");
+		assertThatThrownBy(() -> check("key-resolver", "ipKeyResolver", "limit", "5", "window", "10s"))
+			.hasMessageContaining(ROUTE + "filters[0].args.key-resolver is 'ipKeyResolver'");
+	}
+
+	@Test
+	void readsAWebFluxStyleKeyResolverAsTheBeanItNames() {
+		check("key-resolver", "#{@headerKeyResolver}", "limit", "5", "window", "10s");
+	}
+
+	@Test
+	void refusesResponseDependentArgumentsForNow() {
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s",
+				"count-statuses", "4xx"))
+			.hasMessageContaining(ROUTE + "filters[0].args.count-statuses is a response-dependent argument");
+	}
+
+	@Test
+	void refusesASecondWindowRateLimitOnOneRoute() {
+		MockEnvironment environment = environment("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s");
+		environment.setProperty(ROUTE + "filters[1].name", "WindowRateLimit");
+		environment.setProperty(ROUTE + "filters[1].args.key-resolver", "headerKeyResolver");
+		assertThatThrownBy(() -> new MvcRouteCheck(environment, this.core, this.beans))
+			.hasMessageContaining(ROUTE + "filters[1] is a second WindowRateLimit");
+	}
+
+	/**
+	 * A decision the core does not end (a guard that failed to) holds the request thread no longer than the
+	 * bound: the route's fail-mode answers then, open passing and closed refusing.
+	 */
+	@Test
+	void aRequestThreadWaitsForADecisionAtMostTheBound() throws Exception {
+		check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "fail-mode", "closed");
+		MvcRateLimiter limiter = new MvcRateLimiter(this.core, null, this.beans, Duration.ofMillis(300), false);
+		long started = System.nanoTime();
+		Admission admission = limiter.await("r", Mono.never());
+		long tookMillis = (System.nanoTime() - started) / 1_000_000;
+		assertThat(tookMillis).isBetween(500L, 1_000L);
+		assertThat(admission.passes()).isFalse();
+		assertThat(admission.headers()).containsEntry("Retry-After", "1");
+		assertThat(limiter.waitsGivenUp()).isEqualTo(1);
+		assertThat(limiter.await("r", Mono.just(new Admission(true, Map.of(), List.of()))).passes()).isTrue();
+	}
+
+	private MvcRouteCheck check(String... args) {
+		return new MvcRouteCheck(environment(args), this.core, this.beans);
+	}
+
+	private static MockEnvironment environment(String... args) {
+		MockEnvironment environment = new MockEnvironment();
+		environment.setProperty(ROUTE + "id", "r");
+		environment.setProperty(ROUTE + "uri", "http://127.0.0.1:1");
+		environment.setProperty(ROUTE + "predicates[0]", "Path=/r/**");
+		environment.setProperty(ROUTE + "filters[0].name", "WindowRateLimit");
+		for (int i = 0; i < args.length; i += 2) {
+			environment.setProperty(ROUTE + "filters[0].args." + args[i], args[i + 1]);
+		}
+		return environment;
+	}
+
+}

@@ -1,0 +1,161 @@
+package io.windowlimiter.mvc;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A Server MVC gateway (Tomcat) with WindowRateLimit routes from properties and from the Java DSL, over a
+ * real Redis and a real downstream that counts what reached it.
+ */
+@SpringBootTest(classes = MvcTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "window-rate-limiter.problem-details.enabled=true",
+				"management.endpoints.web.exposure.include=health,ratelimits" })
+class WindowRateLimitMvcTests {
+
+	private static final Downstream downstream = new Downstream();
+
+	private static final String RUN = Long.toString(System.currentTimeMillis(), 36);
+
+	private static final HttpClient client = HttpClient.newHttpClient();
+
+	@LocalServerPort
+	int port;
+
+	@DynamicPropertySource
+	static void properties(DynamicPropertyRegistry registry) {
+		RedisTestServer redis = RedisTestServer.get();
+		registry.add("spring.data.redis.host", redis::host);
+		registry.add("spring.data.redis.port", redis::port);
+		registry.add("test.downstream", downstream::uri);
+		route(registry, 0, "limited", "limit=3", "window=1m");
+		route(registry, 1, "costly", "limit=3", "window=1m", "cost-from-header=X-Cost");
+		route(registry, 2, "two-limits", "limits[0].limit=2", "limits[0].window=1m", "limits[1].limit=5",
+				"limits[1].window=1h", "limits[1].name=hourly");
+		route(registry, 3, "open-door", "limit=1", "window=1m", "deny-empty-key=false");
+	}
+
+	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
+		String route = "spring.cloud.gateway.server.webmvc.routes[" + index + "].";
+		registry.add(route + "id", () -> id);
+		registry.add(route + "uri", downstream::uri);
+		registry.add(route + "predicates[0]", () -> "Path=/" + id + "/**");
+		registry.add(route + "filters[0].name", () -> "WindowRateLimit");
+		registry.add(route + "filters[0].args.key-resolver", () -> "headerKeyResolver");
+		for (String arg : args) {
+			String[] nameValue = arg.split("=", 2);
+			registry.add(route + "filters[0].args." + nameValue[0], () -> nameValue[1]);
+		}
+	}
+
+	@AfterAll
+	static void stop() {
+		downstream.close();
+	}
+
+	@Test
+	void passesTheLimitThenRefusesWith429RetryAfterHeadersAndProblemDetails() throws Exception {
+		String key = "limited-" + RUN;
+		for (int i = 1; i <= 3; i++) {
+			HttpResponse<String> passed = get("/limited/x", key, null);
+			assertThat(passed.statusCode()).isEqualTo(200);
+			assertThat(passed.body()).isEqualTo("downstream");
+			assertThat(passed.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(3 - i));
+			assertThat(passed.headers().firstValue("RateLimit-Policy")).hasValue("\"limited\";q=3;w=60");
+		}
+		HttpResponse<String> refused = get("/limited/x", key, null);
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+		assertThat(refused.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
+		assertThat(refused.headers().firstValue("Content-Type")).hasValueSatisfying(
+				type -> assertThat(type).startsWith("application/problem+json"));
+		assertThat(refused.body()).contains("quota-exceeded").contains("\"violated-policies\":[\"limited\"]");
+		assertThat(downstream.hits("/limited/x", key)).as("requests that reached the downstream").isEqualTo(3);
+		assertThat(get("/limited/x", "other-" + key, null).statusCode()).as("another client").isEqualTo(200);
+	}
+
+	@Test
+	void refusesARequestWithoutKeyWith403UnlessTheRouteLetsItPass() throws Exception {
+		assertThat(get("/limited/nokey", null, null).statusCode()).isEqualTo(403);
+		assertThat(downstream.hits("/limited/nokey", null)).isZero();
+		assertThat(get("/open-door/nokey", null, null).statusCode()).isEqualTo(200);
+		assertThat(get("/open-door/nokey", null, null).statusCode()).as("no key: not limited").isEqualTo(200);
+	}
+
+	@Test
+	void takesTheCostFromAHeaderAndRefusesABadOneWith400NamingIt() throws Exception {
+		String key = "costly-" + RUN;
+		assertThat(get("/costly/x", key, "2").statusCode()).isEqualTo(200);
+		assertThat(get("/costly/x", key, "1").statusCode()).as("2 + 1 = 3").isEqualTo(200);
+		assertThat(get("/costly/x", key, "1").statusCode()).as("3 + 1 > 3").isEqualTo(429);
+		for (String bad : new String[] { "x", "0", "-1", "4" }) {
+			HttpResponse<String> answer = get("/costly/x", "bad-" + key, bad);
+			assertThat(answer.statusCode()).as("X-Cost: " + bad).isEqualTo(400);
+			assertThat(answer.body()).as("X-Cost: " + bad).contains("X-Cost is '" + bad + "'");
+		}
+		assertThat(downstream.hits("/costly/x", "bad-" + key)).isZero();
+	}
+
+	@Test
+	void enforcesEveryLimitOfAListFromYaml() throws Exception {
+		String key = "two-" + RUN;
+		assertThat(get("/two-limits/x", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/two-limits/x", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/two-limits/x", key, null).statusCode()).isEqualTo(429);
+	}
+
+	@Test
+	void limitsARouteBuiltInTheJavaDsl() throws Exception {
+		String key = "dsl-" + RUN;
+		assertThat(get("/dsl/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> second = get("/dsl/x", key, null);
+		assertThat(second.statusCode()).isEqualTo(200);
+		assertThat(second.headers().firstValue("X-RateLimit-Limit")).hasValue("2");
+		assertThat(get("/dsl/x", key, null).statusCode()).isEqualTo(429);
+		assertThat(downstream.hits("/dsl/x", key)).isEqualTo(2);
+	}
+
+	/**
+	 * The operator's endpoint and the health indicator are the core's. On Server MVC the endpoint's routes
+	 * answer; its per-client operations (read, reset, assign) return a Mono of WebEndpointResponse, which
+	 * Boot's servlet endpoint adapter does not unwrap (seen: a 200 with the wrapper serialised): not yet
+	 * supported there, see docs/server-mvc.md.
+	 */
+	@Test
+	void answersTheRatelimitsEndpointsRoutesAndHealth() throws Exception {
+		assertThat(get("/limited/x", "ops-" + RUN, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> route = get("/actuator/ratelimits/limited", null, null);
+		assertThat(route.statusCode()).isEqualTo(200);
+		assertThat(route.body()).contains("\"limit\":3");
+		HttpResponse<String> health = get("/actuator/health", null, null);
+		assertThat(health.statusCode()).isEqualTo(200);
+		assertThat(health.body()).contains("\"UP\"");
+	}
+
+	private HttpResponse<String> get(String path, String apiKey, String cost) throws IOException, InterruptedException {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.timeout(Duration.ofSeconds(5));
+		if (apiKey != null) {
+			request.header("X-API-Key", apiKey);
+		}
+		if (cost != null) {
+			request.header("X-Cost", cost);
+		}
+		return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+}

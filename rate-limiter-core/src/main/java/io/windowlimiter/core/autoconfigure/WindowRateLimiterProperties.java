@@ -1,0 +1,568 @@
+package io.windowlimiter.core.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.key.IpRange;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Global settings of the window rate limiter, and the plans routes may use. Limits themselves are per
+ * route, in the {@code RequestRateLimiter} filter's {@code window-rate-limiter.*} arguments, or per plan.
+ */
+@ConfigurationProperties(WindowRateLimiterProperties.PREFIX)
+@Validated
+public class WindowRateLimiterProperties {
+
+	public static final String PREFIX = "window-rate-limiter";
+
+	/** Whether to register the window rate limiter and its key resolvers. */
+	private boolean enabled = true;
+
+	/**
+	 * Whether the window rate limiter is the default of the {@code RequestRateLimiter} filter, for
+	 * routes that name no {@code rate-limiter}. Off (the default), such routes keep the gateway's own
+	 * {@code redisRateLimiter} and routes use this one by name: {@code rate-limiter: "#{@windowRateLimiter}"}.
+	 * On, the window rate limiter is registered {@code @Primary}, so a limiter of your own must not be.
+	 */
+	private boolean defaultLimiter = false;
+
+	/** The header whose value the {@code headerKeyResolver} bean uses as the client key. */
+	private String keyHeader = "X-API-Key";
+
+	/**
+	 * The proxies in front of the gateway whose X-Forwarded-For entries the {@code clientIpKeyResolver}
+	 * bean believes: IP addresses or CIDR ranges, such as 10.0.0.5, 10.0.0.0/8 or 2001:db8::/32. Empty
+	 * (the default) trusts none, and the TCP peer is the client.
+	 */
+	private List<IpRange> trustedProxies = new ArrayList<>();
+
+	/**
+	 * The most X-Forwarded-For entries the {@code clientIpKeyResolver} bean reads from the right, however
+	 * many of them are trusted proxies; unset reads until the first untrusted one. Needs trusted-proxies.
+	 */
+	@Min(0)
+	private Integer trustedProxyHops;
+
+	/**
+	 * How many leading bits of an IPv6 client's address the {@code clientIpKeyResolver} bean keys by,
+	 * 0 .. 128. One host is usually handed a whole /64; 128 keys each address.
+	 */
+	@Min(0)
+	@Max(128)
+	private int ipv6PrefixLength = 64;
+
+	/**
+	 * The longest a decision waits for Redis even while Redis answers other decisions (say one Redis
+	 * Cluster node hangs); past it the route's fail-mode answers.
+	 */
+	private Duration redisTimeout = Duration.ofMillis(600);
+
+	/**
+	 * How long Redis may answer nothing at all while decisions wait on it before they are given up and
+	 * the route's fail-mode answers; until Redis answers again, decisions then fail at once but for one
+	 * trial at a time. A busy Redis keeps answering, so this never fires on a healthy one.
+	 */
+	private Duration redisStallTimeout = Duration.ofMillis(400);
+
+	/**
+	 * The most decisions waiting at once on one Redis node (the standalone Redis, or each master of a
+	 * cluster) from this instance; beyond it a decision gets the route's fail-mode at once, with nothing sent
+	 * (counted by {@code gateway.ratelimit.redis.shed}). This bounds the memory held for pending decisions and
+	 * what Redis runs after an outage, and a frozen master cannot take the others' room. A healthy Redis keeps
+	 * far fewer in flight (requests a second times the round trip).
+	 */
+	@Min(1)
+	private int redisMaxInFlight = 2_000;
+
+	/** Which rate-limit headers responses carry, under which names. */
+	private final Headers headers = new Headers();
+
+	/** RFC 9457 problem details on refused requests. */
+	private final ProblemDetails problemDetails = new ProblemDetails();
+
+	/** Fail-mode local: how many route-and-client counters this instance holds at most. */
+	private long localMaxClients = 100_000;
+
+	/**
+	 * How many denied clients this instance remembers, to answer them without a Redis call until their
+	 * Retry-After. 0 turns the deny cache off.
+	 */
+	private long denyCacheMaxClients = 100_000;
+
+	/**
+	 * Whether to turn on Lettuce's Redis Cluster topology refresh (adaptive, and every 30 s), which
+	 * Boot leaves off: without it a crashed master's clients are not decided again until a restart.
+	 */
+	private boolean clusterTopologyRefresh = true;
+
+	/**
+	 * The shortest time between two log lines about failed decisions, about failed reloads of plan
+	 * assignments, and about clients naming an undeclared plan.
+	 */
+	private Duration failureLogInterval = Duration.ofSeconds(10);
+
+	/**
+	 * Plans by name, declared once for all routes: each a list of limits with the properties of a route's
+	 * {@code limits[i]}. A route uses them with {@code window-rate-limiter.plan: <its default plan>}; a
+	 * client's plan then comes from an assignment made at run time, the request (plan-header or a
+	 * PlanResolver bean), or else the route's default.
+	 */
+	private Map<String, Plan> plans = new LinkedHashMap<>();
+
+	/**
+	 * The request header a client's plan is read from, on routes that use plans, as the route's filters
+	 * before RequestRateLimiter left the request. Any client can send it: start-up refuses it unless
+	 * plan-header-trusted states who writes it. Unset (the default), no header is read.
+	 */
+	private String planHeader;
+
+	/**
+	 * States that no client can choose the plan-header's value: a proxy in front of every path to this
+	 * gateway overwrites it, or a filter of yours removes what the client sent (RemoveRequestHeader in
+	 * default-filters or in the route's filters before RequestRateLimiter) and sets it from something
+	 * verified. Required with plan-header.
+	 */
+	private boolean planHeaderTrusted;
+
+	/**
+	 * The claim of an authenticated principal's token (a JWT's, say) that names its plan, read when Spring
+	 * Security's OAuth2 support is on the class path. Unset (the default), no claim is read.
+	 */
+	private String planClaim;
+
+	/**
+	 * The prefix of an authenticated principal's authority that names its plan, read when Spring Security
+	 * is on the class path: with PLAN_, the authority PLAN_pro puts the client on plan pro.
+	 */
+	private String planAuthorityPrefix = "PLAN_";
+
+	/** Plans and overrides assigned to clients at run time. */
+	private final Assignments assignments = new Assignments();
+
+	public Map<String, Plan> getPlans() {
+		return this.plans;
+	}
+
+	public void setPlans(Map<String, Plan> plans) {
+		this.plans = plans;
+	}
+
+	/** Each plan's limits as route arguments, {@code limits[i].limit} and so on, for checking like a route's. */
+	public Map<String, Map<String, String>> planArguments() {
+		Map<String, Map<String, String>> arguments = new LinkedHashMap<>();
+		this.plans.forEach((name, plan) -> arguments.put(name, plan.arguments()));
+		return arguments;
+	}
+
+	public String getPlanClaim() {
+		return this.planClaim;
+	}
+
+	public void setPlanClaim(String planClaim) {
+		this.planClaim = planClaim;
+	}
+
+	public String getPlanAuthorityPrefix() {
+		return this.planAuthorityPrefix;
+	}
+
+	public void setPlanAuthorityPrefix(String planAuthorityPrefix) {
+		this.planAuthorityPrefix = planAuthorityPrefix;
+	}
+
+	public boolean isPlanHeaderTrusted() {
+		return this.planHeaderTrusted;
+	}
+
+	public void setPlanHeaderTrusted(boolean planHeaderTrusted) {
+		this.planHeaderTrusted = planHeaderTrusted;
+	}
+
+	public String getPlanHeader() {
+		return this.planHeader;
+	}
+
+	public void setPlanHeader(String planHeader) {
+		this.planHeader = planHeader;
+	}
+
+	public Assignments getAssignments() {
+		return this.assignments;
+	}
+
+	public Duration getRedisTimeout() {
+		return this.redisTimeout;
+	}
+
+	public void setRedisTimeout(Duration redisTimeout) {
+		this.redisTimeout = redisTimeout;
+	}
+
+	public Duration getRedisStallTimeout() {
+		return this.redisStallTimeout;
+	}
+
+	public void setRedisStallTimeout(Duration redisStallTimeout) {
+		this.redisStallTimeout = redisStallTimeout;
+	}
+
+	public int getRedisMaxInFlight() {
+		return this.redisMaxInFlight;
+	}
+
+	public void setRedisMaxInFlight(int redisMaxInFlight) {
+		this.redisMaxInFlight = redisMaxInFlight;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
+	}
+
+	public ProblemDetails getProblemDetails() {
+		return this.problemDetails;
+	}
+
+	public long getLocalMaxClients() {
+		return this.localMaxClients;
+	}
+
+	public void setLocalMaxClients(long localMaxClients) {
+		this.localMaxClients = localMaxClients;
+	}
+
+	public long getDenyCacheMaxClients() {
+		return this.denyCacheMaxClients;
+	}
+
+	public void setDenyCacheMaxClients(long denyCacheMaxClients) {
+		this.denyCacheMaxClients = denyCacheMaxClients;
+	}
+
+	public boolean isClusterTopologyRefresh() {
+		return this.clusterTopologyRefresh;
+	}
+
+	public void setClusterTopologyRefresh(boolean clusterTopologyRefresh) {
+		this.clusterTopologyRefresh = clusterTopologyRefresh;
+	}
+
+	public Duration getFailureLogInterval() {
+		return this.failureLogInterval;
+	}
+
+	public void setFailureLogInterval(Duration failureLogInterval) {
+		this.failureLogInterval = failureLogInterval;
+	}
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public boolean isDefaultLimiter() {
+		return this.defaultLimiter;
+	}
+
+	public void setDefaultLimiter(boolean defaultLimiter) {
+		this.defaultLimiter = defaultLimiter;
+	}
+
+	public String getKeyHeader() {
+		return this.keyHeader;
+	}
+
+	public void setKeyHeader(String keyHeader) {
+		this.keyHeader = keyHeader;
+	}
+
+	public List<IpRange> getTrustedProxies() {
+		return this.trustedProxies;
+	}
+
+	public void setTrustedProxies(List<IpRange> trustedProxies) {
+		this.trustedProxies = trustedProxies;
+	}
+
+	public Integer getTrustedProxyHops() {
+		return this.trustedProxyHops;
+	}
+
+	public void setTrustedProxyHops(Integer trustedProxyHops) {
+		this.trustedProxyHops = trustedProxyHops;
+	}
+
+	public int getIpv6PrefixLength() {
+		return this.ipv6PrefixLength;
+	}
+
+	public void setIpv6PrefixLength(int ipv6PrefixLength) {
+		this.ipv6PrefixLength = ipv6PrefixLength;
+	}
+
+	/** Which rate-limit headers responses carry, under which names. */
+	public static class Headers {
+
+		/** Whether to send X-RateLimit-Limit, -Remaining and -Reset. */
+		private boolean xEnabled = true;
+
+		/** Name of the header with the limit. */
+		private String limit = RateLimitHeaders.LIMIT;
+
+		/** Name of the header with the remaining quota. */
+		private String remaining = RateLimitHeaders.REMAINING;
+
+		/** Name of the header with the seconds until quota frees. */
+		private String reset = RateLimitHeaders.RESET;
+
+		/** Whether to send the IETF draft's RateLimit-Policy and RateLimit. */
+		private boolean ietfEnabled = true;
+
+		/** Name of the header listing the policies. */
+		private String policy = RateLimitHeaders.POLICY;
+
+		/** Name of the header with the state of the policy closest to running out. */
+		private String rateLimit = RateLimitHeaders.RATE_LIMIT;
+
+		public boolean isXEnabled() {
+			return this.xEnabled;
+		}
+
+		public void setXEnabled(boolean xEnabled) {
+			this.xEnabled = xEnabled;
+		}
+
+		public String getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(String limit) {
+			this.limit = limit;
+		}
+
+		public String getRemaining() {
+			return this.remaining;
+		}
+
+		public void setRemaining(String remaining) {
+			this.remaining = remaining;
+		}
+
+		public String getReset() {
+			return this.reset;
+		}
+
+		public void setReset(String reset) {
+			this.reset = reset;
+		}
+
+		public boolean isIetfEnabled() {
+			return this.ietfEnabled;
+		}
+
+		public void setIetfEnabled(boolean ietfEnabled) {
+			this.ietfEnabled = ietfEnabled;
+		}
+
+		public String getPolicy() {
+			return this.policy;
+		}
+
+		public void setPolicy(String policy) {
+			this.policy = policy;
+		}
+
+		public String getRateLimit() {
+			return this.rateLimit;
+		}
+
+		public void setRateLimit(String rateLimit) {
+			this.rateLimit = rateLimit;
+		}
+
+	}
+
+	/** A plan: limits decided together, as a route's own would be. */
+	public static class Plan {
+
+		/** The plan's limits, decided together, all or nothing. */
+		private List<PlanLimit> limits = new ArrayList<>();
+
+		public List<PlanLimit> getLimits() {
+			return this.limits;
+		}
+
+		public void setLimits(List<PlanLimit> limits) {
+			this.limits = limits;
+		}
+
+		Map<String, String> arguments() {
+			Map<String, String> arguments = new LinkedHashMap<>();
+			for (int i = 0; i < this.limits.size(); i++) {
+				String prefix = "limits[" + i + "].";
+				this.limits.get(i).arguments().forEach((name, value) -> arguments.put(prefix + name, value));
+			}
+			return arguments;
+		}
+
+	}
+
+	/**
+	 * One limit of a plan, as text: it is checked like a route's limit, with the same messages.
+	 */
+	public static class PlanLimit {
+
+		/** fixed-window, sliding-log, sliding-window-counter (the default) or token-bucket. */
+		private String algorithm;
+
+		/** Requests per window, a whole number from 1. */
+		private String limit;
+
+		/** The window: whole milliseconds from 1ms to 366d, such as 500ms, 10s, 1m, 1h or 1d. */
+		private String window;
+
+		/** ring (the default) or sorted-set, only with sliding-log. */
+		private String logStorage;
+
+		/** Requests allowed at once from a full bucket, only with token-bucket; the limit by default. */
+		private String burst;
+
+		/** The policy's name, shown to clients; {@code <plan>-<i>}, or the scope's name, by default. */
+		private String name;
+
+		/** The scope whose counters this limit shares with every route naming it; none by default. */
+		private String scope;
+
+		Map<String, String> arguments() {
+			Map<String, String> arguments = new LinkedHashMap<>();
+			String[][] all = { { "algorithm", this.algorithm }, { "limit", this.limit }, { "window", this.window },
+					{ "log-storage", this.logStorage }, { "burst", this.burst }, { "name", this.name },
+					{ "scope", this.scope } };
+			for (String[] pair : all) {
+				if (pair[1] != null) {
+					arguments.put(pair[0], pair[1]);
+				}
+			}
+			return arguments;
+		}
+
+		public String getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(String algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public String getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(String limit) {
+			this.limit = limit;
+		}
+
+		public String getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(String window) {
+			this.window = window;
+		}
+
+		public String getLogStorage() {
+			return this.logStorage;
+		}
+
+		public void setLogStorage(String logStorage) {
+			this.logStorage = logStorage;
+		}
+
+		public String getBurst() {
+			return this.burst;
+		}
+
+		public void setBurst(String burst) {
+			this.burst = burst;
+		}
+
+		public String getName() {
+			return this.name;
+		}
+
+		public void setName(String name) {
+			this.name = name;
+		}
+
+		public String getScope() {
+			return this.scope;
+		}
+
+		public void setScope(String scope) {
+			this.scope = scope;
+		}
+
+	}
+
+	/** Plans and overrides assigned to clients at run time (see PlanAssignments). */
+	public static class Assignments {
+
+		/**
+		 * How often each instance asks Redis whether assignments changed (one GET); a change takes effect on
+		 * every instance within this interval plus one reload.
+		 */
+		private Duration refreshInterval = Duration.ofMillis(250);
+
+		/** The most assignments kept; a new one beyond it is refused. Every instance holds all of them. */
+		@Min(1)
+		private long maxEntries = 100_000;
+
+		public Duration getRefreshInterval() {
+			return this.refreshInterval;
+		}
+
+		public void setRefreshInterval(Duration refreshInterval) {
+			this.refreshInterval = refreshInterval;
+		}
+
+		public long getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(long maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+	}
+
+	/** RFC 9457 problem details on refused requests. */
+	public static class ProblemDetails {
+
+		/**
+		 * Whether a refused request gets an application/problem+json body of the IETF rate-limit draft's
+		 * quota-exceeded type, naming the violated policies.
+		 */
+		private boolean enabled = false;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+	}
+
+}
