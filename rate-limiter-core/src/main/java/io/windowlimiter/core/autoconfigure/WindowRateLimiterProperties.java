@@ -444,11 +444,24 @@ public class WindowRateLimiterProperties {
 		/** The scope whose counters this limit shares with every route naming it; none by default. */
 		private String scope;
 
+		/** day, week or month: a quota that resets at the local calendar edge instead of a rolling window. */
+		private String calendar;
+
+		/** The IANA time zone of a calendar quota's edges; UTC by default. */
+		private String timeZone;
+
+		/** The first day of a calendar week (monday to sunday); monday by default. */
+		private String weekStart;
+
+		/** How long a client that runs past this limit is refused, whatever the window; none by default. */
+		private String blockFor;
+
 		Map<String, String> arguments() {
 			Map<String, String> arguments = new LinkedHashMap<>();
 			String[][] all = { { "algorithm", this.algorithm }, { "limit", this.limit }, { "window", this.window },
 					{ "log-storage", this.logStorage }, { "burst", this.burst }, { "name", this.name },
-					{ "scope", this.scope } };
+					{ "scope", this.scope }, { "calendar", this.calendar }, { "time-zone", this.timeZone },
+					{ "week-start", this.weekStart }, { "block-for", this.blockFor } };
 			for (String[] pair : all) {
 				if (pair[1] != null) {
 					arguments.put(pair[0], pair[1]);
@@ -511,6 +524,38 @@ public class WindowRateLimiterProperties {
 
 		public void setScope(String scope) {
 			this.scope = scope;
+		}
+
+		public String getCalendar() {
+			return this.calendar;
+		}
+
+		public void setCalendar(String calendar) {
+			this.calendar = calendar;
+		}
+
+		public String getTimeZone() {
+			return this.timeZone;
+		}
+
+		public void setTimeZone(String timeZone) {
+			this.timeZone = timeZone;
+		}
+
+		public String getWeekStart() {
+			return this.weekStart;
+		}
+
+		public void setWeekStart(String weekStart) {
+			this.weekStart = weekStart;
+		}
+
+		public String getBlockFor() {
+			return this.blockFor;
+		}
+
+		public void setBlockFor(String blockFor) {
+			this.blockFor = blockFor;
 		}
 
 	}
