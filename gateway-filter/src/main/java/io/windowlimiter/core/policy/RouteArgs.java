@@ -152,7 +152,8 @@ public final class RouteArgs {
 			return ClientList.of(entries);
 		}
 		catch (IllegalArgumentException ex) {
-			throw invalid(this.prefix + name, "has " + ex.getMessage(), ClientList.ALLOWED + ", comma-separated");
+			throw invalid(this.prefix + name, "is '" + String.join(",", written.values()) + "': " + ex.getMessage(),
+					ClientList.ALLOWED + ", comma-separated");
 		}
 	}
 
