@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class AccessListTests {
 
-	private static final Duration WAIT = Duration.ofSeconds(5);
+	private static final Duration WAIT = Duration.ofSeconds(15);
 
 	private final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
 
@@ -58,7 +58,7 @@ class AccessListTests {
 		this.rules = new PlanAssignments(this.redis, Set.of(), Duration.ofMillis(250), 4, Duration.ofSeconds(10),
 				this.clock::get);
 		this.core = new RateLimiterCore(new LimitScript(this.redis), new PolicyRegistry(Map.of()), this.rules, false,
-				new RedisGuard(Duration.ofSeconds(2), Duration.ofSeconds(2), Duration.ofSeconds(10)),
+				new RedisGuard(Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofSeconds(10)),
 				new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000),
 				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(this.meters),
 				Duration.ofSeconds(10), Clock.systemUTC());
