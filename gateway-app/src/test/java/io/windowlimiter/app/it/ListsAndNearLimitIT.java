@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -63,12 +64,20 @@ class ListsAndNearLimitIT {
 		routes.route("rules", RouteFile.limit("sliding-log", 2, HOUR));
 		routes.route("scoped", RouteFile.with(RouteFile.limit("sliding-log", 2, HOUR), "scope", "shared"));
 		routes.route("near", RouteFile.with(RouteFile.limit("sliding-log", 5, HOUR), "name", "five"));
-		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(),
-				List.of("--management.endpoints.web.exposure.include=health,prometheus,ratelimits",
-						"--window-rate-limiter.problem-details.enabled=true", "--window-rate-limiter.deny=gateway-banned",
-						"--window-rate-limiter.allow=gateway-vip,route-banned", "--window-rate-limiter.near-limit.share=0.6",
-						"--window-rate-limiter.near-limit.log-interval=1h"),
-				"lists-a", "lists-b");
+		String[] args = { "--management.endpoints.web.exposure.include=health,prometheus,ratelimits",
+				"--window-rate-limiter.problem-details.enabled=true", "--window-rate-limiter.deny=gateway-banned",
+				"--window-rate-limiter.allow=gateway-vip,route-banned", "--window-rate-limiter.near-limit.share=0.6",
+				"--window-rate-limiter.near-limit.log-interval=1h" };
+		// one after the other: two JVMs starting at once on a loaded machine each took over 90 s
+		Path file = routes.write();
+		List<GatewayJar> started = new ArrayList<>();
+		try {
+			started.add(GatewayJar.start("lists-a", this.redis.port(), file, args));
+			started.add(GatewayJar.start("lists-b", this.redis.port(), file, args));
+		}
+		finally {
+			this.gateways = started;
+		}
 		this.a = this.gateways.get(0);
 		this.b = this.gateways.get(1);
 	}
