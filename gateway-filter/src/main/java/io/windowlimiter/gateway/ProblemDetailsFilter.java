@@ -11,6 +11,7 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
@@ -29,6 +30,12 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 
 	/** The limiter's mark on a refused request: the violated policies' names, as sf-strings. */
 	public static final String VIOLATED = "X-Window-Rate-Limiter-Violated";
+
+	/**
+	 * The limiter's mark on a request refused for who the client is (a deny list, an operator's block): a
+	 * 403 whose body says so, not that a quota was exceeded.
+	 */
+	public static final String FORBIDDEN = "X-Window-Rate-Limiter-Forbidden";
 
 	/** The draft's problem type for a request over its quota. */
 	public static final String QUOTA_EXCEEDED = QuotaProblem.QUOTA_EXCEEDED;
@@ -51,13 +58,22 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 
 		@Override
 		public Mono<Void> setComplete() {
+			if (getHeaders().containsHeader(FORBIDDEN)) {
+				getHeaders().remove(FORBIDDEN);
+				setStatusCode(HttpStatus.FORBIDDEN);
+				return write(FORBIDDEN_BODY);
+			}
 			String violated = getHeaders().getFirst(VIOLATED);
 			if (violated == null) {
 				return super.setComplete();
 			}
 			getHeaders().remove(VIOLATED);
 			int status = (getStatusCode() != null) ? getStatusCode().value() : 429;
-			byte[] body = problem(status, violated).getBytes(StandardCharsets.UTF_8);
+			return write(problem(status, violated));
+		}
+
+		private Mono<Void> write(String problem) {
+			byte[] body = problem.getBytes(StandardCharsets.UTF_8);
 			getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 			getHeaders().setContentLength(body.length);
 			DataBuffer buffer = bufferFactory().wrap(body);
@@ -67,16 +83,22 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 		@Override
 		public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
 			getHeaders().remove(VIOLATED);
+			getHeaders().remove(FORBIDDEN);
 			return super.writeWith(body);
 		}
 
 		@Override
 		public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
 			getHeaders().remove(VIOLATED);
+			getHeaders().remove(FORBIDDEN);
 			return super.writeAndFlushWith(body);
 		}
 
 	}
+
+	/** RFC 9457's generic problem: the status says it all; no quota was exceeded, so not quota-exceeded. */
+	static final String FORBIDDEN_BODY = "{\"type\":\"about:blank\",\"title\":\"Forbidden\",\"status\":403,"
+			+ "\"detail\":\"This client may not use this route: it is on a deny list or blocked by an operator\"}";
 
 	static String problem(int status, String violated) {
 		return QuotaProblem.json(status, names(violated));

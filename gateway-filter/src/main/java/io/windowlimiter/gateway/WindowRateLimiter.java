@@ -25,6 +25,8 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -88,10 +90,14 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 					ServerWebExchange exchange = ExchangeContextFilter.exchange(context);
 					return (exchange != null) ? this.planResolver.resolve(exchange) : Mono.empty();
 				});
-		return this.core.admit(routeId, id, requestedPlan).map(this::response);
+		return Mono.deferContextual(context -> this.core.admit(routeId, id, requestedPlan)
+			.map(admission -> response(admission, ExchangeContextFilter.exchange(context))));
 	}
 
-	private Response response(Admission admission) {
+	private Response response(Admission admission, @Nullable ServerWebExchange exchange) {
+		if (admission.forbidden()) {
+			return forbidden(admission, exchange);
+		}
 		boolean marked = this.problemDetails && !admission.violated().isEmpty();
 		if (admission.passes() || (!marked && admission.status() == 0)) {
 			return new Response(admission.passes(), admission.headers());
@@ -104,6 +110,27 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 			// the filter answers with its own status-code; RefusalStatusFilter puts this one in its place
 			headers.put(RefusalStatusFilter.STATUS, Integer.toString(admission.status()));
 		}
+		return new Response(false, headers);
+	}
+
+	/**
+	 * A client on a deny list or blocked: 403. The {@code RequestRateLimiter} filter sets its own refusal
+	 * status (429) on every refusal; the status is changed to 403 just before the response is committed, so
+	 * after the filter set it. Without the exchange (the SPI called from elsewhere) the filter's status stays.
+	 */
+	private Response forbidden(Admission admission, @Nullable ServerWebExchange exchange) {
+		if (exchange != null) {
+			ServerHttpResponse response = exchange.getResponse();
+			response.beforeCommit(() -> {
+				response.setStatusCode(HttpStatus.FORBIDDEN);
+				return Mono.empty();
+			});
+		}
+		if (!this.problemDetails) {
+			return new Response(false, admission.headers());
+		}
+		Map<String, String> headers = new HashMap<>(admission.headers());
+		headers.put(ProblemDetailsFilter.FORBIDDEN, "?1");
 		return new Response(false, headers);
 	}
 

@@ -19,9 +19,11 @@ class GrafanaDashboardUnitTests {
 		List<String> queries = JsonPath.read(dashboard, "$.panels[*].targets[*].expr");
 		assertThat(queries).hasSizeGreaterThanOrEqualTo(6)
 			.allSatisfy(query -> assertThat(query).containsAnyOf("gateway_ratelimit_decisions_total",
-					"gateway_ratelimit_redis_seconds_bucket", "gateway_ratelimit_redis_seconds_count"));
+					"gateway_ratelimit_redis_seconds_bucket", "gateway_ratelimit_redis_seconds_count",
+					"gateway_ratelimit_near_limit_total"));
 		assertThat(String.join("\n", queries)).contains("outcome=\"denied\"", "outcome=\"shadowed\"",
-				"outcome=~\"error|fallback\"", "result=\"failure\"");
+				"outcome=~\"error|fallback\"", "result=\"failure\"", "gateway_ratelimit_near_limit_total",
+				"outcome=~\"exempt|blocked\"");
 	}
 
 }

@@ -12,6 +12,7 @@ import org.jspecify.annotations.Nullable;
  * Micrometer meters of the limiter: {@code gateway.ratelimit.decisions} counts every answer by route,
  * algorithm and outcome; {@code gateway.ratelimit.redis} times the script round trip;
  * {@code gateway.ratelimit.plans.unknown} counts clients whose plan nobody declared;
+ * {@code gateway.ratelimit.near_limit} counts allowed requests near a limit ({@link NearLimit});
  * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis;
  * {@code gateway.ratelimit.settles} counts settles of reservations by result. Without a registry it
  * records nothing.
@@ -30,7 +31,11 @@ public class RateLimitMetrics {
 		/** Redis could not decide and fail-mode open let the request through. */
 		ERROR,
 		/** Redis could not decide and fail-mode closed or local answered. */
-		FALLBACK;
+		FALLBACK,
+		/** Let through unlimited, without Redis: on an allow list, or exempted by an operator. */
+		EXEMPT,
+		/** Refused with 403, without Redis: on a deny list, or blocked by an operator. */
+		BLOCKED;
 
 		final String tag = name().toLowerCase();
 
@@ -42,6 +47,9 @@ public class RateLimitMetrics {
 	private final @Nullable MeterRegistry registry;
 
 	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+	/** By route id alone, so that the request path looks one up without building a key. */
+	private final Map<String, Counter> nearLimit = new ConcurrentHashMap<>();
 
 	public RateLimitMetrics(@Nullable MeterRegistry registry) {
 		this.registry = registry;
@@ -68,6 +76,20 @@ public class RateLimitMetrics {
 						.tags("route", route)
 						.register(this.registry))
 				.increment();
+		}
+	}
+
+	/** An allowed request left its client at or beyond the near-limit share of a limit (see {@link NearLimit}). */
+	public void nearLimit(String route) {
+		if (this.registry != null) {
+			Counter counter = this.nearLimit.get(route);
+			if (counter == null) {
+				counter = this.nearLimit.computeIfAbsent(route, k -> Counter.builder("gateway.ratelimit.near_limit")
+					.description("Allowed requests that left their client at or beyond the near-limit share of a limit")
+					.tags("route", route)
+					.register(this.registry));
+			}
+			counter.increment();
 		}
 	}
 

@@ -9,6 +9,8 @@ import java.util.Set;
 
 import io.micrometer.core.instrument.Timer;
 import io.windowlimiter.core.RateLimitMetrics.Outcome;
+import io.windowlimiter.core.access.Access;
+import io.windowlimiter.core.access.ClientAccess;
 import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.algorithm.Settlement;
@@ -67,6 +69,13 @@ public final class RateLimiterCore {
 	private final Clock clock;
 
 	private volatile DenialListener denialListener = DenialListener.NONE;
+
+	private volatile ClientAccess access = ClientAccess.NONE;
+
+	private volatile NearLimit nearLimit = NearLimit.OFF;
+
+	/** What an exempt or allow-listed client gets: through, no limit asked, so no rate-limit headers. */
+	private static final Admission EXEMPT = new Admission(true, Map.of(), List.of());
 
 	/**
 	 * @param script decides the limits
@@ -129,12 +138,59 @@ public final class RateLimiterCore {
 		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
 		}
+		Access access = this.access.of(routeId, route.scopes, route.lists, clientKey);
+		if (access != null) {
+			// not Mono.just: see ReadyAnswer
+			return ReadyAnswer.of(byAccess(routeId, route, access));
+		}
 		CompiledPolicy policy = this.plans.known(routeId, route, clientKey);
 		if (policy != null) {
 			return decide(routeId, policy, clientKey, cost);
 		}
 		return this.plans.fromRequest(routeId, route, clientKey, requestedPlan)
 			.flatMap(fromRequest -> decide(routeId, fromRequest, clientKey, cost));
+	}
+
+	/**
+	 * A listed, blocked or exempt client, answered without Redis: exempt passes with no headers (no limit was
+	 * asked); refused is a 403 whose Retry-After is the time left of an operator's block, and absent for a
+	 * deny list's refusal, which no wait ends.
+	 */
+	private Admission byAccess(String routeId, CompiledRoute route, Access access) {
+		if (access.exempt()) {
+			this.metrics.decision(routeId, route.byDefault.algorithms, Outcome.EXEMPT);
+			return EXEMPT;
+		}
+		this.metrics.decision(routeId, route.byDefault.algorithms, Outcome.BLOCKED);
+		long left = this.access.millisLeft(access);
+		Map<String, String> headers = (left > 0)
+				? Map.of(RateLimitHeaders.RETRY_AFTER, Long.toString(RateLimitHeaders.ceilSeconds(left))) : Map.of();
+		return new Admission(false, headers, List.of(), Admission.FORBIDDEN);
+	}
+
+	/**
+	 * Decides allow and deny lists, and operators' blocks and exemptions, before any limit (see
+	 * {@link ClientAccess}).
+	 */
+	public void setClientAccess(ClientAccess access) {
+		this.access = access;
+	}
+
+	/** Counts (and logs) allowed requests near a limit; off unless set. */
+	public void setNearLimit(NearLimit nearLimit) {
+		this.nearLimit = nearLimit;
+	}
+
+	/**
+	 * Why the client is exempt or refused on the target whatever its quota, for operators: on a route, as a
+	 * request would be decided; on a scope, the operator's rule made there. Null when its limits decide.
+	 */
+	public @Nullable Access accessOf(String target, String clientKey) {
+		if (isScope(target)) {
+			return this.access.rule(target, clientKey);
+		}
+		CompiledRoute route = route(target);
+		return (route != null) ? this.access.of(target, route.scopes, route.lists, clientKey) : null;
 	}
 
 	/** The route's own limits, else those set on the gateway's default filters; null when it has none. */
@@ -283,6 +339,9 @@ public final class RateLimiterCore {
 		}
 		if (!verdict.allowed()) {
 			this.denialListener.denied(routeId, id);
+		}
+		else {
+			this.nearLimit.allowed(routeId, policy.limits, verdict.decisions(), id);
 		}
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, policy.algorithms, outcome);

@@ -25,6 +25,11 @@ final class RouteFile {
 
 	/** A route {@code id} on path {@code /<id>/**}; {@code args} without the {@code window-rate-limiter.} prefix. */
 	RouteFile route(String id, Map<String, Object> args) {
+		return route(id, "headerKeyResolver", args);
+	}
+
+	/** As {@link #route(String, Map)}, keyed by the named resolver bean, e.g. {@code clientIpKeyResolver}. */
+	RouteFile route(String id, String keyResolver, Map<String, Object> args) {
 		this.yaml.append("  - id: ").append(id).append('\n')
 			.append("    uri: ").append(this.downstream).append('\n')
 			.append("    predicates: [ \"Path=/").append(id).append("/**\" ]\n")
@@ -32,7 +37,7 @@ final class RouteFile {
 			.append("      - name: RequestRateLimiter\n")
 			.append("        args:\n")
 			.append("          rate-limiter: \"#{@windowRateLimiter}\"\n")
-			.append("          key-resolver: \"#{@headerKeyResolver}\"\n");
+			.append("          key-resolver: \"#{@").append(keyResolver).append("}\"\n");
 		args.forEach((name, value) -> this.yaml.append("          window-rate-limiter.").append(name).append(": ")
 			.append(value).append('\n'));
 		return this;

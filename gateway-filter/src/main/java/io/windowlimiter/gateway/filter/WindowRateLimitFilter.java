@@ -198,10 +198,16 @@ final class WindowRateLimitFilter implements GatewayFilter {
 	private Mono<Void> refuse(ServerWebExchange exchange, ExchangeLimits limits, Admission admission) {
 		limits.refuse();
 		ServerHttpResponse response = exchange.getResponse();
-		response.setStatusCode(HttpStatusCode.valueOf(this.settings.statusCode()));
+		// the core's own status when it has one: 403 for a listed or blocked client, a calendar quota's
+		// quota-status; else the filter's status-code
+		int status = (admission.status() != 0) ? admission.status() : this.settings.statusCode();
+		response.setStatusCode(HttpStatusCode.valueOf(status));
 		HttpHeaders headers = response.getHeaders();
 		admission.headers().forEach(headers::set);
-		if (this.problemDetails && !admission.violated().isEmpty()) {
+		if (this.problemDetails && admission.forbidden()) {
+			headers.set(ProblemDetailsFilter.FORBIDDEN, "true");
+		}
+		else if (this.problemDetails && !admission.violated().isEmpty()) {
 			headers.set(ProblemDetailsFilter.VIOLATED, ProblemDetailsFilter.mark(admission.violated()));
 		}
 		return response.setComplete();

@@ -6,6 +6,8 @@ import java.time.Duration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.core.DecisionWarmUp;
 import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.core.NearLimit;
+import io.windowlimiter.core.access.ClientAccess;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimitMetrics;
 import io.windowlimiter.core.RateLimiterCore;
@@ -128,9 +130,34 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	public RateLimiterCore windowRateLimiterCore(LimitScript script, PolicyRegistry registry,
 			PlanAssignments assignments, ObjectProvider<RequestPlans> planResolver, RedisGuard guard,
 			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
-			WindowRateLimiterProperties properties) {
-		return new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null, guard, denyCache,
-				localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
+			WindowRateLimiterProperties properties, ClientAccess access, NearLimit nearLimit) {
+		RateLimiterCore core = new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null,
+				guard, denyCache, localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
+		core.setClientAccess(access);
+		core.setNearLimit(nearLimit);
+		return core;
+	}
+
+	/** The gateway's allow and deny lists, checked now so a bad entry stops start-up, and operators' rules. */
+	@Bean
+	@ConditionalOnMissingBean
+	public ClientAccess windowRateLimiterClientAccess(WindowRateLimiterProperties properties,
+			ObjectProvider<PlanAssignments> assignments) {
+		return new ClientAccess(properties.gatewayLists(), assignments.getIfUnique());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	public NearLimit windowRateLimiterNearLimit(WindowRateLimiterProperties properties, RateLimitMetrics metrics) {
+		WindowRateLimiterProperties.NearLimit nearLimit = properties.getNearLimit();
+		double share;
+		try {
+			share = NearLimit.checkShare(WindowRateLimiterProperties.PREFIX + ".near-limit.share", nearLimit.getShare());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException(ex.getMessage(), ex);
+		}
+		return new NearLimit(share, metrics, nearLimit.getLogInterval());
 	}
 
 	/**

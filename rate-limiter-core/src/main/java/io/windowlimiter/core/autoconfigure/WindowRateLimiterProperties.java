@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.access.ClientList;
+import io.windowlimiter.core.access.RouteLists;
 import io.windowlimiter.core.key.IpRange;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -309,6 +311,104 @@ public class WindowRateLimiterProperties {
 
 	public void setIpv6PrefixLength(int ipv6PrefixLength) {
 		this.ipv6PrefixLength = ipv6PrefixLength;
+	}
+
+	// Allow and deny lists, and near-limit: kept together here (issue 26), apart from the older settings.
+
+	/**
+	 * Clients never limited on any route of this limiter, counted as {@code exempt}: client keys as the
+	 * route's key resolver gives them, and, for routes keyed by the clientIpKeyResolver, IP addresses and
+	 * CIDR ranges such as 10.0.0.0/8 or 2001:db8::/32. A route's own window-rate-limiter.deny overrides it.
+	 */
+	private List<String> allow = new ArrayList<>();
+
+	/**
+	 * Clients always refused with 403 on every route of this limiter, without a Redis call; written as
+	 * allow's entries. A route's own window-rate-limiter.allow overrides it.
+	 */
+	private List<String> deny = new ArrayList<>();
+
+	/** Counting (and logging) allowed requests that leave their client near a limit. */
+	private final NearLimit nearLimit = new NearLimit();
+
+	public List<String> getAllow() {
+		return this.allow;
+	}
+
+	public void setAllow(List<String> allow) {
+		this.allow = allow;
+	}
+
+	public List<String> getDeny() {
+		return this.deny;
+	}
+
+	public void setDeny(List<String> deny) {
+		this.deny = deny;
+	}
+
+	public NearLimit getNearLimit() {
+		return this.nearLimit;
+	}
+
+	/**
+	 * The gateway's lists, read from {@link #getAllow()} and {@link #getDeny()}.
+	 * @throws IllegalStateException naming the property, the bad entry and what is allowed
+	 */
+	public RouteLists gatewayLists() {
+		ClientList allow = list("allow", this.allow);
+		ClientList deny = list("deny", this.deny);
+		String both = allow.sharedWith(deny);
+		if (both != null) {
+			throw new IllegalStateException(PREFIX + ".deny names '" + both + "', which " + PREFIX
+					+ ".allow names too; allowed: each client in one list at most");
+		}
+		return new RouteLists(allow, deny);
+	}
+
+	private static ClientList list(String name, List<String> entries) {
+		try {
+			return ClientList.of(entries);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("Invalid " + PREFIX + "." + name + ": " + ex.getMessage() + " (" + PREFIX + "."
+					+ name + "[" + ex.getMessage().replaceAll("^entry (\\d+).*", "$1") + "]); allowed: " + ClientList.ALLOWED,
+					ex);
+		}
+	}
+
+	/** Allowed requests near a limit (Envoy's near_limit): counted, and optionally logged. */
+	public static class NearLimit {
+
+		/**
+		 * The share of a limit from which an allowed request counts in gateway.ratelimit.near_limit: above 0,
+		 * at most 1. 0.8 (Envoy's default) counts a request that leaves its client with 20% or less of a
+		 * limit (of a token bucket's burst).
+		 */
+		private double share = io.windowlimiter.core.NearLimit.DEFAULT_SHARE;
+
+		/**
+		 * When set, at most one log line per this interval names a route, limit and client near it (a long
+		 * client key shortened to a hash). Unset (the default), nothing is logged.
+		 */
+		private Duration logInterval;
+
+		public double getShare() {
+			return this.share;
+		}
+
+		public void setShare(double share) {
+			this.share = share;
+		}
+
+		public Duration getLogInterval() {
+			return this.logInterval;
+		}
+
+		public void setLogInterval(Duration logInterval) {
+			this.logInterval = logInterval;
+		}
+
 	}
 
 	/** Which rate-limit headers responses carry, under which names. */

@@ -50,6 +50,11 @@ public final class IpRange {
 		return new IpRange(address, prefixLength);
 	}
 
+	/** How many leading bits the range fixes: 32 (IPv4) or 128 (IPv6) for one address. */
+	public int prefixLength() {
+		return this.prefixLength;
+	}
+
 	/** Whether the address (as {@link IpAddresses} normalises it) lies in this range. */
 	public boolean contains(byte[] address) {
 		if (address.length != this.network.length) {

@@ -29,6 +29,15 @@ public record LimitChange(String type, String target, String client) {
 	/** The client's plan or override was taken away: as {@link #ASSIGN}. */
 	public static final String CLEAR = "clear";
 
+	/** The client was blocked: instances reload assignments (which keep blocks) and forget cached denials. */
+	public static final String BLOCK = "block";
+
+	/** The client was exempted: as {@link #BLOCK}. */
+	public static final String EXEMPT = "exempt";
+
+	/** The client was reset and its block lifted: as {@link #BLOCK}, the counts deleted too. */
+	public static final String UNBLOCK = "unblock";
+
 	/** A reset of {@code client} on {@code target}. */
 	public static LimitChange reset(String target, String client) {
 		return new LimitChange(RESET, target, client);

@@ -13,6 +13,8 @@ import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.core.policy.RoutePolicy;
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.access.Access;
+import io.windowlimiter.core.access.AccessRule;
 import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.plan.Assignment;
@@ -29,7 +31,8 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 /**
  * What an operator can see and do: the routes, scopes and plans, a client's standing on a route or scope
  * (read at cost 0, spending nothing) with its assignment, the clients refused most, resetting a client,
- * and putting a client on a plan, giving it limits of its own or clearing either ({@link PlanAssignments}).
+ * and putting a client on a plan, giving it limits of its own or clearing either ({@link PlanAssignments}),
+ * blocking or exempting it.
  * Each change is made in Redis, then told to every instance through the {@link ChangeBroadcast}; it is
  * logged, and published as an {@link AuditApplicationEvent} when the application keeps audit events.
  */
@@ -46,6 +49,12 @@ public class RateLimitOperations {
 
 	/** The audit event type of taking a client's plan or override away. */
 	public static final String CLEAR_EVENT = "RATE_LIMIT_CLEARED";
+
+	/** The audit event type of blocking a client (403 until the block ends). */
+	public static final String BLOCK_EVENT = "RATE_LIMIT_BLOCKED";
+
+	/** The audit event type of exempting a client from its limits. */
+	public static final String EXEMPT_EVENT = "RATE_LIMIT_EXEMPTED";
 
 	/** How many of the clients refused most a route's description lists. */
 	static final int TOP_DENIED = 10;
@@ -140,7 +149,9 @@ public class RateLimitOperations {
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
 						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis())));
 			}
-			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client), limits,
+			Access access = this.limiter.accessOf(target, client);
+			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client),
+					(access != null) ? AccessView.of(access) : null, limits,
 					RateLimitHeaders.ceilSeconds(standing.blockedMillis()));
 		});
 	}
@@ -185,7 +196,8 @@ public class RateLimitOperations {
 		String type;
 		if (request.clear()) {
 			type = LimitChange.CLEAR;
-			write = assignments.clear(target, client);
+			// clear takes back whatever operators gave the client here: plan or override, block or exemption
+			write = assignments.clear(target, client).then(Mono.defer(() -> assignments.clearAccess(target, client)));
 		}
 		else if (request.plan() != null) {
 			checkPlan(target, request.plan());
@@ -209,9 +221,52 @@ public class RateLimitOperations {
 			}))
 			.map(notified -> {
 				Assignment now = assignments.find(target, client);
-				return new Change(type, target, client, (now != null) ? AssignmentView.of(target, now) : null, notified);
+				return new Change(type, target, client, (now != null) ? AssignmentView.of(target, now) : null,
+						accessView(target, client), notified);
 			})
 			.doOnNext(done -> record(done, principal));
+	}
+
+	/**
+	 * Blocks the client (403 until the block ends) or exempts it (never limited), on the route or on every
+	 * route naming the scope, then tells every instance, as {@link #change} does. Kept beside the client's
+	 * plan or override, which it leaves as they are. Empty when the target has no limits here.
+	 * @param principal who asked, for the log and the audit event; null when unknown
+	 */
+	public Mono<Change> access(String target, String client, AccessRequest request, @Nullable String principal) {
+		PlanAssignments assignments = this.assignments;
+		if (assignments == null) {
+			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be blocked or exempted"));
+		}
+		if (!isKnown(target)) {
+			return Mono.empty();
+		}
+		boolean block = request.kind() == AccessRule.Kind.BLOCK;
+		String type = block ? LimitChange.BLOCK : LimitChange.EXEMPT;
+		Mono<Void> write = block ? assignments.block(target, client, request.ttl())
+				: assignments.exempt(target, client, request.ttl());
+		LimitChange change = new LimitChange(type, target, client);
+		return write.timeout(REDIS_TIMEOUT)
+			.then(Mono.defer(() -> {
+				this.limiter.forgetDenial(target, client);
+				return publish(change);
+			}))
+			.map(notified -> {
+				Assignment now = assignments.find(target, client);
+				return new Change(type, target, client, (now != null) ? AssignmentView.of(target, now) : null,
+						accessView(target, client), notified);
+			})
+			.doOnNext(done -> record(done, principal));
+	}
+
+	/** The operator's block or exemption made on exactly this target, as every instance has it; null for none. */
+	private @Nullable AccessView accessView(String target, String client) {
+		if (this.assignments == null) {
+			return null;
+		}
+		AccessRule rule = this.assignments.access(target, client);
+		return (rule != null) ? AccessView.of(new Access(rule.kind() == AccessRule.Kind.EXEMPT, Access.RUN_TIME, target,
+				rule.expiresAtMillis())) : null;
 	}
 
 	private void checkPlan(String target, String plan) {
@@ -265,27 +320,46 @@ public class RateLimitOperations {
 		if (keys.isEmpty()) {
 			return Mono.empty();
 		}
-		LimitChange change = LimitChange.reset(target, client);
-		return this.redis.unlink(keys.toArray(String[]::new)).timeout(REDIS_TIMEOUT).flatMap(deleted -> {
-			this.limiter.forgetDenial(target, client);
-			return publish(change).map(notified -> new Reset(target, client, deleted, notified));
-		}).doOnNext(reset -> {
-			Map<String, Object> data = new LinkedHashMap<>();
-			data.put("deletedKeys", reset.deletedKeys());
-			record(RESET_EVENT, reset.target(), reset.client(), "reset", "deleted " + reset.deletedKeys() + " key(s), told "
-					+ reset.instancesNotified() + " instance(s)", data, principal);
-		});
+		// a reset is a fresh start: an operator's block on the target ends with it (an exemption stays)
+		AccessRule rule = (this.assignments != null) ? this.assignments.access(target, client) : null;
+		boolean unblock = rule != null && rule.kind() == AccessRule.Kind.BLOCK;
+		Mono<Void> lift = unblock ? this.assignments.clearAccess(target, client) : Mono.empty();
+		LimitChange change = unblock ? new LimitChange(LimitChange.UNBLOCK, target, client)
+				: LimitChange.reset(target, client);
+		return this.redis.unlink(keys.toArray(String[]::new)).timeout(REDIS_TIMEOUT)
+			.flatMap(deleted -> lift.timeout(REDIS_TIMEOUT).thenReturn(deleted))
+			.flatMap(deleted -> {
+				this.limiter.forgetDenial(target, client);
+				return publish(change).map(notified -> new Reset(target, client, deleted, unblock, notified));
+			})
+			.doOnNext(reset -> {
+				Map<String, Object> data = new LinkedHashMap<>();
+				data.put("deletedKeys", reset.deletedKeys());
+				data.put("blockLifted", reset.blockLifted());
+				record(RESET_EVENT, reset.target(), reset.client(), unblock ? "reset and unblocked" : "reset",
+						"deleted " + reset.deletedKeys() + " key(s), told " + reset.instancesNotified() + " instance(s)",
+						data, principal);
+			});
 	}
 
 	private void record(Change change, @Nullable String principal) {
 		AssignmentView now = change.assignment();
 		Map<String, Object> data = new LinkedHashMap<>();
+		AccessView access = change.access();
+		boolean accessChange = change.change().equals(LimitChange.BLOCK) || change.change().equals(LimitChange.EXEMPT);
 		String what = switch (change.change()) {
 			case LimitChange.ASSIGN -> "put on plan '" + ((now != null) ? now.plan() : "?") + "'";
 			case LimitChange.OVERRIDE -> "overridden with " + ((now != null) ? describe(now.limits()) : "?");
-			default -> "cleared of any plan or override";
+			case LimitChange.BLOCK -> "blocked (403)";
+			case LimitChange.EXEMPT -> "exempted from its limits";
+			default -> "cleared of any plan or override, block or exemption";
 		};
-		if (now != null) {
+		if (accessChange && access != null) {
+			data.put("access", access.kind());
+			data.put("expires", access.expires());
+			what += (access.expires() != null) ? " until " + access.expires() : " for good";
+		}
+		else if (now != null) {
 			data.put("plan", now.plan());
 			data.put("limits", (now.limits() != null) ? describe(now.limits()) : null);
 			data.put("expires", now.expires());
@@ -294,6 +368,8 @@ public class RateLimitOperations {
 		String event = switch (change.change()) {
 			case LimitChange.ASSIGN -> ASSIGN_EVENT;
 			case LimitChange.OVERRIDE -> OVERRIDE_EVENT;
+			case LimitChange.BLOCK -> BLOCK_EVENT;
+			case LimitChange.EXEMPT -> EXEMPT_EVENT;
 			default -> CLEAR_EVENT;
 		};
 		record(event, change.target(), change.client(), what, "told " + change.instancesNotified() + " instance(s)", data,
@@ -399,12 +475,33 @@ public class RateLimitOperations {
 	 * @param plan the plan whose limits decide the client (its assignment, else the route's default);
 	 * {@code override} for an override's; null for the route's own limits
 	 * @param assignment the client's plan or override that decides it here; null for none
+	 * @param access why the client is exempt or refused here whatever its quota (a list, or an operator's block
+	 * or exemption); null when its limits decide
 	 * @param limits one per limit, in order
 	 * @param blockedFor seconds the client's penalty ({@code block-for}) still refuses it on the route, rounded
 	 * up; 0 when it is not blocked (a DELETE lifts a block)
 	 */
 	public record ClientStanding(String target, String client, @Nullable String plan,
-			@Nullable AssignmentView assignment, List<LimitStanding> limits, long blockedFor) {
+			@Nullable AssignmentView assignment, @Nullable AccessView access, List<LimitStanding> limits,
+			long blockedFor) {
+	}
+
+	/**
+	 * Why a client is exempt or refused whatever its quota.
+	 * @param kind {@code exempt} (never limited), {@code block} (an operator's, 403 until it ends) or
+	 * {@code deny} (a deny list's, 403)
+	 * @param source {@code run-time}, {@code route list} or {@code gateway list}
+	 * @param target for a run-time rule, the route or scope it was made on; else null
+	 * @param expires for a run-time rule, when it ends, ISO-8601 in UTC; null for never (or a list)
+	 */
+	public record AccessView(String kind, String source, @Nullable String target, @Nullable String expires) {
+
+		static AccessView of(Access access) {
+			String expires = (access.expiresAtMillis() != 0) ? Instant.ofEpochMilli(access.expiresAtMillis()).toString()
+					: null;
+			return new AccessView(access.kind(), access.source(), access.target(), expires);
+		}
+
 	}
 
 	/**
@@ -433,11 +530,12 @@ public class RateLimitOperations {
 	 * @param target the route id or scope name
 	 * @param client the client's key
 	 * @param assignment what the client has on the target now; null after a clear
+	 * @param access the block or exemption the client has on the target now; null for none
 	 * @param instancesNotified how many instances (this one included) heard of it at once; on a Redis Cluster
 	 * only those listening on the node that took the message
 	 */
 	public record Change(String change, String target, String client, @Nullable AssignmentView assignment,
-			long instancesNotified) {
+			@Nullable AccessView access, long instancesNotified) {
 	}
 
 	/**
@@ -473,10 +571,11 @@ public class RateLimitOperations {
 	 * @param target the route id or scope name
 	 * @param client the client's key
 	 * @param deletedKeys how many keys held counts
+	 * @param blockLifted whether an operator's block on the target was lifted with it
 	 * @param instancesNotified how many instances (this one included) heard of it; on a Redis Cluster only
 	 * those listening on the node that took the message
 	 */
-	public record Reset(String target, String client, long deletedKeys, long instancesNotified) {
+	public record Reset(String target, String client, long deletedKeys, boolean blockLifted, long instancesNotified) {
 	}
 
 }

@@ -29,10 +29,14 @@ import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
  * scope, with the routes naming it.</li>
  * <li>{@code GET /actuator/ratelimits/{target}/{client}}: the client's remaining quota and reset per
  * limit, read without spending any, and its plan or override.</li>
- * <li>{@code DELETE /actuator/ratelimits/{target}/{client}}: resets the client on every instance.</li>
+ * <li>{@code DELETE /actuator/ratelimits/{target}/{client}}: resets the client on every instance, and lifts
+ * an operator's block on the target.</li>
  * <li>{@code POST /actuator/ratelimits/{target}/{client}}: puts the client on a plan
  * ({@code {"plan": "pro"}}), gives it a limit of its own ({@code {"limit": 50, "window": "1m"}}), either
- * optionally for a while ({@code "expires": "1h"}), or clears either ({@code {"clear": true}}).</li>
+ * optionally for a while ({@code "expires": "1h"}), or clears either ({@code {"clear": true}}); blocks the
+ * client, 403 until the block ends ({@code {"block": "15m"}}), or exempts it from its limits
+ * ({@code {"exempt": true}}, optionally with {@code expires} or {@code "until": "2026-12-24T00:00:00Z"});
+ * {@code clear} lifts those too.</li>
  * </ul>
  * {@code {target}} is a route id or a scope name.
  * The client is the rest of the path, so a key holding {@code /} may be written as is; URL-encode what
@@ -113,23 +117,31 @@ public class RateLimitsEndpoint {
 	 * @param limit an override's requests per window, with {@code window} (and optionally {@code algorithm},
 	 * {@code burst}, {@code logStorage}, {@code name}, {@code scope}), checked as a route's limit is
 	 * @param expires how long the plan or override holds, e.g. {@code 1h}; absent for good
-	 * @param clear {@code true} alone: takes the client's plan or override on the target away
+	 * @param clear {@code true} alone: takes the client's plan or override, block or exemption on the target away
+	 * @param block a duration (or {@code true} with {@code expires} or {@code until}): 403 until it ends
+	 * @param exempt {@code true}: never limited, until cleared or until {@code expires} or {@code until}
+	 * @param until when a block or exemption ends, an ISO-8601 instant
 	 */
 	@WriteOperation
 	public Mono<WebEndpointResponse<Object>> assign(@Selector String target,
 			@Selector(match = Match.ALL_REMAINING) String[] segments, @Nullable String plan, @Nullable String limit,
 			@Nullable String window, @Nullable String algorithm, @Nullable String burst, @Nullable String logStorage,
 			@Nullable String name, @Nullable String scope, @Nullable String expires, @Nullable String clear,
-			SecurityContext security) {
+			@Nullable String block, @Nullable String exempt, @Nullable String until, SecurityContext security) {
 		String client = client(segments);
 		if (client == null) {
 			return ReadyAnswer.of(noClient());
 		}
 		Principal principal = security.getPrincipal();
+		String who = (principal != null) ? principal.getName() : null;
+		boolean others = plan != null || limit != null || window != null || algorithm != null || burst != null
+				|| logStorage != null || name != null || scope != null || clear != null;
 		return Mono
-			.defer(() -> this.operations.change(target, client, AssignmentRequest.of(target, plan, limit, window,
-					algorithm, burst, logStorage, name, scope, expires, clear),
-					(principal != null) ? principal.getName() : null))
+			.defer(() -> AccessRequest.isAsked(block, exempt, until)
+					? this.operations.access(target, client,
+							AccessRequest.of(target, block, exempt, expires, until, others, System::currentTimeMillis), who)
+					: this.operations.change(target, client, AssignmentRequest.of(target, plan, limit, window,
+							algorithm, burst, logStorage, name, scope, expires, clear), who))
 			.map(change -> new WebEndpointResponse<Object>(change))
 			.defaultIfEmpty(unknown(target))
 			.onErrorResume(AssignmentRequest.InvalidAssignmentException.class,

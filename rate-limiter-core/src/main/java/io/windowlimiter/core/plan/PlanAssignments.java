@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
+import io.windowlimiter.core.access.AccessRule;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.core.key.RedisKeys;
@@ -55,6 +56,12 @@ public class PlanAssignments implements SmartLifecycle {
 	private static final String PLAN = "plan";
 
 	private static final String LIMITS = "limits";
+
+	/** The kind of a block or exemption ({@link AccessRule}), kept beside assignments under fields of their own. */
+	private static final String ACCESS = "access";
+
+	/** Leads an access rule's field: a plan's field leads with a digit, so the two never meet. */
+	private static final String ACCESS_FIELD = "!";
 
 	private static final List<String> KEYS = List.of(RedisKeys.ASSIGNMENTS, RedisKeys.ASSIGNMENT_EXPIRY,
 			RedisKeys.ASSIGNMENT_VERSION);
@@ -92,7 +99,7 @@ public class PlanAssignments implements SmartLifecycle {
 	private final RedisScript<List> readAll;
 
 	/** The assignments last loaded, with their version; version -1 before the first load. */
-	private final AtomicReference<Snapshot> loaded = new AtomicReference<>(new Snapshot(-1, Map.of(), 0));
+	private final AtomicReference<Snapshot> loaded = new AtomicReference<>(new Snapshot(-1, Map.of(), Map.of(), 0));
 
 	private volatile @Nullable Disposable polling;
 
@@ -181,6 +188,49 @@ public class PlanAssignments implements SmartLifecycle {
 	}
 
 	/**
+	 * Blocks the client on one route, or on every route naming a scope: refused with 403 until it ends.
+	 * Kept with the assignments (same bound, reload and broadcast), under a field of its own, so a block
+	 * leaves the client's plan or override as it was.
+	 * @param ttl how long it holds
+	 */
+	public Mono<Void> block(String target, String clientKey, Duration ttl) {
+		return write(ACCESS_FIELD + field(target, clientKey), ACCESS + '\n' + AccessRule.Kind.BLOCK.id(), ttl);
+	}
+
+	/**
+	 * Exempts the client on one route, or on every route naming a scope: never limited until it ends.
+	 * @param ttl how long it holds; null for good (until cleared)
+	 */
+	public Mono<Void> exempt(String target, String clientKey, @Nullable Duration ttl) {
+		return write(ACCESS_FIELD + field(target, clientKey), ACCESS + '\n' + AccessRule.Kind.EXEMPT.id(), ttl);
+	}
+
+	/** Lifts the client's block or exemption on the target. */
+	public Mono<Void> clearAccess(String target, String clientKey) {
+		return write(ACCESS_FIELD + field(target, clientKey), "", null);
+	}
+
+	/** Whether any block or exemption is loaded: when none is, a decision looks nothing up. */
+	public boolean hasAccessRules() {
+		return !this.loaded.get().access().isEmpty();
+	}
+
+	/** The client's live block or exemption on exactly this target, from memory; null for none. */
+	public @Nullable AccessRule access(String target, String clientKey) {
+		Snapshot loaded = this.loaded.get();
+		if (loaded.access().isEmpty()) {
+			return null;
+		}
+		AccessRule rule = loaded.access().get(ACCESS_FIELD + field(target, clientKey));
+		return (rule != null && rule.isLive(this.clock.getAsLong() + loaded.clockOffset())) ? rule : null;
+	}
+
+	/** Now on the Redis clock that expiry times are on, as this instance last measured it. */
+	public long redisNow() {
+		return this.clock.getAsLong() + this.loaded.get().clockOffset();
+	}
+
+	/**
 	 * Checks every override before it is written, beyond its own rules: the limiter checks each against
 	 * the cost of the routes it applies on.
 	 * @param check throws {@link io.windowlimiter.core.policy.InvalidRouteConfigurationException} to refuse it
@@ -221,10 +271,12 @@ public class PlanAssignments implements SmartLifecycle {
 			return false;
 		}
 		Map<String, String> entries = new HashMap<>(all.size());
+		Map<String, String> access = new HashMap<>();
 		for (int i = 2; i + 1 < all.size(); i += 2) {
-			entries.put(String.valueOf(all.get(i)), String.valueOf(all.get(i + 1)));
+			String field = String.valueOf(all.get(i));
+			(field.startsWith(ACCESS_FIELD) ? access : entries).put(field, String.valueOf(all.get(i + 1)));
 		}
-		Snapshot snapshot = new Snapshot(version, decode(entries), clockOffset);
+		Snapshot snapshot = new Snapshot(version, decode(entries), decodeAccess(access), clockOffset);
 		Snapshot before = this.loaded.getAndUpdate(now -> isNewer(version, now.version()) ? snapshot : now);
 		if (!isNewer(version, before.version())) {
 			return false;
@@ -247,19 +299,24 @@ public class PlanAssignments implements SmartLifecycle {
 	 * Assignments as loaded at one version.
 	 * @param clockOffset the Redis clock minus this instance's when loaded, in ms (plus the read's latency)
 	 */
-	private record Snapshot(long version, Map<String, Assignment> assignments, long clockOffset) {
+	private record Snapshot(long version, Map<String, Assignment> assignments, Map<String, AccessRule> access,
+			long clockOffset) {
 	}
 
 	private Mono<Void> write(String target, String clientKey, String value, @Nullable Duration ttl) {
 		Objects.requireNonNull(target, "target");
 		Objects.requireNonNull(clientKey, "clientKey");
+		return write(field(target, clientKey), value, ttl);
+	}
+
+	private Mono<Void> write(String field, String value, @Nullable Duration ttl) {
 		if (ttl != null && ttl.toMillis() < 1) {
 			return Mono.error(new IllegalArgumentException("ttl must be at least 1 ms, was " + ttl));
 		}
 		if (ttl != null && ttl.compareTo(MAX_TTL) > 0) {
 			return Mono.error(new IllegalArgumentException("ttl must be at most " + MAX_TTL + " (10 years), was " + ttl));
 		}
-		List<String> args = List.of(field(target, clientKey), value, (ttl != null) ? Long.toString(ttl.toMillis()) : "",
+		List<String> args = List.of(field, value, (ttl != null) ? Long.toString(ttl.toMillis()) : "",
 				Long.toString(this.maxAssignments));
 		// reloaded here before completing, so the caller's own instance has the change at once
 		return this.redis.execute(this.write, KEYS, args)
@@ -284,6 +341,21 @@ public class PlanAssignments implements SmartLifecycle {
 			catch (RuntimeException ex) {
 				// written by an instance that knows more (a newer version, other plans): skip just this one
 				logger.warn("Ignoring rate-limit assignment " + field + ": " + ex.getMessage());
+			}
+		});
+		return Map.copyOf(decoded);
+	}
+
+	private static Map<String, AccessRule> decodeAccess(Map<String, String> entries) {
+		Map<String, AccessRule> decoded = new HashMap<>(entries.size() * 2);
+		entries.forEach((field, value) -> {
+			String[] lines = value.split("\n", -1);
+			AccessRule.Kind kind = (lines.length == 3 && lines[1].equals(ACCESS)) ? AccessRule.Kind.of(lines[2]) : null;
+			if (kind != null) {
+				decoded.put(field, new AccessRule(kind, Long.parseLong(lines[0])));
+			}
+			else {
+				logger.warn("Ignoring rate-limit access rule " + field + ": unknown kind");
 			}
 		});
 		return Map.copyOf(decoded);

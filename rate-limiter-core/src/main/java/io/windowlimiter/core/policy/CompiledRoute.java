@@ -8,6 +8,7 @@ import java.util.function.Function;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.windowlimiter.core.access.RouteLists;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,6 +25,9 @@ public final class CompiledRoute {
 	/** For clients without a plan: the route's own limits, or its default plan's. */
 	public final CompiledPolicy byDefault;
 
+	/** The route's allow and deny lists ({@code window-rate-limiter.allow}, {@code .deny}). */
+	public final RouteLists lists;
+
 	/** Every scope the route names under any plan, in order: assignments made on a scope apply to it. */
 	public final List<String> scopes;
 
@@ -34,7 +38,12 @@ public final class CompiledRoute {
 		.build();
 
 	CompiledRoute(RoutePolicy policy, CompiledPolicy byDefault, Map<String, CompiledPolicy> plans) {
+		this(policy, byDefault, plans, RouteLists.NONE);
+	}
+
+	CompiledRoute(RoutePolicy policy, CompiledPolicy byDefault, Map<String, CompiledPolicy> plans, RouteLists lists) {
 		this.policy = policy;
+		this.lists = lists;
 		this.byDefault = byDefault;
 		this.plans = Map.copyOf(plans);
 		Set<String> scopes = new LinkedHashSet<>();

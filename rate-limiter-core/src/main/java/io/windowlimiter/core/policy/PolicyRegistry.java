@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
+import io.windowlimiter.core.access.RouteLists;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import org.jspecify.annotations.Nullable;
 
@@ -118,7 +119,7 @@ public class PolicyRegistry {
 			}
 		});
 		CompiledRoute previous = this.routes.put(routeId, route);
-		return previous == null || !previous.policy.equals(route.policy);
+		return previous == null || !previous.policy.equals(route.policy) || !previous.lists.equals(route.lists);
 	}
 
 	/**
@@ -231,8 +232,9 @@ public class PolicyRegistry {
 
 	private CompiledRoute compile(String routeId, Map<String, ?> args) {
 		RoutePolicy policy = RouteArgs.parse(routeId, args);
+		RouteLists lists = RouteArgs.parseLists(routeId, args);
 		if (!policy.usesPlans()) {
-			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of());
+			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of(), lists);
 		}
 		if (!this.plans.containsKey(policy.plan())) {
 			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
@@ -250,7 +252,7 @@ public class PolicyRegistry {
 			RouteArgs.checkCost(routeId, policy.cost(), scoped, " of plan '" + plan + "'");
 			byPlan.put(plan, compile(routeId, plan, policy, scoped));
 		});
-		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan);
+		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists);
 	}
 
 	/** The route's scope is the scope of every limit that names none. */

@@ -12,6 +12,8 @@ import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.windowlimiter.core.access.ClientList;
+import io.windowlimiter.core.access.RouteLists;
 import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.core.algorithm.CalendarPeriod;
 import io.windowlimiter.core.algorithm.WindowPolicy;
@@ -42,6 +44,13 @@ public final class RouteArgs {
 
 	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
 			"quota-status");
+
+	/**
+	 * The route's lists, named as nginx's and Envoy's are, and as the gateway-wide properties: {@code allow}
+	 * (never limited) and {@code deny} (always refused), each comma-separated text, or a YAML list, which the
+	 * gateway hands over as {@code allow.0}, {@code allow.1} ...
+	 */
+	private static final Pattern LIST = Pattern.compile("(allow|deny)(?:\\[(\\d+)]|\\.(\\d+))?");
 
 	/** What a route with a plan may not have: the plan gives its limits. */
 	private static final List<String> OWN_LIMIT_PROPERTIES = List.of("algorithm", "limit", "window", "log-storage",
@@ -82,6 +91,9 @@ public final class RouteArgs {
 
 	private final Map<Integer, Map<String, String>> indexed = new TreeMap<>();
 
+	/** {@code allow} and {@code deny} entries, each list's in the order written (indexed entries by index). */
+	private final Map<String, Map<String, String>> lists = new TreeMap<>();
+
 	private RouteArgs(String kind, String routeId, String prefix, boolean limitsOnly, Map<String, ?> args) {
 		this.kind = kind;
 		this.routeId = routeId;
@@ -120,6 +132,38 @@ public final class RouteArgs {
 			throw parsed.invalid(prefix + "limits", "is missing", "at least one limit, limits[0].limit and .window");
 		}
 		return parsed.limits();
+	}
+
+	/**
+	 * The route's allow and deny lists ({@code window-rate-limiter.allow} and {@code .deny}).
+	 * @throws InvalidRouteConfigurationException naming the route, the list and the bad entry
+	 */
+	public static RouteLists parseLists(String routeId, Map<String, ?> args) {
+		RouteArgs parsed = new RouteArgs("route", routeId, PREFIX, false, args);
+		ClientList allow = parsed.list("allow");
+		ClientList deny = parsed.list("deny");
+		String both = allow.sharedWith(deny);
+		if (both != null) {
+			throw parsed.invalid(PREFIX + "deny", "names '" + both + "', which " + PREFIX + "allow names too",
+					"each client in one list at most");
+		}
+		return new RouteLists(allow, deny);
+	}
+
+	private ClientList list(String name) {
+		Map<String, String> written = this.lists.get(name);
+		if (written == null) {
+			return ClientList.EMPTY;
+		}
+		List<String> entries = new ArrayList<>();
+		written.values().forEach(text -> entries.addAll(List.of(text.split(",", -1))));
+		try {
+			return ClientList.of(entries);
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(this.prefix + name, "is '" + String.join(",", written.values()) + "': " + ex.getMessage(),
+					ClientList.ALLOWED + ", comma-separated");
+		}
 	}
 
 	private static final String NEVER_PASSES = ", else no request could ever pass";
@@ -166,7 +210,14 @@ public final class RouteArgs {
 
 	private void put(String property, String value) {
 		Matcher matcher = INDEXED.matcher(property);
-		if (matcher.matches() && LIMIT_PROPERTIES.contains(matcher.group(3))) {
+		Matcher list = LIST.matcher(property);
+		if (!this.limitsOnly && list.matches()) {
+			String index = (list.group(2) != null) ? list.group(2) : (list.group(3) != null) ? list.group(3) : "";
+			// "" sorts first: a comma-separated value, then YAML list entries by index
+			this.lists.computeIfAbsent(list.group(1), name -> new TreeMap<>())
+				.put(index.isEmpty() ? "" : String.format("%09d", Integer.parseInt(index)), value);
+		}
+		else if (matcher.matches() && LIMIT_PROPERTIES.contains(matcher.group(3))) {
 			String index = (matcher.group(1) != null) ? matcher.group(1) : matcher.group(2);
 			this.indexed.computeIfAbsent(Integer.parseInt(index), i -> new TreeMap<>()).put(matcher.group(3), value);
 		}
@@ -182,8 +233,8 @@ public final class RouteArgs {
 		else {
 			throw invalid(this.prefix + property, "is not a known property",
 					"algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, week-start, "
-							+ "block-for, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status "
-							+ "(each prefixed " + PREFIX + ")");
+							+ "block-for, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
+							+ "allow, deny (each prefixed " + PREFIX + ")");
 		}
 	}
 
