@@ -24,6 +24,7 @@ import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Every YAML snippet in the README and in {@code docs/*.md} starts a gateway, as the files in
@@ -36,14 +37,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <li>A block is a whole configuration by default: it is started as the gateway's configuration, with
  * this test's Redis and free ports given on the command line (so they win over what the snippet says).
  * Every route id it declares must be among the gateway's routes.</li>
+ * <li>A block that is a YAML list of routes (items with an {@code id}) is started as the WebFlux routes;
+ * a list of filters (items with a {@code name}) as the filters of route {@code docs}. Anything else that
+ * is not a map fails: mark it.</li>
  * <li>{@code <!-- docs-test: filter-args -->} on the line before the block: the block is the {@code args}
  * of one {@code RequestRateLimiter} filter (e.g. {@code window-rate-limiter.limits[0].limit: 10}). It is
  * started as the only filter of route {@code docs}, with {@code rate-limiter} and {@code key-resolver}
  * set to this limiter and {@code headerKeyResolver} unless the block sets them.</li>
  * <li>{@code <!-- docs-test: fragment -->} on the line before the block: a part of a larger example that
  * cannot start alone; it must still be YAML. Say in the text what it is a part of.</li>
- * <li>A block that configures {@code spring.cloud.gateway.server.webmvc} is for a Server MVC gateway,
- * which this module's class path does not have: here it is only parsed as YAML.</li>
+ * <li>A block that mentions {@code webmvc}, or is marked {@code <!-- docs-test: mvc -->}, is for a Server
+ * MVC gateway, which this module's class path does not have: here it is only parsed as YAML.</li>
  * </ul>
  */
 class DocsYamlSnippetTests {
@@ -64,7 +68,15 @@ class DocsYamlSnippetTests {
 
 	@TestFactory
 	Stream<DynamicTest> everyYamlSnippetStarts() {
-		return snippets().stream().map(snippet -> DynamicTest.dynamicTest(snippet.toString(), () -> check(snippet)));
+		return snippets().stream().map(snippet -> DynamicTest.dynamicTest(snippet.toString(), () -> {
+			try {
+				check(snippet);
+			}
+			catch (Throwable ex) {
+				// surefire names a dynamic test by its index: say which page and line
+				throw new AssertionError("The snippet at " + snippet + " did not start: " + ex.getMessage(), ex);
+			}
+		}));
 	}
 
 	/** The convention holds: the pages are found, and the marks are ones this test knows. */
@@ -72,7 +84,21 @@ class DocsYamlSnippetTests {
 	void thePagesHaveSnippetsAndOnlyKnownMarks() {
 		List<Snippet> snippets = snippets();
 		assertThat(snippets).extracting(Snippet::file).contains("README.md", "docs/configuration.md");
-		assertThat(snippets).extracting(Snippet::kind).allMatch(kind -> List.of("", "filter-args", "fragment").contains(kind));
+		assertThat(snippets).extracting(Snippet::kind).allMatch(kind -> List.of("", "filter-args", "fragment", "mvc").contains(kind));
+	}
+
+	@Test
+	void listsOfRoutesAndOfFiltersAreWrappedAndAnythingElseThatIsNoMapFails() {
+		Snippet routes = new Snippet("page.md", 1, "", "- id: a\n  uri: http://a:8080\n");
+		assertThat(routeIds(new Yaml().load(configuration(routes, new Yaml().load(routes.yaml()))))).containsExactly("a");
+		Snippet filters = new Snippet("page.md", 1, "", "- name: RequestRateLimiter\n  args: { key-resolver: x }\n");
+		assertThat(routeIds(new Yaml().load(configuration(filters, new Yaml().load(filters.yaml()))))).containsExactly("docs");
+		Snippet args = new Snippet("page.md", 1, "filter-args", "window-rate-limiter.limit: 5\n");
+		assertThat(configuration(args, new Yaml().load(args.yaml()))).contains("window-rate-limiter.limit: 5")
+			.contains("#{@windowRateLimiter}");
+		Snippet text = new Snippet("page.md", 1, "", "just words\n");
+		assertThatThrownBy(() -> configuration(text, new Yaml().load(text.yaml()))).isInstanceOf(AssertionError.class)
+			.hasMessageContaining("page.md:1");
 	}
 
 	static List<Snippet> snippets() {
@@ -99,10 +125,10 @@ class DocsYamlSnippetTests {
 	private static void check(Snippet snippet) throws IOException {
 		Object parsed = new Yaml().load(snippet.yaml());
 		assertThat(parsed).as("%s is YAML", snippet).isNotNull();
-		if (snippet.kind().equals("fragment") || snippet.yaml().contains("webmvc")) {
+		if (snippet.kind().equals("fragment") || snippet.kind().equals("mvc") || snippet.yaml().contains("webmvc")) {
 			return;
 		}
-		String yaml = snippet.kind().equals("filter-args") ? wrapAsFilterArgs(snippet.yaml()) : snippet.yaml();
+		String yaml = configuration(snippet, parsed);
 		Path dir = Files.createTempDirectory("docs-snippet");
 		Path file = dir.resolve("snippet.yml");
 		Files.writeString(file, yaml);
@@ -124,19 +150,40 @@ class DocsYamlSnippetTests {
 		}
 	}
 
-	/** The args of one RequestRateLimiter, as the only filter of route {@code docs}. */
-	static String wrapAsFilterArgs(String yaml) {
-		Map<String, Object> args = new LinkedHashMap<>();
-		args.put("rate-limiter", "#{@windowRateLimiter}");
-		args.put("key-resolver", "#{@headerKeyResolver}");
-		Map<String, Object> given = new Yaml().load(yaml);
-		args.putAll(given);
+	/** The snippet as a gateway's configuration: as it is, or wrapped by the conventions above. */
+	@SuppressWarnings("unchecked")
+	static String configuration(Snippet snippet, Object parsed) {
+		if (snippet.kind().equals("filter-args")) {
+			Map<String, Object> args = new LinkedHashMap<>();
+			args.put("rate-limiter", "#{@windowRateLimiter}");
+			args.put("key-resolver", "#{@headerKeyResolver}");
+			args.putAll((Map<String, Object>) parsed);
+			return routes(List.of(route(List.of(Map.of("name", "RequestRateLimiter", "args", args)))));
+		}
+		if (parsed instanceof List<?> items && !items.isEmpty() && items.stream().allMatch(Map.class::isInstance)) {
+			if (items.stream().allMatch(item -> ((Map<?, ?>) item).containsKey("id"))) {
+				return routes(items);
+			}
+			if (items.stream().allMatch(item -> ((Map<?, ?>) item).containsKey("name"))) {
+				return routes(List.of(route(items)));
+			}
+		}
+		assertThat(parsed).as("%s is a configuration (a map), a list of routes or of filters; else mark it", snippet)
+			.isInstanceOf(Map.class);
+		return snippet.yaml();
+	}
+
+	private static Map<String, Object> route(List<?> filters) {
 		Map<String, Object> route = new LinkedHashMap<>();
 		route.put("id", "docs");
 		route.put("uri", "http://127.0.0.1:9");
 		route.put("predicates", List.of("Path=/docs/**"));
-		route.put("filters", List.of(Map.of("name", "RequestRateLimiter", "args", args)));
-		return new Yaml().dump(Map.of("spring.cloud.gateway.server.webflux.routes", List.of(route)));
+		route.put("filters", filters);
+		return route;
+	}
+
+	private static String routes(List<?> routes) {
+		return new Yaml().dump(Map.of("spring.cloud.gateway.server.webflux.routes", routes));
 	}
 
 	/** Route ids under the WebFlux routes, whether the snippet nests its keys or dots them. */
