@@ -131,8 +131,8 @@ class GatewayAppTests {
 			.returnResult()
 			.getResponseBody();
 		assertThat(scrape).contains(
-				"gateway_ratelimit_decisions_total{algorithm=\"sliding-window-counter\",outcome=\"allowed\",route=\"demo\"}")
-			.contains("gateway_ratelimit_decisions_total{algorithm=\"sliding-window-counter\",outcome=\"denied\",route=\"demo\"}")
+				"gateway_ratelimit_decisions_total{algorithm=\"sliding-log\",outcome=\"allowed\",route=\"demo\"}")
+			.contains("gateway_ratelimit_decisions_total{algorithm=\"sliding-log\",outcome=\"denied\",route=\"demo\"}")
 			.contains("gateway_ratelimit_redis_seconds_count{result=\"success\",route=\"demo\"}");
 	}
 

@@ -8,4 +8,14 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 @EnableAutoConfiguration
 public class GatewayTestApplication {
 
+	/**
+	 * Properties for a test that expects start-up to fail: Boot's failure report ("APPLICATION FAILED TO
+	 * START") and its "Application run failed", both logged at ERROR, stay out of the build's output,
+	 * where they read as failures of a passing run. {@code StartupCheckTests.aRefusalPrintsAsBootsFailureAnalysis}
+	 * checks the report itself.
+	 */
+	public static final String[] QUIET_REFUSAL = {
+			"logging.level.org.springframework.boot.diagnostics.LoggingFailureAnalysisReporter=off",
+			"logging.level.org.springframework.boot.SpringApplication=off" };
+
 }

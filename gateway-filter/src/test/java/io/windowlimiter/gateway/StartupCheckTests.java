@@ -58,7 +58,9 @@ class StartupCheckTests {
 	}
 
 	private static Throwable startUpFailure(List<String> properties) {
-		Throwable thrown = catchThrowable(() -> startWith(properties));
+		List<String> quiet = new ArrayList<>(List.of(GatewayTestApplication.QUIET_REFUSAL));
+		quiet.addAll(properties);
+		Throwable thrown = catchThrowable(() -> startWith(quiet));
 		assertThat(thrown).as("start-up must fail").isNotNull();
 		return NestedExceptionUtils.getMostSpecificCause(thrown);
 	}
@@ -78,7 +80,8 @@ class StartupCheckTests {
 		RedisTestServer redis = RedisTestServer.get();
 		List<Class<?>> all = new ArrayList<>(List.of(GatewayTestApplication.class));
 		all.addAll(List.of(sources));
-		return new SpringApplicationBuilder(all.toArray(Class<?>[]::new)).properties("server.port=0",
+		return new SpringApplicationBuilder(all.toArray(Class<?>[]::new)).properties(GatewayTestApplication.QUIET_REFUSAL)
+			.properties("server.port=0",
 				"spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(), ROUTE + "id=orders",
 				ROUTE + "uri=http://127.0.0.1:9", ROUTE + "predicates[0]=Path=/orders/**",
 				ROUTE + "filters[0].name=RequestRateLimiter", ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
@@ -130,8 +133,9 @@ class StartupCheckTests {
 	@Test
 	@ExtendWith(OutputCaptureExtension.class)
 	void aRefusalPrintsAsBootsFailureAnalysis(CapturedOutput output) {
-		startUpFailure("rate-limiter=#{@windowRateLimiter}", "window-rate-limiter.limit=10",
-				"window-rate-limiter.window=60");
+		startUpFailure(List.of(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.limit=10", ROUTE + "filters[0].args.window-rate-limiter.window=60",
+				"logging.level.org.springframework.boot.diagnostics.LoggingFailureAnalysisReporter=error"));
 		assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START")
 			.contains("Description:\n\nThe rate limit of route 'orders' is invalid: window-rate-limiter.window is "
 					+ "'60', a number without a unit, which would mean 60 ms.")

@@ -1,8 +1,6 @@
 package io.windowlimiter.core.failure;
 
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -100,8 +98,8 @@ class RedisFaultTests {
 	private int quickAnswers;
 
 	@BeforeEach
-	void start() throws IOException {
-		this.redis = RedisProcess.launch(Files.createTempDirectory("redis-fault"), "--enable-debug-command", "local");
+	void start() {
+		this.redis = RedisProcess.launchWith("--enable-debug-command", "local");
 		this.adminClient = RedisClient.create("redis://127.0.0.1:" + this.redis.port());
 		this.adminConnection = this.adminClient.connect();
 		this.connectionFactory = new LettuceConnectionFactory("127.0.0.1", this.redis.port());

@@ -115,6 +115,7 @@ class JavaDslRouteTests {
 		RedisTestServer redis = RedisTestServer.get();
 		Throwable thrown = catchThrowable(() -> new SpringApplicationBuilder(GatewayTestApplication.class,
 				BadDslRoute.class)
+			.properties(GatewayTestApplication.QUIET_REFUSAL)
 			.properties("server.port=0", "spring.data.redis.host=" + redis.host(),
 					"spring.data.redis.port=" + redis.port())
 			.run()

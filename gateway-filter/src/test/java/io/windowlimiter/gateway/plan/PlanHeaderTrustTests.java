@@ -103,6 +103,7 @@ class PlanHeaderTrustTests {
 	void aPlanHeaderWhoseTrustIsNotStatedStopsStartUp() {
 		List<String> properties = properties();
 		properties.addAll(route(0, "orders", 0));
+		properties.addAll(List.of(GatewayTestApplication.QUIET_REFUSAL));
 		Throwable thrown = catchThrowable(() -> start(properties).close());
 		assertThat(thrown).as("start-up must fail").isNotNull();
 		assertThat(NestedExceptionUtils.getMostSpecificCause(thrown).getMessage())

@@ -36,8 +36,16 @@ public final class RedisProcess implements AutoCloseable {
 	}
 
 	/**
+	 * A new server on a free port, started and listening, with extra arguments for {@code redis-server},
+	 * e.g. {@code --enable-debug-command local}; its directory is deleted at JVM exit.
+	 */
+	public static RedisProcess launchWith(String... args) {
+		return launch(ServerProcesses.tempDir("redis-test"), args);
+	}
+
+	/**
 	 * A new server on a free port, started and listening, with its files and its log ({@code redis.log})
-	 * in {@code dir} and extra arguments for {@code redis-server}, e.g. {@code --enable-debug-command local}.
+	 * in {@code dir} (the caller's: it is kept) and extra arguments for {@code redis-server}, e.g. {@code --enable-debug-command local}.
 	 */
 	public static RedisProcess launch(Path dir, String... args) {
 		try {
