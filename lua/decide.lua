@@ -14,14 +14,21 @@
 -- ARGV[2]  cost: what this request consumes of every limit, >= 1; or 0 to peek: the reply tells the
 --          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
+-- ARGV[3 + 4n], ARGV[4 + 4n]  (n limits; both absent or "0" on a route without max-delay) the route's
+--          max-delay in ms, and the longest this request may be held (the max-delay, or 0 when its
+--          instance holds all it may): decided by decide_held (hold.lua), which reserves a later slot
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
---          (-1: never)}
+--          (-1: never)}; on a route with a max-delay, one more number: how long to hold the request in ms
 local now = tonumber(ARGV[1])
 if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 local cost = tonumber(ARGV[2])
+local max_delay = tonumber(ARGV[3 + 4 * #KEYS]) or 0
+if max_delay > 0 then
+  return decide_held(now, cost, max_delay, tonumber(ARGV[4 + 4 * #KEYS]) or 0)
+end
 
 local reply = {1}
 local records = {}

@@ -11,8 +11,16 @@ import java.util.Map;
  * could not decide and the route fails open
  * @param violated when refused by a limit, the names of the limits that refused it, for a problem-details
  * body; empty when the request passes or its refusal is not about quota (fail-mode closed)
+ * @param delayMillis how long the request is held before it passes (a route's {@code max-delay}): its slot
+ * is reserved in Redis that far ahead; 0 when it passes at once or is refused
  *
  * <p>Made once per request: the maps and lists are the core's, not copied; adapters read them.
  */
-public record Admission(boolean passes, Map<String, String> headers, List<String> violated) {
+public record Admission(boolean passes, Map<String, String> headers, List<String> violated, long delayMillis) {
+
+	/** An admission that is not held. */
+	public Admission(boolean passes, Map<String, String> headers, List<String> violated) {
+		this(passes, headers, violated, 0);
+	}
+
 }

@@ -18,6 +18,7 @@ import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.core.policy.RoutePolicy;
@@ -65,6 +66,8 @@ public final class RateLimiterCore {
 	private final Clock clock;
 
 	private volatile DenialListener denialListener = DenialListener.NONE;
+
+	private volatile HeldRequests held = new HeldRequests(HeldRequests.DEFAULT_MAX);
 
 	/**
 	 * @param script decides the limits
@@ -176,6 +179,15 @@ public final class RateLimiterCore {
 			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
 			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision()));
 		}
+		if (policy.route.holds()) {
+			return this.held.hold(mayHold -> fromRedis(routeId, policy, id, cost, keys,
+					mayHold ? arguments : arguments.withoutHold(), cacheKey));
+		}
+		return fromRedis(routeId, policy, id, cost, keys, arguments, cacheKey);
+	}
+
+	private Mono<Admission> fromRedis(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
+			LimitScript.Arguments arguments, String cacheKey) {
 		Timer.Sample sample = this.metrics.startRedis();
 		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
 		return this.guard
@@ -208,7 +220,10 @@ public final class RateLimiterCore {
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, policy.algorithms, outcome);
 		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
-		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated);
+		Admission admission = answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(),
+				violated);
+		return (verdict.holdMillis() > 0) ? new Admission(true, admission.headers(), List.of(), verdict.holdMillis())
+				: admission;
 	}
 
 	/**
@@ -318,8 +333,9 @@ public final class RateLimiterCore {
 		if (limits.isEmpty()) {
 			return Mono.just(new Standing(plan, limits, List.of()));
 		}
+		// on a route that holds, read as it decides: a slot reserved ahead is no bucket to pull back
 		LimitScript.Arguments arguments = LimitScript.arguments(limits.stream().map(RouteLimit::policy).toList(), 0,
-				REDIS_CLOCK);
+				REDIS_CLOCK, policy.route.maxDelay().toMillis());
 		return this.guard
 			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
 			.map(verdict -> new Standing(plan, limits, verdict.decisions()));
@@ -383,6 +399,7 @@ public final class RateLimiterCore {
 			CompiledRoute route = route(routeId);
 			if (route != null) {
 				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
+				MaxDelay.checkOverride(target, routeId, route.policy, limits);
 			}
 		}
 	}
@@ -412,6 +429,14 @@ public final class RateLimiterCore {
 	/** Every policy that may decide the client on the route: its assignment's, the default, each plan's. */
 	private Set<CompiledPolicy> choices(String routeId, CompiledRoute route, String clientKey) {
 		return this.plans.candidates(routeId, route, clientKey);
+	}
+
+	/**
+	 * Bounds how many requests of routes with a {@code max-delay} this instance holds at once
+	 * ({@code window-rate-limiter.max-delayed}; {@link HeldRequests#DEFAULT_MAX} until set).
+	 */
+	public void setHeldRequests(HeldRequests held) {
+		this.held = held;
 	}
 
 	/**

@@ -21,6 +21,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 public final class LimitScript {
 
+	/** Holding instead of refusing (max-delay): after the algorithms' modules, before decide.lua. */
+	static final String HOLD_MODULE = "hold.lua";
+
 	private final RedisScript<List<Long>> script;
 
 	private final ScriptSender sender;
@@ -39,6 +42,7 @@ public final class LimitScript {
 		for (Algorithm algorithm : Algorithm.values()) {
 			source.append(withoutComments(read(algorithm.moduleFile())));
 		}
+		source.append(withoutComments(read(HOLD_MODULE)));
 		source.append(withoutComments(read("decide.lua")));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
 		this.sender = new ScriptSender(factory, this.script.getSha1().getBytes(StandardCharsets.US_ASCII),
@@ -119,7 +123,16 @@ public final class LimitScript {
 	 * and this time ("" for the Redis clock).
 	 */
 	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now) {
-		List<String> args = new ArrayList<>(2 + 4 * policies.size());
+		return arguments(policies, cost, now, 0);
+	}
+
+	/**
+	 * As {@link #arguments(List, long, String)}, for a route that holds requests up to {@code maxDelayMillis}
+	 * (0: none) instead of refusing them: a later slot is reserved in Redis and the verdict says how long to
+	 * hold (see {@code hold.lua}).
+	 */
+	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now, long maxDelayMillis) {
+		List<String> args = new ArrayList<>(4 + 4 * policies.size());
 		args.add(now);
 		args.add(Long.toString(cost));
 		for (WindowPolicy policy : policies) {
@@ -128,6 +141,10 @@ public final class LimitScript {
 			args.add(Long.toString(policy.limit()));
 			args.add(Long.toString(policy.windowMillis()));
 			args.add(algorithm.extra(policy));
+		}
+		if (maxDelayMillis > 0) {
+			args.add(Long.toString(maxDelayMillis));
+			args.add(Long.toString(maxDelayMillis));
 		}
 		return new Arguments(args);
 	}
@@ -151,6 +168,19 @@ public final class LimitScript {
 		public Arguments withCost(long cost) {
 			List<String> values = new ArrayList<>(this.values);
 			values.set(1, Long.toString(cost));
+			return new Arguments(values);
+		}
+
+		/**
+		 * These arguments for a request that may not be held, on a route that holds (its instance holds all
+		 * it may): decided at once, yet still behind the slots others reserved. The same on other routes.
+		 */
+		public Arguments withoutHold() {
+			if (this.values.size() % 4 != 0) {
+				return this;
+			}
+			List<String> values = new ArrayList<>(this.values);
+			values.set(values.size() - 1, "0");
 			return new Arguments(values);
 		}
 

@@ -9,12 +9,23 @@ import java.util.List;
  *
  * @param allowed whether the request may pass
  * @param decisions one per limit, in the route's order
+ * @param holdMillis how long to hold an allowed request before it passes: its slot, reserved in Redis, lies
+ * that far ahead (a route with {@code max-delay}); 0 to pass at once
  */
-public record Verdict(boolean allowed, List<Decision> decisions) {
+public record Verdict(boolean allowed, List<Decision> decisions, long holdMillis) {
 
-	/** Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}. */
+	/** A verdict that passes at once when allowed. */
+	public Verdict(boolean allowed, List<Decision> decisions) {
+		this(allowed, decisions, 0);
+	}
+
+	/**
+	 * Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}, and
+	 * on a route with a max-delay the hold in ms.
+	 */
 	static Verdict fromReply(List<Long> reply, int limits) {
-		if (reply.size() != 1 + 4 * limits) {
+		boolean held = reply.size() == 2 + 4 * limits;
+		if (reply.size() != 1 + 4 * limits && !held) {
 			throw new IllegalStateException("Expected " + (1 + 4 * limits) + " numbers from the script, got " + reply);
 		}
 		List<Decision> decisions = new ArrayList<>(limits);
@@ -22,7 +33,7 @@ public record Verdict(boolean allowed, List<Decision> decisions) {
 			int at = 1 + 4 * i;
 			decisions.add(new Decision(reply.get(at) == 1L, reply.get(at + 1), reply.get(at + 2), reply.get(at + 3)));
 		}
-		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions));
+		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), held ? reply.get(1 + 4 * limits) : 0);
 	}
 
 	/**

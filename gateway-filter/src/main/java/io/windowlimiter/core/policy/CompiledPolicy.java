@@ -54,7 +54,7 @@ public final class CompiledPolicy {
 		this.route = route;
 		this.limits = List.copyOf(limits);
 		List<WindowPolicy> policies = limits.stream().map(RouteLimit::policy).toList();
-		this.arguments = LimitScript.arguments(policies, route.cost(), REDIS_CLOCK);
+		this.arguments = LimitScript.arguments(policies, route.cost(), REDIS_CLOCK, route.maxDelay().toMillis());
 		this.reported = new Reported(this.limits);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {

@@ -30,7 +30,8 @@ import org.springframework.boot.convert.DurationStyle;
  * {@code limits[i].algorithm} (the route's {@code algorithm} is the default), {@code .log-storage},
  * {@code .burst}, {@code .name} and {@code .scope} (the route's {@code scope} is the default). Or, instead
  * of limits, {@code plan}: the route's default plan. For the route: {@code cost}, {@code shadow},
- * {@code fail-mode}, {@code instances}, and {@code name} (the policy name of a single limit).
+ * {@code fail-mode}, {@code instances}, {@code max-delay} (see {@link MaxDelay}), and {@code name} (the
+ * policy name of a single limit).
  */
 public final class RouteArgs {
 
@@ -39,7 +40,8 @@ public final class RouteArgs {
 	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
 			"burst", "name", "scope");
 
-	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan");
+	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
+			MaxDelay.PROPERTY);
 
 	/** What a route with a plan may not have: the plan gives its limits. */
 	private static final List<String> OWN_LIMIT_PROPERTIES = List.of("algorithm", "limit", "window", "log-storage",
@@ -172,7 +174,7 @@ public final class RouteArgs {
 		else {
 			throw invalid(this.prefix + property, "is not a known property",
 					"algorithm, limit, window, log-storage, burst, name, scope, limits[i].<one of those>, plan, cost, "
-							+ "shadow, fail-mode, instances (each prefixed " + PREFIX + ")");
+							+ "shadow, fail-mode, instances, max-delay (each prefixed " + PREFIX + ")");
 		}
 	}
 
@@ -181,6 +183,7 @@ public final class RouteArgs {
 		String plan = this.route.get("plan");
 		List<RouteLimit> limits = List.of();
 		long cost = number("cost", this.route.getOrDefault("cost", "1"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		Duration maxDelay = MaxDelay.parse(this.routeId, this.route.get(MaxDelay.PROPERTY));
 		if (plan != null) {
 			if (plan.isEmpty()) {
 				throw invalid(this.prefix + "plan", "is empty", "the name of a plan under " + PREFIX + "plans");
@@ -199,10 +202,13 @@ public final class RouteArgs {
 		else {
 			limits = limits();
 			checkCost(this.routeId, cost, limits, "");
+			MaxDelay.checkLimits(this.routeId, maxDelay, limits, "");
 		}
-		return new RoutePolicy(limits, cost, shadow(), failMode(), (int) number("instances",
+		boolean shadow = shadow();
+		MaxDelay.checkNotShadow(this.routeId, maxDelay, shadow);
+		return new RoutePolicy(limits, cost, shadow, failMode(), (int) number("instances",
 				this.route.getOrDefault("instances", "1"), RoutePolicy.MAX_INSTANCES,
-				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope);
+				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope, maxDelay);
 	}
 
 	private List<RouteLimit> limits() {

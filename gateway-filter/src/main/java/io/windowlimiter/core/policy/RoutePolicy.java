@@ -1,5 +1,6 @@
 package io.windowlimiter.core.policy;
 
+import java.time.Duration;
 import java.util.List;
 
 import io.windowlimiter.core.failure.FailMode;
@@ -18,9 +19,11 @@ import org.jspecify.annotations.Nullable;
  * route has limits of its own
  * @param scope the scope of the route's limits that name none ({@code window-rate-limiter.scope}), also
  * of its plans' limits; null for none
+ * @param maxDelay how long a request the limits would take that much later is held and then passed instead
+ * of refused ({@code window-rate-limiter.max-delay}); zero for none
  */
 public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
-		@Nullable String plan, @Nullable String scope) {
+		@Nullable String plan, @Nullable String scope, Duration maxDelay) {
 
 	/** The most instances a route may declare. */
 	public static final int MAX_INSTANCES = 10_000;
@@ -33,6 +36,12 @@ public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, Fa
 			throw new IllegalArgumentException("instances must be from 1 to " + MAX_INSTANCES + ", was " + instances);
 		}
 		limits = List.copyOf(limits);
+	}
+
+	/** A route that refuses at once what its limits do not take now. */
+	public RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
+			@Nullable String plan, @Nullable String scope) {
+		this(limits, cost, shadow, failMode, instances, plan, scope, Duration.ZERO);
 	}
 
 	/** A route with limits of its own and no scope. */
@@ -48,6 +57,11 @@ public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, Fa
 	/** Whether clients' plans decide this route (it names a default plan) rather than limits of its own. */
 	public boolean usesPlans() {
 		return this.plan != null;
+	}
+
+	/** Whether the route holds requests (a max-delay) rather than refuse what its limits take later. */
+	public boolean holds() {
+		return !this.maxDelay.isZero();
 	}
 
 }

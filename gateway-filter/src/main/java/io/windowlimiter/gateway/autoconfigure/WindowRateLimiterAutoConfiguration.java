@@ -6,6 +6,7 @@ import java.time.Duration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DeletedRoutesListener;
 import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.core.HeldRequests;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.gateway.ExchangeContextFilter;
 import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
@@ -213,8 +214,10 @@ public class WindowRateLimiterAutoConfiguration {
 			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
 			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
 			WindowRateLimiterProperties properties) {
-		return new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null, guard, denyCache,
-				localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
+		RateLimiterCore core = new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null,
+				guard, denyCache, localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
+		core.setHeldRequests(new HeldRequests(properties.getMaxDelayed()));
+		return core;
 	}
 
 	/**
