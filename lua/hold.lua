@@ -79,7 +79,7 @@ end
 -- each limit again from the latest so far until none moves it (a fixed window may have to move on to
 -- its next window). All are recorded at that slot, or none. Reply as decide.lua's, with one more number:
 -- how long to hold the request, in ms. Refused: retry-after is when a retry would be held no longer than
--- `longest`.
+-- max_delay.
 --   max_delay  the route's max-delay in ms: how far ahead slots may have been reserved
 --   longest    the longest this request may be held: max_delay, or 0 when its instance holds all it may
 local function decide_held(now, cost, max_delay, longest)
@@ -141,8 +141,10 @@ local function decide_held(now, cost, max_delay, longest)
     elseif slot == nil then
       values = {0, left_now, reset, -1}
     elseif slot - now > longest or (not never and i == latest) then
-      -- a refusal names at least the limit whose slot is latest
-      local wait = math.max(1, math.ceil(slot - now - longest))
+      -- a refusal names at least the limit whose slot is latest; its wait is until a retry could be held
+      -- (for a request refused only for want of leave to hold it, the shortest: 1 ms), so that the deny
+      -- cache never keeps refusing a client another request could have been held for
+      local wait = math.max(1, math.ceil(slot - now - max_delay))
       values = {0, left_now, wait, wait}
     else
       values = {1, left_now, reset, 0}
