@@ -390,7 +390,7 @@ public final class RateLimiterCore {
 	/**
 	 * Checks an override's limits against the cost of each route it would apply on (the route, or every
 	 * route naming the scope): a request that cannot fit them would never pass.
-	 * @throws InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
+	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
 	 * cost of the first route it does not fit
 	 */
 	public void checkOverride(String target, List<RouteLimit> limits) {

@@ -145,7 +145,7 @@ public class PlanAssignments implements SmartLifecycle {
 	 * {@code window}, optionally {@code algorithm}, {@code log-storage}, {@code burst}, {@code name},
 	 * {@code scope}
 	 * @param ttl how long it holds; null for good
-	 * @throws io.windowlimiter.gateway.InvalidRouteConfigurationException if a limit is wrong, or below the
+	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException if a limit is wrong, or below the
 	 * cost of a request on a route it applies on
 	 */
 	public Mono<Void> override(String target, String clientKey, List<? extends Map<String, ?>> limits,
@@ -184,7 +184,7 @@ public class PlanAssignments implements SmartLifecycle {
 	/**
 	 * Checks every override before it is written, beyond its own rules: the limiter checks each against
 	 * the cost of the routes it applies on.
-	 * @param check throws {@link io.windowlimiter.gateway.InvalidRouteConfigurationException} to refuse it
+	 * @param check throws {@link io.windowlimiter.core.policy.InvalidRouteConfigurationException} to refuse it
 	 */
 	public void checkOverridesWith(BiConsumer<String, List<RouteLimit>> check) {
 		this.overrideCheck = check;
