@@ -134,7 +134,7 @@ local function decide_held(now, cost, max_delay, longest)
     end
   end
   for i = 1, n do
-    local slot, left, reset, _, left_now = unpack(results[i])
+    local slot, left, reset, _, left_now = unpack(results[i], 1, 5)
     local values
     if allowed then
       values = {1, left, reset, 0}
