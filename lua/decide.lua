@@ -18,7 +18,8 @@
 --          max-delay in ms, and the longest this request may be held (the max-delay, or 0 when its
 --          instance holds all it may): decided by decide_held (hold.lua), which reserves a later slot
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
---          (-1: never)}; on a route with a max-delay, one more number: how long to hold the request in ms
+--          (-1: never)}; on a route with a max-delay, two more numbers: the time the request was counted
+--          at (its slot, in ms since the epoch) and how long to hold it, in ms
 local now = tonumber(ARGV[1])
 if not now then
   local time = redis.call('TIME')

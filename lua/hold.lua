@@ -77,8 +77,8 @@ end
 
 -- Decides every limit of the request at one slot: the latest of their earliest slots, found by asking
 -- each limit again from the latest so far until none moves it (a fixed window may have to move on to
--- its next window). All are recorded at that slot, or none. Reply as decide.lua's, with one more number:
--- how long to hold the request, in ms. Refused: retry-after is when a retry would be held no longer than
+-- its next window). All are recorded at that slot, or none. Reply as decide.lua's, with two more numbers:
+-- the time the request was counted at (its slot; now when refused), and how long to hold it, in ms. Refused: retry-after is when a retry would be held no longer than
 -- max_delay.
 --   max_delay  the route's max-delay in ms: how far ahead slots may have been reserved
 --   longest    the longest this request may be held: max_delay, or 0 when its instance holds all it may
@@ -101,6 +101,7 @@ local function decide_held(now, cost, max_delay, longest)
         reply[#reply + 1] = value
       end
     end
+    reply[#reply + 1] = now
     reply[#reply + 1] = 0
     return reply
   end
@@ -158,6 +159,8 @@ local function decide_held(now, cost, max_delay, longest)
       results[i][4]()
     end
   end
+  -- the time the request was counted at (its slot, in whole ms: within the slot's window), then the hold
+  reply[#reply + 1] = allowed and math.floor(at) or now
   reply[#reply + 1] = allowed and hold or 0
   return reply
 end

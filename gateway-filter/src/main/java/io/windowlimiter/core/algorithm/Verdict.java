@@ -21,10 +21,10 @@ public record Verdict(boolean allowed, List<Decision> decisions, long holdMillis
 
 	/**
 	 * Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit}, and
-	 * on a route with a max-delay the hold in ms.
+	 * on a route with a max-delay the time the request was counted at (its slot) and the hold in ms.
 	 */
 	static Verdict fromReply(List<Long> reply, int limits) {
-		boolean held = reply.size() == 2 + 4 * limits;
+		boolean held = reply.size() == 3 + 4 * limits;
 		if (reply.size() != 1 + 4 * limits && !held) {
 			throw new IllegalStateException("Expected " + (1 + 4 * limits) + " numbers from the script, got " + reply);
 		}
@@ -33,7 +33,7 @@ public record Verdict(boolean allowed, List<Decision> decisions, long holdMillis
 			int at = 1 + 4 * i;
 			decisions.add(new Decision(reply.get(at) == 1L, reply.get(at + 1), reply.get(at + 2), reply.get(at + 3)));
 		}
-		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), held ? reply.get(1 + 4 * limits) : 0);
+		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), held ? reply.get(2 + 4 * limits) : 0);
 	}
 
 	/**
