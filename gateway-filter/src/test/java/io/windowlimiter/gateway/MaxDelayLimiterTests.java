@@ -14,6 +14,9 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -25,6 +28,7 @@ import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The core holds what Redis reserved, on Reactor's timer, for every adapter; here through the gateway's
@@ -104,6 +108,20 @@ class MaxDelayLimiterTests {
 				timed(this.limiter.isAllowed("held", this.client + "-spi")))).collectList().block(TIMEOUT);
 		assertThat(spi).allMatch(answer -> answer.value().isAllowed());
 		assertThat(spi.stream().mapToLong(Timed::millis).max().orElseThrow()).isBetween(1L, 1_300L);
+	}
+
+	@Test
+	void anOverrideOnARouteThatHoldsMustReserveExactly() {
+		route("override", "algorithm=fixed-window", "limit=5", "window=1s", "max-delay=1s");
+		List<RouteLimit> log = PolicyRegistry.overrideLimits("override",
+				List.of(Map.of("limit", "50", "window", "1m", "algorithm", "sliding-window-counter")));
+		assertThatThrownBy(() -> this.core.checkOverride("override", log))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on override for 'override': limits[0].algorithm is "
+					+ "'sliding-window-counter' on route 'override', which holds requests up to "
+					+ "window-rate-limiter.max-delay 1s; allowed: token-bucket or fixed-window limits only");
+		this.core.checkOverride("override", PolicyRegistry.overrideLimits("override",
+				List.of(Map.of("limit", "50", "window", "1m", "algorithm", "token-bucket"))));
 	}
 
 	@Test
