@@ -138,6 +138,21 @@ class MaxDelayConfigUnitTests {
 					+ "a scope: its counters hold the slots each reserves");
 	}
 
+	@Test
+	void startUpChecksEveryRouteTogether() {
+		// what StartupRouteCheck runs on the gateway's routes before it serves
+		Map<String, Map<String, Object>> routes = new LinkedHashMap<>();
+		routes.put("imports", route("algorithm=token-bucket", "limit=10", "window=1s", "burst=20", "max-delay=2s"));
+		new PolicyRegistry(Map.of()).check(routes);
+		routes.put("search", route("algorithm=sliding-log", "limit=10", "window=1m", "max-delay=1s"));
+		assertThatThrownBy(() -> new PolicyRegistry(Map.of()).check(routes))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'search': window-rate-limiter.max-delay is '1s' with limit 'search' "
+					+ "counted by sliding-log (ring); allowed: token-bucket or fixed-window limits only, which reserve a "
+					+ "later slot exactly (a sliding log or counter cannot: see docs/max-delay.md); remove max-delay or "
+					+ "count every limit with one of those");
+	}
+
 	private static CompiledRoute compile(PolicyRegistry registry, String routeId, Map<String, Object> args) {
 		registry.put(routeId, args);
 		return registry.route(routeId);

@@ -1,0 +1,40 @@
+package io.windowlimiter.gateway;
+
+import java.time.Duration;
+
+import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * config/gateway-max-delay.yml starts a gateway whose route holds. (What start-up refuses is checked on the
+ * check it runs, {@code PolicyRegistry.check}, in MaxDelayConfigUnitTests: a context per case is slow.)
+ */
+class MaxDelayExampleConfigTests {
+
+	private static ConfigurableApplicationContext start(String... properties) {
+		RedisTestServer redis = RedisTestServer.get();
+		return new SpringApplicationBuilder(GatewayTestApplication.class)
+			.properties("server.port=0", "spring.data.redis.host=" + redis.host(),
+					"spring.data.redis.port=" + redis.port())
+			.properties(properties)
+			.run();
+	}
+
+	@Test
+	void theExampleStartsWithItsRouteHoldingUpToTwoSeconds() {
+		try (ConfigurableApplicationContext context = start(
+				"spring.config.additional-location=file:../config/gateway-max-delay.yml")) {
+			CompiledRoute imports = context.getBean(PolicyRegistry.class).route("imports");
+			assertThat(imports.policy.maxDelay()).isEqualTo(Duration.ofSeconds(2));
+			assertThat(imports.byDefault.arguments.values()).endsWith("2000", "2000");
+		}
+	}
+
+}
