@@ -60,8 +60,10 @@ class MaxDelayJarIT {
 		// needs peak throughput
 		List<String> jvm = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
 		String bound = "--window-rate-limiter.max-delayed=" + MAX_DELAYED;
+		String expose = "--management.endpoints.web.exposure.include=health,ratelimits";
 		List<CompletableFuture<GatewayJar>> starting = Stream.of("held-a", "held-b")
-			.map(name -> CompletableFuture.supplyAsync(() -> GatewayJar.start(name, this.redis.port(), file, jvm, bound)))
+			.map(name -> CompletableFuture
+				.supplyAsync(() -> GatewayJar.start(name, this.redis.port(), file, jvm, bound, expose)))
 			.toList();
 		List<GatewayJar> started = new ArrayList<>();
 		RuntimeException failure = null;
@@ -179,6 +181,14 @@ class MaxDelayJarIT {
 		}
 		assertThat(sent).as("none waits past the max-delay and a little").allMatch(s -> s.took() < 1_000 + LATE);
 		System.out.printf("held-bucket: passed at %s ms%n", answered);
+	}
+
+	@Test
+	void theEndpointShowsEachRoutesMaxDelay() {
+		GatewayJar.Probe routes = this.gateways.get(1).get("/actuator/ratelimits", Duration.ofSeconds(10));
+		assertThat(routes.status()).as(routes.toString()).isEqualTo(200);
+		assertThat(routes.body()).contains("\"held-window\":{").contains("\"maxDelay\":\"PT3S\"")
+			.contains("\"maxDelay\":\"PT1S\"").contains("\"maxDelay\":\"PT20S\"");
 	}
 
 	@Test
