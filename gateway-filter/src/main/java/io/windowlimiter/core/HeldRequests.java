@@ -23,6 +23,9 @@ public final class HeldRequests {
 	 */
 	public static final int DEFAULT_MAX = 1_000;
 
+	/** The gauge of how many requests are held now, beside the limiter's other meters. */
+	public static final String GAUGE = "gateway.ratelimit.held";
+
 	private final int max;
 
 	private final AtomicInteger held = new AtomicInteger();

@@ -2,6 +2,9 @@ package io.windowlimiter.gateway;
 
 import java.time.Duration;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.windowlimiter.core.HeldRequests;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.test.RedisTestServer;
@@ -24,6 +27,8 @@ class MaxDelayExampleConfigTests {
 			.properties("server.port=0", "spring.data.redis.host=" + redis.host(),
 					"spring.data.redis.port=" + redis.port())
 			.properties(properties)
+			// a registry of our own: this test's class path has no metrics auto-configuration
+			.initializers(context -> context.getBeanFactory().registerSingleton("meters", new SimpleMeterRegistry()))
 			.run();
 	}
 
@@ -34,6 +39,7 @@ class MaxDelayExampleConfigTests {
 			CompiledRoute imports = context.getBean(PolicyRegistry.class).route("imports");
 			assertThat(imports.policy.maxDelay()).isEqualTo(Duration.ofSeconds(2));
 			assertThat(imports.byDefault.arguments.values()).endsWith("2000", "2000");
+			assertThat(context.getBean(MeterRegistry.class).get(HeldRequests.GAUGE).gauge().value()).isZero();
 		}
 	}
 

@@ -3,6 +3,7 @@ package io.windowlimiter.gateway.autoconfigure;
 import java.time.Clock;
 import java.time.Duration;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.gateway.DeletedRoutesListener;
 import io.windowlimiter.core.DenyCache;
@@ -213,10 +214,15 @@ public class WindowRateLimiterAutoConfiguration {
 	public RateLimiterCore windowRateLimiterCore(LimitScript script, PolicyRegistry registry,
 			PlanAssignments assignments, ObjectProvider<PlanResolver> planResolver, RedisGuard guard,
 			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
-			WindowRateLimiterProperties properties) {
+			WindowRateLimiterProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
 		RateLimiterCore core = new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null,
 				guard, denyCache, localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
-		core.setHeldRequests(new HeldRequests(properties.getMaxDelayed()));
+		HeldRequests held = new HeldRequests(properties.getMaxDelayed());
+		core.setHeldRequests(held);
+		// how close this instance is to window-rate-limiter.max-delayed
+		meterRegistry.ifAvailable(meters -> Gauge.builder(HeldRequests.GAUGE, held, HeldRequests::held)
+			.description("Requests of routes with a max-delay held (or waiting for Redis with leave to be held) now")
+			.register(meters));
 		return core;
 	}
 
