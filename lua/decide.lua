@@ -14,9 +14,14 @@
 -- ARGV[2]  cost: what this request consumes of every limit, >= 1; or 0 to peek: the reply tells the
 --          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
+-- ARGV[3 + 4n], ARGV[4 + 4n]  (n limits; both absent or "0" on a route without max-delay) the route's
+--          max-delay in ms, and the longest this request may be held (the max-delay, or 0 when its
+--          instance holds all it may): decided by decide_held (hold.lua), which reserves a later slot
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
 --          (-1: never)}, then with a penalty the client's block's time left in ms (0: none), then the time
---          decided at (now, in ms): what settle.lua needs to find the window a reservation was counted in
+--          decided at (now, in ms): what settle.lua needs to find the window a reservation was counted in;
+--          on a route with a max-delay instead: the time the request was counted at (its slot, in ms since
+--          the epoch) and how long to hold it, in ms (a route has a penalty or a max-delay, not both)
 --
 -- Penalty (block-for), when #ARGV = 4 * #KEYS - 1: the last key is the client's block key on the route
 -- and the last argument each limit's block-for in ms, comma separated (0: none). A blocked client is
@@ -30,6 +35,10 @@ if not now then
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 local cost = tonumber(ARGV[2])
+local max_delay = tonumber(ARGV[3 + 4 * #KEYS]) or 0
+if max_delay > 0 then
+  return decide_held(now, cost, max_delay, tonumber(ARGV[4 + 4 * #KEYS]) or 0)
+end
 
 local limits, block_key, block_for = #KEYS, nil, nil
 if #ARGV == 4 * #KEYS - 1 then

@@ -21,6 +21,7 @@ import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.core.policy.RouteLimit;
@@ -76,6 +77,8 @@ public final class RateLimiterCore {
 
 	/** What an exempt or allow-listed client gets: through, no limit asked, so no rate-limit headers. */
 	private static final Admission EXEMPT = new Admission(true, Map.of(), List.of());
+
+	private volatile HeldRequests held = new HeldRequests(HeldRequests.DEFAULT_MAX);
 
 	/**
 	 * @param script decides the limits
@@ -246,6 +249,16 @@ public final class RateLimiterCore {
 			return ReadyAnswer.of(answer(policy, policy.reported, denial.limitIndex(), denial.decision())
 				.withStatus(quotaStatus(policy, List.of(denial.limitIndex()))));
 		}
+		if (policy.route.holds()) {
+			LimitScript.Arguments held = arguments;
+			return this.held.hold(mayHold -> fromRedis(routeId, policy, id, cost, keys,
+					mayHold ? held : held.withoutHold(), cacheKey));
+		}
+		return fromRedis(routeId, policy, id, cost, keys, arguments, cacheKey);
+	}
+
+	private Mono<Admission> fromRedis(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
+			LimitScript.Arguments arguments, String cacheKey) {
 		Timer.Sample sample = this.metrics.startRedis();
 		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
 		return this.guard
@@ -346,9 +359,11 @@ public final class RateLimiterCore {
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, policy.algorithms, outcome);
 		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
-		return answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(), violated)
+		Admission admission = answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(),
+				violated)
 			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()))
 			.withReservation(reservation);
+		return (verdict.holdMillis() > 0) ? admission.withDelay(verdict.holdMillis()) : admission;
 	}
 
 	/** The route's quota-status when one of the limits that refused is a calendar quota; else 0, the usual. */
@@ -463,7 +478,8 @@ public final class RateLimiterCore {
 			CompiledPolicy policy = this.plans.onScope(routeId, route, target, clientKey);
 			List<RouteLimit> limits = policy.scopeLimits(target);
 			return read(policy, limits, policy.scopeKeysFor(clientKey, target), LimitScript.arguments(
-					limits.stream().map(RouteLimit::policy).toList(), 0, REDIS_CLOCK, this.clock.millis()));
+					limits.stream().map(RouteLimit::policy).toList(), 0, REDIS_CLOCK, this.clock.millis(),
+					policy.route.maxDelay().toMillis()));
 		}
 		CompiledRoute route = route(target);
 		if (route == null) {
@@ -550,6 +566,7 @@ public final class RateLimiterCore {
 			CompiledRoute route = route(routeId);
 			if (route != null) {
 				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
+				MaxDelay.checkOverride(target, routeId, route.policy, limits);
 			}
 		}
 	}
@@ -579,6 +596,14 @@ public final class RateLimiterCore {
 	/** Every policy that may decide the client on the route: its assignment's, the default, each plan's. */
 	private Set<CompiledPolicy> choices(String routeId, CompiledRoute route, String clientKey) {
 		return this.plans.candidates(routeId, route, clientKey);
+	}
+
+	/**
+	 * Bounds how many requests of routes with a {@code max-delay} this instance holds at once
+	 * ({@code window-rate-limiter.max-delayed}; {@link HeldRequests#DEFAULT_MAX} until set).
+	 */
+	public void setHeldRequests(HeldRequests held) {
+		this.held = held;
 	}
 
 	/**

@@ -31,7 +31,7 @@ class CalendarTests extends ScriptTestSupport {
 
 	/** One request at Redis time {@code now}, the gateway's edges worked out around {@code gatewayNow}. */
 	private Decision decide(WindowPolicy policy, long now, long gatewayNow, long cost) {
-		LimitScript.Arguments arguments = LimitScript.arguments(List.of(policy), cost, Long.toString(now), gatewayNow);
+		LimitScript.Arguments arguments = LimitScript.arguments(List.of(policy), cost, Long.toString(now), gatewayNow, 0);
 		return this.script.decide(List.of(this.key), arguments).block(TIMEOUT).decisions().get(0);
 	}
 

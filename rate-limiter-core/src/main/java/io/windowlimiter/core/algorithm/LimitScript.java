@@ -30,6 +30,9 @@ public final class LimitScript {
 	/** The line that begins a module's settle part, which only the settle script holds. */
 	static final String SETTLE_PART = "-- Settle (see settle.lua).";
 
+	/** Holding instead of refusing (max-delay): after the algorithms' modules, before decide.lua. */
+	static final String HOLD_MODULE = "hold.lua";
+
 	private final RedisScript<List<Long>> script;
 
 	private final ScriptSender sender;
@@ -61,6 +64,7 @@ public final class LimitScript {
 			source.append(withoutComments(module.substring(0, settlePart)));
 			settleSource.append(withoutComments(module));
 		}
+		source.append(withoutComments(read(HOLD_MODULE)));
 		source.append(withoutComments(read("decide.lua")));
 		settleSource.append(withoutComments(read("settle.lua")));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
@@ -194,7 +198,7 @@ public final class LimitScript {
 	 * and this time ("" for the Redis clock).
 	 */
 	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now) {
-		return arguments(policies, cost, now, now.isEmpty() ? System.currentTimeMillis() : Long.parseLong(now));
+		return arguments(policies, cost, now, now.isEmpty() ? System.currentTimeMillis() : Long.parseLong(now), 0);
 	}
 
 	/** The script's function for a calendar quota, defined by {@code calendar.lua}. */
@@ -203,10 +207,13 @@ public final class LimitScript {
 	/**
 	 * As {@link #arguments(List, long, String)}, with calendar quotas' edges worked out around
 	 * {@code edgesAround} (this instance's now, in ms since the epoch): the script picks the period holding
-	 * its own now among them.
+	 * its own now among them; and for a route that holds requests up to {@code maxDelayMillis} (0: none)
+	 * instead of refusing them: a later slot is reserved in Redis and the verdict says how long to hold (see
+	 * {@code hold.lua}).
 	 */
-	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now, long edgesAround) {
-		List<String> args = new ArrayList<>(2 + 4 * policies.size());
+	public static Arguments arguments(List<WindowPolicy> policies, long cost, String now, long edgesAround,
+			long maxDelayMillis) {
+		List<String> args = new ArrayList<>(4 + 4 * policies.size());
 		args.add(now);
 		args.add(Long.toString(cost));
 		for (WindowPolicy policy : policies) {
@@ -216,6 +223,10 @@ public final class LimitScript {
 			args.add(Long.toString(policy.limit()));
 			args.add(Long.toString(policy.windowMillis()));
 			args.add((calendar != null) ? calendar.extra(edgesAround) : algorithm.extra(policy));
+		}
+		if (maxDelayMillis > 0) {
+			args.add(Long.toString(maxDelayMillis));
+			args.add(Long.toString(maxDelayMillis));
 		}
 		return new Arguments(args);
 	}
@@ -249,6 +260,19 @@ public final class LimitScript {
 		public Arguments withPenalty(List<Long> blockForMillis) {
 			List<String> values = new ArrayList<>(this.values);
 			values.add(blockForMillis.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",")));
+			return new Arguments(values);
+		}
+
+		/**
+		 * These arguments for a request that may not be held, on a route that holds (its instance holds all
+		 * it may): decided at once, yet still behind the slots others reserved. The same on other routes.
+		 */
+		public Arguments withoutHold() {
+			if (this.values.size() % 4 != 0) {
+				return this;
+			}
+			List<String> values = new ArrayList<>(this.values);
+			values.set(values.size() - 1, "0");
 			return new Arguments(values);
 		}
 

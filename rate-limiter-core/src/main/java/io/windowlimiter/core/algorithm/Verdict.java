@@ -11,21 +11,25 @@ import java.util.List;
  * @param decisions one per limit, in the route's order
  * @param blockedMillis how long the client's penalty ({@code block-for}) still refuses it on the route, 0
  * when none
- * @param now the time the script decided at, in ms since the epoch (Redis's clock unless the caller gave one):
- * where a reservation was counted, for settling it
+ * @param now the time the request was counted at, in ms since the epoch (Redis's clock unless the caller gave
+ * one; on a route with a max-delay its slot): where a reservation was counted, for settling it
+ * @param holdMillis how long to hold an allowed request before it passes: its slot, reserved in Redis, lies
+ * that far ahead (a route with {@code max-delay}); 0 to pass at once
  */
-public record Verdict(boolean allowed, List<Decision> decisions, long blockedMillis, long now) {
+public record Verdict(boolean allowed, List<Decision> decisions, long blockedMillis, long now, long holdMillis) {
 
 	/**
 	 * Reads the decide script's reply: {allowed, then allowed, remaining, reset, retry-after per limit, then
-	 * when the decision had a block key the block's time left, then the time decided at}.
+	 * when the decision had a block key the block's time left, then the time decided at}, or on a route with
+	 * a max-delay {..., the time counted at (the slot), the hold in ms}.
 	 * @param keys the decision's keys: one per limit, then the block key when it has a penalty
 	 */
 	static Verdict fromReply(List<Long> reply, int keys) {
-		// with a penalty: 1 + 4 (keys - 1) + 1 + 1 numbers; without: 1 + 4 keys + 1
+		// with a penalty: 1 + 4 (keys - 1) + 1 + 1 numbers; with a max-delay: 1 + 4 keys + 2; else 1 + 4 keys + 1
 		boolean penalty = reply.size() == 4 * keys - 1;
+		boolean held = reply.size() == 3 + 4 * keys;
 		int limits = penalty ? keys - 1 : keys;
-		if (!penalty && reply.size() != 2 + 4 * limits) {
+		if (!penalty && !held && reply.size() != 2 + 4 * limits) {
 			throw new IllegalStateException("Expected " + (2 + 4 * limits) + " numbers from the script, got " + reply);
 		}
 		List<Decision> decisions = new ArrayList<>(limits);
@@ -33,8 +37,9 @@ public record Verdict(boolean allowed, List<Decision> decisions, long blockedMil
 			int at = 1 + 4 * i;
 			decisions.add(new Decision(reply.get(at) == 1L, reply.get(at + 1), reply.get(at + 2), reply.get(at + 3)));
 		}
-		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), penalty ? reply.get(1 + 4 * limits) : 0,
-				reply.get(reply.size() - 1));
+		long now = held ? reply.get(1 + 4 * limits) : reply.get(reply.size() - 1);
+		return new Verdict(reply.get(0) == 1L, List.copyOf(decisions), penalty ? reply.get(1 + 4 * limits) : 0, now,
+				held ? reply.get(2 + 4 * limits) : 0);
 	}
 
 	/**

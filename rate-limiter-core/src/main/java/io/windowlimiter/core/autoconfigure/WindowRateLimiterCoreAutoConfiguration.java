@@ -5,7 +5,9 @@ import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.windowlimiter.core.DecisionWarmUp;
+import io.micrometer.core.instrument.Gauge;
 import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.core.HeldRequests;
 import io.windowlimiter.core.NearLimit;
 import io.windowlimiter.core.access.ClientAccess;
 import io.windowlimiter.core.RateLimitHeaders;
@@ -130,11 +132,18 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	public RateLimiterCore windowRateLimiterCore(LimitScript script, PolicyRegistry registry,
 			PlanAssignments assignments, ObjectProvider<RequestPlans> planResolver, RedisGuard guard,
 			DenyCache denyCache, LocalWindowLimiter localLimiter, RateLimitHeaders headers, RateLimitMetrics metrics,
-			WindowRateLimiterProperties properties, ClientAccess access, NearLimit nearLimit) {
+			WindowRateLimiterProperties properties, ClientAccess access, NearLimit nearLimit,
+			ObjectProvider<MeterRegistry> meterRegistry) {
 		RateLimiterCore core = new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null,
 				guard, denyCache, localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
 		core.setClientAccess(access);
 		core.setNearLimit(nearLimit);
+		HeldRequests held = new HeldRequests(properties.getMaxDelayed());
+		core.setHeldRequests(held);
+		// how close this instance is to window-rate-limiter.max-delayed
+		meterRegistry.ifAvailable(meters -> Gauge.builder(HeldRequests.GAUGE, held, HeldRequests::held)
+			.description("Requests of routes with a max-delay held (or waiting for Redis with leave to be held) now")
+			.register(meters));
 		return core;
 	}
 

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.core.HeldRequests;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.access.ClientList;
 import io.windowlimiter.core.access.RouteLists;
@@ -99,6 +100,13 @@ public class WindowRateLimiterProperties {
 	 * Retry-After. 0 turns the deny cache off.
 	 */
 	private long denyCacheMaxClients = 100_000;
+
+	/**
+	 * How many requests of routes with a {@code max-delay} this instance holds at once; past it a request
+	 * is decided at once (429 unless its limits take it now). 0 holds none.
+	 */
+	@Min(0)
+	private int maxDelayed = HeldRequests.DEFAULT_MAX;
 
 	/**
 	 * Whether to turn on Lettuce's Redis Cluster topology refresh (adaptive, and every 30 s), which
@@ -247,6 +255,14 @@ public class WindowRateLimiterProperties {
 
 	public void setDenyCacheMaxClients(long denyCacheMaxClients) {
 		this.denyCacheMaxClients = denyCacheMaxClients;
+	}
+
+	public int getMaxDelayed() {
+		return this.maxDelayed;
+	}
+
+	public void setMaxDelayed(int maxDelayed) {
+		this.maxDelayed = maxDelayed;
 	}
 
 	public boolean isClusterTopologyRefresh() {

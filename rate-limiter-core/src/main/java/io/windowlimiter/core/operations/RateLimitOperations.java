@@ -410,13 +410,15 @@ public class RateLimitOperations {
 	 * @param shadow whether the route only counts, never refuses
 	 * @param failMode what the route does when Redis cannot decide
 	 * @param plan the plan of clients without one, when the route's limits come from plans; else null
+	 * @param maxDelay how long the route holds a request rather than refuse it, ISO-8601 (e.g. {@code PT2S});
+	 * null when it refuses at once
 	 */
 	public record RouteLimits(List<LimitSpec> limits, long cost, boolean shadow, String failMode,
-			@Nullable String plan) {
+			@Nullable String plan, @Nullable String maxDelay) {
 
 		static RouteLimits of(RoutePolicy policy) {
 			return new RouteLimits(policy.limits().stream().map(LimitSpec::of).toList(), policy.cost(), policy.shadow(),
-					policy.failMode().id(), policy.plan());
+					policy.failMode().id(), policy.plan(), policy.holds() ? policy.maxDelay().toString() : null);
 		}
 
 	}

@@ -82,7 +82,8 @@ public final class CompiledPolicy {
 		this.blockForMillis = limits.stream().map(limit -> limit.blockFor().toMillis()).toList();
 		this.penalty = this.blockForMillis.stream().anyMatch(millis -> millis > 0);
 		this.quota = route.quotaStatus() != 0 && CalendarArgs.isQuota(limits);
-		this.arguments = withPenalty(LimitScript.arguments(policies, route.cost(), REDIS_CLOCK));
+		this.arguments = withPenalty(LimitScript.arguments(policies, route.cost(), REDIS_CLOCK,
+				System.currentTimeMillis(), route.maxDelay().toMillis()));
 		this.reported = new Reported(this.limits);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {
@@ -125,7 +126,7 @@ public final class CompiledPolicy {
 				.min()
 				.getAsLong();
 			current = new Period(withPenalty(LimitScript.arguments(this.policies, this.route.cost(), REDIS_CLOCK,
-					nowMillis)), until);
+					nowMillis, this.route.maxDelay().toMillis())), until);
 			this.period = current;
 		}
 		return current.arguments();
@@ -133,7 +134,9 @@ public final class CompiledPolicy {
 
 	/** The arguments of a read at cost 0 at this instance's now, penalty included (to show a block). */
 	public LimitScript.Arguments peekArguments(long nowMillis) {
-		return withPenalty(LimitScript.arguments(this.policies, 0, REDIS_CLOCK, nowMillis));
+		// on a route that holds, read as it decides: a slot reserved ahead is no bucket to pull back
+		return withPenalty(LimitScript.arguments(this.policies, 0, REDIS_CLOCK, nowMillis,
+				this.route.maxDelay().toMillis()));
 	}
 
 	private LimitScript.Arguments withPenalty(LimitScript.Arguments arguments) {

@@ -168,10 +168,12 @@ public class PolicyRegistry {
 	 * An override made on the route, as the route decides it, compiled on first use: its limits replace the
 	 * route's. A single limit given no name takes the name of the route's first limit. Null when a request
 	 * of the route's cost cannot fit them (an override written before this check, or by hand): the caller
-	 * falls back to the client's plan or the route's default rather than refuse the client for good.
+	 * falls back to the client's plan or the route's default rather than refuse the client for good; so it
+	 * does when the route holds (max-delay) and a limit cannot reserve a later slot.
 	 */
 	public @Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits, boolean unnamed) {
-		if (RouteArgs.indexTooSmallFor(route.policy.cost(), limits) >= 0) {
+		if (RouteArgs.indexTooSmallFor(route.policy.cost(), limits) >= 0
+				|| MaxDelay.indexNotHolding(route.policy.maxDelay(), limits) >= 0) {
 			return null;
 		}
 		return route.override(List.of(limits, unnamed), key -> {
@@ -184,11 +186,13 @@ public class PolicyRegistry {
 	 * An override made on a scope, as a route naming it decides it on top of {@code base} (what the client
 	 * has otherwise): its limits count in the scope, so once across every route naming it, and take the
 	 * place of the scope's limits only; the route's own limits stay. A single limit given no name takes the
-	 * name of the scope's limit it replaces. Null when a request of the route's cost cannot fit them.
+	 * name of the scope's limit it replaces. Null when a request of the route's cost cannot fit them, or the
+	 * route holds and one of them cannot reserve a later slot.
 	 */
 	public @Nullable CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
 			List<RouteLimit> limits, boolean unnamed) {
-		if (RouteArgs.indexTooSmallFor(base.route.cost(), limits) >= 0) {
+		if (RouteArgs.indexTooSmallFor(base.route.cost(), limits) >= 0
+				|| MaxDelay.indexNotHolding(base.route.maxDelay(), limits) >= 0) {
 			return null;
 		}
 		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {
@@ -250,6 +254,7 @@ public class PolicyRegistry {
 		this.plans.forEach((plan, limits) -> {
 			List<RouteLimit> scoped = withScope(limits, policy.scope());
 			RouteArgs.checkCost(routeId, policy.cost(), scoped, " of plan '" + plan + "'");
+			MaxDelay.checkLimits(routeId, policy.maxDelay(), scoped, " of plan '" + plan + "'");
 			byPlan.put(plan, compile(routeId, plan, policy, scoped));
 		});
 		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists);
@@ -271,6 +276,7 @@ public class PolicyRegistry {
 
 	/** For clients without a plan and on each plan, a scope both routes name must have the same limits. */
 	private void checkScopes(String routeId, CompiledRoute route, String otherId, CompiledRoute other) {
+		MaxDelay.checkScopes(routeId, route, otherId, other);
 		List<String> choices = new ArrayList<>();
 		choices.add(OWN);
 		choices.addAll(this.plans.keySet());

@@ -33,7 +33,8 @@ import org.springframework.boot.convert.DurationStyle;
  * {@code limits[i].algorithm} (the route's {@code algorithm} is the default), {@code .log-storage},
  * {@code .burst}, {@code .name} and {@code .scope} (the route's {@code scope} is the default). Or, instead
  * of limits, {@code plan}: the route's default plan. For the route: {@code cost}, {@code shadow},
- * {@code fail-mode}, {@code instances}, and {@code name} (the policy name of a single limit).
+ * {@code fail-mode}, {@code instances}, {@code max-delay} (see {@link MaxDelay}), and {@code name} (the
+ * policy name of a single limit).
  */
 public final class RouteArgs {
 
@@ -43,7 +44,7 @@ public final class RouteArgs {
 			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for");
 
 	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
-			"quota-status");
+			"quota-status", MaxDelay.PROPERTY);
 
 	/**
 	 * The route's lists, named as nginx's and Envoy's are, and as the gateway-wide properties: {@code allow}
@@ -234,7 +235,7 @@ public final class RouteArgs {
 			throw invalid(this.prefix + property, "is not a known property",
 					"algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, week-start, "
 							+ "block-for, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
-							+ "allow, deny (each prefixed " + PREFIX + ")");
+							+ "allow, deny, max-delay (each prefixed " + PREFIX + ")");
 		}
 	}
 
@@ -243,6 +244,7 @@ public final class RouteArgs {
 		String plan = this.route.get("plan");
 		List<RouteLimit> limits = List.of();
 		long cost = number("cost", this.route.getOrDefault("cost", "1"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		Duration maxDelay = MaxDelay.parse(this.routeId, this.route.get(MaxDelay.PROPERTY));
 		if (plan != null) {
 			if (plan.isEmpty()) {
 				throw invalid(this.prefix + "plan", "is empty", "the name of a plan under " + PREFIX + "plans");
@@ -261,12 +263,15 @@ public final class RouteArgs {
 		else {
 			limits = limits();
 			checkCost(this.routeId, cost, limits, "");
+			MaxDelay.checkLimits(this.routeId, maxDelay, limits, "");
 		}
 		int quotaStatus = CalendarArgs.quotaStatus(this.route.get("quota-status"), limits, plan != null,
 				(property, what, allowed) -> invalid(this.prefix + property, what, allowed));
-		return new RoutePolicy(limits, cost, shadow(), failMode(), (int) number("instances",
+		boolean shadow = shadow();
+		MaxDelay.checkNotShadow(this.routeId, maxDelay, shadow);
+		return new RoutePolicy(limits, cost, shadow, failMode(), (int) number("instances",
 				this.route.getOrDefault("instances", "1"), RoutePolicy.MAX_INSTANCES,
-				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope, quotaStatus);
+				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope, quotaStatus, maxDelay);
 	}
 
 	private List<RouteLimit> limits() {

@@ -1,5 +1,6 @@
 package io.windowlimiter.core.policy;
 
+import java.time.Duration;
 import java.util.List;
 
 import io.windowlimiter.core.failure.FailMode;
@@ -20,9 +21,11 @@ import org.jspecify.annotations.Nullable;
  * of its plans' limits; null for none
  * @param quotaStatus the status of a refusal by an exhausted calendar quota ({@code quota-status}, e.g. 403);
  * 0 for the usual (429, or the adapter's own)
+ * @param maxDelay how long a request the limits would take that much later is held and then passed instead
+ * of refused ({@code window-rate-limiter.max-delay}); zero for none
  */
 public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
-		@Nullable String plan, @Nullable String scope, int quotaStatus) {
+		@Nullable String plan, @Nullable String scope, int quotaStatus, Duration maxDelay) {
 
 	/** The most instances a route may declare. */
 	public static final int MAX_INSTANCES = 10_000;
@@ -37,10 +40,10 @@ public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, Fa
 		limits = List.copyOf(limits);
 	}
 
-	/** A route without a quota status of its own. */
+	/** A route without a quota status of its own that refuses at once what its limits do not take now. */
 	public RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
 			@Nullable String plan, @Nullable String scope) {
-		this(limits, cost, shadow, failMode, instances, plan, scope, 0);
+		this(limits, cost, shadow, failMode, instances, plan, scope, 0, Duration.ZERO);
 	}
 
 	/** A route with limits of its own and no scope. */
@@ -56,6 +59,11 @@ public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, Fa
 	/** Whether clients' plans decide this route (it names a default plan) rather than limits of its own. */
 	public boolean usesPlans() {
 		return this.plan != null;
+	}
+
+	/** Whether the route holds requests (a max-delay) rather than refuse what its limits take later. */
+	public boolean holds() {
+		return !this.maxDelay.isZero();
 	}
 
 }
