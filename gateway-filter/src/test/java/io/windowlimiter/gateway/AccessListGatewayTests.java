@@ -4,6 +4,7 @@ import java.util.UUID;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.gateway.autoconfigure.WindowRateLimiterAutoConfiguration;
 import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
@@ -145,7 +146,8 @@ class AccessListGatewayTests {
 	@Test
 	void badGatewayWideEntriesAndShareStopStartUpNamingPropertyAndWhatIsAllowed() {
 		ApplicationContextRunner runner = new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(WindowRateLimiterAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(WindowRateLimiterCoreAutoConfiguration.class,
+					WindowRateLimiterAutoConfiguration.class))
 			.withBean(ReactiveStringRedisTemplate.class, () -> RedisTestServer.get().template());
 		runner.withPropertyValues("window-rate-limiter.deny=a,10.0.0.0/40").run(context -> assertThat(context)
 			.getFailure()

@@ -33,7 +33,10 @@ public record Admission(boolean passes, Map<String, String> headers, List<String
 	/** The status of a client refused for who it is, not for its quota. */
 	public static final int FORBIDDEN = 403;
 
-	/** An admission with the usual refusal status, not held, that reserved nothing in Redis. */
+	/**
+	 * An admission with the usual refusal status, not held, that reserved nothing in Redis. (A status is set
+	 * with {@link #withStatus}: this constructor's last number is what remains.)
+	 */
 	public Admission(boolean passes, Map<String, String> headers, List<String> violated, long remaining) {
 		this(passes, headers, violated, 0, remaining, 0, null);
 	}

@@ -168,7 +168,7 @@ public final class RateLimiterCore {
 		long left = this.access.millisLeft(access);
 		Map<String, String> headers = (left > 0)
 				? Map.of(RateLimitHeaders.RETRY_AFTER, Long.toString(RateLimitHeaders.ceilSeconds(left))) : Map.of();
-		return new Admission(false, headers, List.of(), Admission.FORBIDDEN);
+		return new Admission(false, headers, List.of()).withStatus(Admission.FORBIDDEN);
 	}
 
 	/**
