@@ -53,6 +53,16 @@ class MaxDelayConfigUnitTests {
 	}
 
 	@Test
+	void calendarQuotasAndPenaltiesAreRefusedWithAMaxDelay() {
+		// their parts of the script reserve no later slot, and a held reply and a penalty's cannot be told apart
+		assertThatThrownBy(() -> RouteArgs.parse("quota", route("limit=5", "calendar=day", "max-delay=2s")))
+			.hasMessageContaining("window-rate-limiter.max-delay is '2s' with limit 'quota' which is a calendar quota");
+		assertThatThrownBy(() -> RouteArgs.parse("login", route("algorithm=fixed-window", "limit=5", "window=1m",
+				"block-for=15m", "max-delay=2s")))
+			.hasMessageContaining("window-rate-limiter.max-delay is '2s' with limit 'login' which has a block-for");
+	}
+
+	@Test
 	void slidingAlgorithmsAreRefusedNamingTheRouteThePropertyAndTheLimit() {
 		assertThatThrownBy(() -> RouteArgs.parse("search", route("limit=5", "window=1s", "max-delay=2s")))
 			.isInstanceOf(InvalidRouteConfigurationException.class)
@@ -87,7 +97,7 @@ class MaxDelayConfigUnitTests {
 		assertThatThrownBy(() -> RouteArgs.parse("r", route("algorithm=fixed-window", "limit=5", "window=1s",
 				"max-dealy=1s")))
 			.hasMessageContaining("max-dealy is not a known property")
-			.hasMessageContaining("instances, max-delay (each prefixed");
+			.hasMessageContaining("deny, max-delay (each prefixed");
 	}
 
 	@Test

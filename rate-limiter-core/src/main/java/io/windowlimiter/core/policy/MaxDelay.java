@@ -83,9 +83,10 @@ public final class MaxDelay {
 		int index = indexNotHolding(maxDelay, limits);
 		if (index >= 0) {
 			RouteLimit limit = limits.get(index);
-			String counted = (limit.policy().calendar() != null) ? "a calendar quota"
-					: limit.blockFor().compareTo(Duration.ZERO) > 0 ? "a limit with block-for" : "counted by " + limit.policy().algorithm();
-			throw invalid(routeId, "is '" + text(maxDelay) + "' with limit '" + limit.name() + "'" + where + ", "
+			String counted = (limit.policy().calendar() != null) ? "which is a calendar quota"
+					: (limit.blockFor().compareTo(Duration.ZERO) > 0) ? "which has a block-for"
+							: "counted by " + limit.policy().algorithm();
+			throw invalid(routeId, "is '" + text(maxDelay) + "' with limit '" + limit.name() + "'" + where + " "
 					+ counted, ONLY_HOLDING);
 		}
 	}
