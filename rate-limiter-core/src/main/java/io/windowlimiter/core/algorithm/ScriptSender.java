@@ -3,6 +3,7 @@ package io.windowlimiter.core.algorithm;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 
 import io.lettuce.core.CommandListenerWriter;
@@ -196,6 +197,23 @@ final class ScriptSender {
 		}
 		AsyncCommand<byte[], byte[], List<Long>> command = new AsyncCommand<>(
 				new Command<>(type, new IntegerListOutput<>(CODEC), args));
+		CompletableFuture<?> node = nodeConnection(connection, keys);
+		if (node != null && !node.isDone()) {
+			// Lettuce's cluster writer waits for a node's first connect on the thread that writes: on an event
+			// loop that stalls every request on it, on Lettuce's own it can wait for itself. So wait here, and
+			// write once connected (a cancel meanwhile leaves the shared connect alone and sends nothing)
+			return Mono.fromFuture(node, true).then(Mono.defer(() -> {
+				enqueue(connection, command);
+				return Mono.fromFuture(command);
+			}));
+		}
+		enqueue(connection, command);
+		// cancelling the Mono cancels the command: in the batch, or in Lettuce's queue, it is never written
+		return Mono.fromFuture(command);
+	}
+
+	private void enqueue(StatefulConnection<byte[], byte[]> connection,
+			AsyncCommand<byte[], byte[], List<Long>> command) {
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
 		if (loop == null) {
 			dispatch(connection, List.of(command));
@@ -203,8 +221,22 @@ final class ScriptSender {
 		else {
 			batchOf(loop).add(connection, command);
 		}
-		// cancelling the Mono cancels the command: in the batch, or in Lettuce's queue, it is never written
-		return Mono.fromFuture(command);
+	}
+
+	/**
+	 * On a cluster, the connection to the master of the key's slot, the one Lettuce's writer will use;
+	 * null elsewhere, or when no master serves the slot (the writer then fails the command).
+	 */
+	private static @Nullable CompletableFuture<?> nodeConnection(StatefulConnection<byte[], byte[]> connection,
+			byte[][] keys) {
+		if (!(connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) || keys.length == 0) {
+			return null;
+		}
+		RedisClusterNode master = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(keys[0]));
+		if (master == null || master.getUri() == null) {
+			return null;
+		}
+		return cluster.getConnectionAsync(master.getUri().getHost(), master.getUri().getPort());
 	}
 
 	private Batch batchOf(EventExecutor loop) {
