@@ -130,18 +130,19 @@ class MaxDelayLimiterTests {
 		this.core.setHeldRequests(held);
 		// one every 500 ms, one at once, held up to 2 s
 		route("bounded", "algorithm=token-bucket", "limit=2", "window=1s", "burst=1", "max-delay=2s");
+		// the burst spent first, alone: a request passed at once returns its leave as soon as it is answered,
+		// which, sent beside the others, could be before the last of them asked
+		assertThat(this.core.admit("bounded", this.client, Mono.empty()).block(TIMEOUT).delayMillis()).isZero();
 		List<Mono<Admission>> sent = new ArrayList<>();
-		for (int i = 0; i < 5; i++) {
+		for (int i = 0; i < 4; i++) {
 			sent.add(this.core.admit("bounded", this.client, Mono.empty()));
 		}
 		List<Admission> answers = Flux.merge(sent).collectList().block(TIMEOUT);
-		// two had leave to be held: the first passed at once, the second was held; the other three could not be
-		assertThat(answers.stream().filter(Admission::passes).map(Admission::delayMillis).sorted())
+		// two had leave to be held (each keeps it 500 ms or more), the other two were decided for now: refused
+		assertThat(answers.stream().filter(Admission::passes).map(Admission::delayMillis))
 			.hasSize(2)
-			.first()
-			.isEqualTo(0L);
-		assertThat(answers.stream().filter(a -> a.passes() && a.delayMillis() > 0)).hasSize(1);
-		assertThat(answers.stream().filter(a -> !a.passes())).hasSize(3);
+			.allMatch(delay -> delay > 0);
+		assertThat(answers.stream().filter(a -> !a.passes())).hasSize(2);
 		assertThat(held.held()).as("every leave returned").isZero();
 		// with leave free again (and no denial cached past the time a hold could take them), two more pass,
 		// the second one held at least one interval behind the first
