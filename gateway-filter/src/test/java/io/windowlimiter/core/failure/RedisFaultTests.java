@@ -389,7 +389,7 @@ class RedisFaultTests {
 		assertThat(this.guard.shed()).as("decisions shed: the load reached the cap").isPositive();
 		assertThat(heapFrozen - heapBefore).as("heap after GC grown while frozen, bytes")
 			.isLessThanOrEqualTo(30L * 1024 * 1024);
-		// the cap, a trial per stall timeout (each a probe, EVAL "return {1}", then a decision), the asks to see
+		// the cap, a trial per stall timeout (each a probe, EVAL "return {1}", and no decision), the asks to see
 		// it back, and the decisions between reading the count and the freeze (10 a millisecond)
 		assertThat(ran).as("scripts Redis ran after the thaw")
 			.isLessThanOrEqualTo(RedisGuard.DEFAULT_MAX_IN_FLIGHT + 2 * (10_000 / STALL.toMillis()) + 100);

@@ -20,6 +20,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
@@ -35,10 +36,11 @@ import reactor.core.scheduler.Schedulers;
  * has answered nothing at all since it was sent, for {@code stallTimeout}. Under load Redis keeps
  * answering, so no decision is given up; when Redis freezes, dies without closing the connection or
  * queues commands while reconnecting, every decision waiting on it is failed after
- * {@code stallTimeout}. Then the guard is <em>stalled</em>: decisions fail at once, except one trial
- * at a time, whose answer (any reply from Redis) ends the stall. A trial first sends a probe that counts
- * nothing, and its decision only once the probe is answered, so what a frozen Redis runs on thawing charges
- * nobody. Nothing is sent for a decision that
+ * {@code stallTimeout}. Then the guard is <em>stalled</em>: decisions fail at once, and one trial at a
+ * time, at most one per {@code stallTimeout}, asks whether Redis answers again; its answer (any reply from
+ * Redis) ends the stall. Given a probe (a call that counts nothing), the trial sends only the probe, on its
+ * own, and the decision that set it off fails at once like the others: no request waits on a Redis known
+ * to hang, and what a frozen Redis runs on thawing charges nobody. Nothing is sent for a decision that
  * fails at once: the call must be lazy (create its command on subscription), and a call given up is
  * cancelled, which drops its command if it was not written yet.
  *
@@ -172,21 +174,30 @@ public final class RedisGuard implements AutoCloseable {
 	 * @param node what tells the node apart, e.g. its id; equal for decisions on the same node
 	 */
 	public <T> Mono<T> protect(Object node, Mono<T> call) {
-		return protect(node, call, Mono.empty());
+		return protect(nodeOf(node), call, null);
 	}
 
 	/**
-	 * As {@link #protect(Object, Mono)}, where a trial of a stalled node first sends {@code trialProbe}, a lazy
-	 * call that changes nothing in Redis, and sends the decision only once the probe is answered. A frozen
-	 * Redis runs what was written to it when it thaws: the trials' probes then charge no client, where
-	 * decisions sent as trials would charge requests the fail-mode had answered long before.
+	 * As {@link #protect(Object, Mono)}, where the trials of a stalled node send {@code trialProbe}, a lazy call
+	 * that changes nothing in Redis, on its own, and the decision that set a trial off fails at once as the
+	 * others do. A frozen Redis runs what was written to it when it thaws: the trials' probes then charge no
+	 * client, where decisions sent as trials would charge requests the fail-mode had answered long before; and
+	 * no request waits for a trial (a trial decision waited up to the timeout, the slowest answers of an outage).
 	 */
 	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> trialProbe) {
-		Node progress = nodeOf(node);
+		return protect(nodeOf(node), call, (Mono<?>) trialProbe);
+	}
+
+	private <T> Mono<T> protect(Node progress, Mono<T> call, @Nullable Mono<?> trialProbe) {
 		return Mono.<T>create(sink -> {
 			long start = System.nanoTime();
 			boolean isTrial = progress.stalled;
 			if (isTrial && (start - progress.nextTrial < 0 || !progress.trial.compareAndSet(false, true))) {
+				fail(sink, new RedisStalledException());
+				return;
+			}
+			if (isTrial && trialProbe != null) {
+				sendTrial(progress, trialProbe);
 				fail(sink, new RedisStalledException());
 				return;
 			}
@@ -206,8 +217,7 @@ public final class RedisGuard implements AutoCloseable {
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
 			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
-			Mono<T> sent = isTrial ? trialProbe.then(call) : call;
-			Disposable upstream = sent.subscribe(value -> {
+			Disposable upstream = call.subscribe(value -> {
 				replied(progress);
 				if (waiting.finish()) {
 					deliver(waiting, () -> sink.success(value));
@@ -351,6 +361,37 @@ public final class RedisGuard implements AutoCloseable {
 			}
 		}
 		return this.elsewhere.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Sends a stalled node's trial probe, no request waiting on it: its answer ends the stall; with none
+	 * within the timeout it is given up (a command not written yet never will be) and the next trial may go
+	 * a stall timeout later.
+	 */
+	private void sendTrial(Node node, Mono<?> probe) {
+		AtomicBoolean over = new AtomicBoolean();
+		Disposable.Swap sent = Disposables.swap();
+		Runnable end = () -> {
+			if (over.compareAndSet(false, true)) {
+				node.nextTrial = System.nanoTime() + this.stallNanos;
+				node.trial.set(false);
+			}
+		};
+		Disposable timer = this.elsewhere.schedule(() -> {
+			end.run();
+			sent.dispose();
+		}, this.timeoutNanos, TimeUnit.NANOSECONDS);
+		sent.replace(probe.subscribe(value -> replied(node), error -> {
+			if (isReply(error)) {
+				replied(node);
+			}
+			end.run();
+			timer.dispose();
+		}, () -> {
+			replied(node);
+			end.run();
+			timer.dispose();
+		}));
 	}
 
 	private void timeOut(Pending<?> waiting) {
