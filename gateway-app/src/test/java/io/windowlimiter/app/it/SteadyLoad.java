@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 
 /**
- * Keep-alive clients, each on its own connection with its own key, sending back to back until stopped:
- * as many requests in flight as clients. Every answer's latency is kept; a request without an answer
+ * Keep-alive clients, each on its own connection with its own key, sending one request after another, a
+ * pause apart, until stopped: at most as many requests in flight as clients. The clients start spread over
+ * one pause, as independent clients do, rather than all in the same millisecond. Every answer's latency is kept; a request without an answer
  * within the bound is counted and its client goes on on a new connection.
  */
 final class SteadyLoad implements AutoCloseable {
@@ -43,19 +44,30 @@ final class SteadyLoad implements AutoCloseable {
 		this.pool = Executors.newFixedThreadPool(clients);
 	}
 
+	/** Clients sending back to back: as many requests in flight as clients, all the time. */
 	static SteadyLoad start(GatewayJar gateway, String pathPrefix, int clients, Duration bound) {
+		return start(gateway, pathPrefix, clients, Duration.ZERO, bound);
+	}
+
+	/**
+	 * @param pause between an answer and the client's next request
+	 */
+	static SteadyLoad start(GatewayJar gateway, String pathPrefix, int clients, Duration pause, Duration bound) {
 		SteadyLoad load = new SteadyLoad(clients);
 		String run = Long.toString(System.nanoTime(), 36);
 		for (int i = 0; i < clients; i++) {
 			String key = "steady-" + run + "-" + i;
-			load.clients.add(load.pool.submit(() -> load.client(gateway, pathPrefix + key, key, bound)));
+			long startAfter = pause.toMillis() * i / clients;
+			load.clients.add(load.pool.submit(() -> load.client(gateway, pathPrefix + key, key, startAfter,
+					pause.toMillis(), bound)));
 		}
 		return load;
 	}
 
-	private Void client(GatewayJar gateway, String path, String key, Duration bound) {
+	private Void client(GatewayJar gateway, String path, String key, long startAfter, long pause, Duration bound) {
 		long[] mine = new long[1024];
 		int count = 0;
+		GatewayJar.sleep(startAfter);
 		while (this.running) {
 			try (KeepAliveConnection connection = KeepAliveConnection.open(gateway.port(), bound)) {
 				while (this.running) {
@@ -69,6 +81,9 @@ final class SteadyLoad implements AutoCloseable {
 						synchronized (this.slowSentAt) {
 							this.slowSentAt.add(System.nanoTime() - answer.nanos());
 						}
+					}
+					if (pause > 0) {
+						GatewayJar.sleep(pause);
 					}
 				}
 			}
