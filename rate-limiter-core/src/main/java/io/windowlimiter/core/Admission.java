@@ -64,9 +64,12 @@ public record Admission(boolean passes, Map<String, String> headers, List<String
 				reservation);
 	}
 
-	/** Whether the request is refused for who the client is (403), not for its quota. */
+	/**
+	 * Whether the request is refused for who the client is (403), not for its quota: a quota refused with
+	 * {@code quota-status: 403} names the limits it violated, a deny list or an operator's block none.
+	 */
 	public boolean forbidden() {
-		return this.status == FORBIDDEN;
+		return this.status == FORBIDDEN && !this.passes && this.violated.isEmpty();
 	}
 
 }
