@@ -26,7 +26,8 @@
 -- Penalty (block-for), when #ARGV = 4 * #KEYS - 1: the last key is the client's block key on the route
 -- and the last argument each limit's block-for in ms, comma separated (0: none). A blocked client is
 -- refused by the limit that blocked it (the key's value) until the key expires, and charged nothing:
--- each limit is read as at cost 0 for the headers. A request a limit refuses (and that could pass
+-- each limit is read as at cost 0 for the headers. A read (cost 0) of a blocked client is not refused:
+-- it shows what each limit holds, and the block's time left. A request a limit refuses (and that could pass
 -- later) sets the block for the longest block-for of the limits refusing it; its retry-after is then
 -- at least the block's.
 local now = tonumber(ARGV[1])
@@ -63,7 +64,8 @@ for i = 1, limits do
   local check = algorithms[ARGV[base]]
   local allowed, remaining, reset, retry, record =
     check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, blocked_by and 0 or cost, ARGV[base + 3])
-  if i == blocked_by then
+  -- a blocked client is refused by the limit that blocked it; a read (cost 0) shows what that limit holds
+  if i == blocked_by and cost > 0 then
     allowed, remaining, reset, retry = false, 0, math.max(reset, blocked), blocked
   end
   if not allowed then

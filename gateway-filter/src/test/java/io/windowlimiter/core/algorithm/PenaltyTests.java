@@ -52,8 +52,12 @@ class PenaltyTests extends ScriptTestSupport {
 		for (int i = 0; i < 20; i++) {
 			assertThat(decide(T0 + 2_000 + i, 1).allowed()).isFalse();
 		}
-		// the daily limit counted the 3 allowed only
-		assertThat(decide(T0 + 3_000, 0).decisions().get(1).remaining()).isEqualTo(97);
+		// the daily limit counted the 3 allowed only; a read shows the blocking limit as it is, and the block
+		Verdict read = decide(T0 + 3_000, 0);
+		assertThat(read.decisions().get(1).remaining()).isEqualTo(97);
+		assertThat(read.decisions().get(0).remaining()).isZero();
+		assertThat(decide(T0 + 61_000, 0).decisions().get(0).remaining()).as("a new minute, while blocked").isEqualTo(3);
+		assertThat(decide(T0 + 61_000, 0).blockedMillis()).isPositive();
 		this.redis.delete(this.blockKey).block(TIMEOUT);
 		Verdict next = decide(T0 + 61_000, 1);
 		assertThat(next.allowed()).isTrue();
