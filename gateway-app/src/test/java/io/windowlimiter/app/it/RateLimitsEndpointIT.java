@@ -146,7 +146,7 @@ class RateLimitsEndpointIT {
 		assertThat(Files.readString(this.a.log())).contains("Rate limits of client '" + client
 				+ "' on 'ops-orders' put on plan 'pro' for good by an unauthenticated caller");
 		assertThat(Files.readString(this.b.log())).contains("Rate limits of client '" + client
-				+ "' on 'ops-orders' cleared of any plan or override by an unauthenticated caller");
+				+ "' on 'ops-orders' cleared of any plan or override, block or exemption by an unauthenticated caller");
 		assertThat(json(send(this.a, "GET", clientPath("ops-orders", client))).path("plan").asString()).isEqualTo("free");
 	}
 
