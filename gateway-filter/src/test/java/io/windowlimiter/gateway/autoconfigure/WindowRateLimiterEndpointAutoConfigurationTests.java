@@ -124,12 +124,10 @@ class WindowRateLimiterEndpointAutoConfigurationTests {
 				String route = "assigned-" + UUID.randomUUID();
 				context.getBean(WindowRateLimiter.BEAN_NAME, WindowRateLimiter.class).register(route, Map.of("plan", "free"));
 				RateLimitOperations operations = context.getBean(RateLimitOperations.class);
-				operations.change(route, "carol", AssignmentRequest.of(route, "gold", null, null, null, null, null, null,
-						null, "1h", null), "ops-user").block(Duration.ofSeconds(5));
-				operations.change(route, "carol", AssignmentRequest.of(route, null, "7", "1m", null, null, null, null,
-						null, null, null), "ops-user").block(Duration.ofSeconds(5));
-				operations.change(route, "carol", AssignmentRequest.of(route, null, null, null, null, null, null, null,
-						null, null, "true"), "ops-user").block(Duration.ofSeconds(5));
+				operations.change(route, "carol", AssignmentRequest.of(route, "gold", Map.of(), "1h", null), "ops-user").block(Duration.ofSeconds(5));
+				operations.change(route, "carol", AssignmentRequest.of(route, null,
+						Map.of("limit", "7", "window", "1m"), null, null), "ops-user").block(Duration.ofSeconds(5));
+				operations.change(route, "carol", AssignmentRequest.of(route, null, Map.of(), null, "true"), "ops-user").block(Duration.ofSeconds(5));
 				AuditEvent assigned = repository.find("ops-user", null, RateLimitOperations.ASSIGN_EVENT).get(0);
 				assertThat(assigned.getData()).containsEntry("target", route)
 					.containsEntry("client", "carol")

@@ -393,6 +393,48 @@ abstract class PlansContract {
 	}
 
 	/**
+	 * An override may be a calendar quota (calendar, timeZone, weekStart) or carry a penalty (blockFor), as a
+	 * route's limit may: the endpoint takes the fields by the names GET shows.
+	 */
+	@Test
+	void theEndpointOverridesWithACalendarQuotaOrAPenalty() {
+		String monthly = key();
+		Answer quota = operator(0, HttpMethod.POST, "orders/" + monthly, "{\"limit\": 1, \"calendar\": \"month\", "
+				+ "\"timeZone\": \"Pacific/Kiritimati\", \"name\": \"monthly\"}");
+		assertThat(quota.status()).as(quota.body()).isEqualTo(200);
+		JsonNode limit = json(quota).path("assignment").path("limits").get(0);
+		assertThat(limit.path("calendar").asString()).contains("month").contains("Pacific/Kiritimati");
+		millisUntilSeenOnTheOtherInstance("orders", monthly, true);
+		assertThat(get(1, "orders", monthly).status()).isEqualTo(200);
+		Answer refused = get(0, "orders", monthly);
+		assertThat(refused.status()).isEqualTo(429);
+		// until the month ends at Kiritimati (UTC+14), not a window from the first request
+		java.time.ZonedDateTime now = java.time.ZonedDateTime.now(java.time.ZoneId.of("Pacific/Kiritimati"));
+		long untilMonthEnd = Duration.between(now, now.toLocalDate().withDayOfMonth(1).plusMonths(1)
+			.atStartOfDay(now.getZone())).toSeconds();
+		assertThat(Long.parseLong(refused.headers().getFirst("Retry-After"))).isBetween(untilMonthEnd - 5,
+				untilMonthEnd + 5);
+
+		String penalised = key();
+		Answer penalty = operator(0, HttpMethod.POST, "orders/" + penalised,
+				"{\"limit\": 1, \"window\": \"1s\", \"blockFor\": \"10m\"}");
+		assertThat(penalty.status()).as(penalty.body()).isEqualTo(200);
+		assertThat(json(penalty).path("assignment").path("limits").get(0).path("blockFor").asString()).isEqualTo("PT10M");
+		millisUntilSeenOnTheOtherInstance("orders", penalised, true);
+		assertThat(get(0, "orders", penalised).status()).isEqualTo(200);
+		Answer blocked = get(1, "orders", penalised);
+		assertThat(blocked.status()).isEqualTo(429);
+		assertThat(Long.parseLong(blocked.headers().getFirst("Retry-After"))).as("the penalty's, not the window's")
+			.isBetween(590L, 600L);
+		sleep(1_100);
+		assertThat(get(0, "orders", penalised).status()).as("blocked past the window").isEqualTo(429);
+
+		Answer wrong = operator(0, HttpMethod.POST, "orders/" + key(), "{\"limit\": 1, \"calendar\": \"year\"}");
+		assertThat(wrong.status()).isEqualTo(400);
+		assertThat(json(wrong).path("field").asString()).isEqualTo("calendar");
+	}
+
+	/**
 	 * A limit of its own on one route, through one instance, until it expires: the other denies at it. Its
 	 * window (a day) differs from the plan's (366 days): the plan's count moves into the day, and back.
 	 */

@@ -21,28 +21,38 @@ import org.springframework.boot.convert.DurationStyle;
  *
  * @param plan the plan to put the client on; null unless it is an assignment
  * @param limit an override's limit in route-config terms ({@code limit}, {@code window}, {@code algorithm},
- * {@code burst}, {@code log-storage}, {@code name}, {@code scope}); null unless it is an override
+ * {@code burst}, {@code log-storage}, {@code name}, {@code scope}, {@code calendar}, {@code time-zone},
+ * {@code week-start}, {@code block-for}); null unless it is an override
  * @param expires how long the plan or override holds; null for good
  * @param clear whether the client's plan or override is taken away
  */
 public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, String> limit, @Nullable Duration expires,
 		boolean clear) {
 
-	private static final String ONE_OF = "either plan, or limit and window (an override, with algorithm, burst, "
-			+ "logStorage, name, scope if needed), or clear: true";
+	/** An override's fields in the body, by the route-config property each stands for. */
+	public static final Map<String, String> LIMIT_FIELDS = fields();
 
-	/** The body's fields, as Boot maps them to the operation's parameters; each may be absent. */
-	public static AssignmentRequest of(String target, @Nullable String plan, @Nullable String limit,
-			@Nullable String window, @Nullable String algorithm, @Nullable String burst, @Nullable String logStorage,
-			@Nullable String name, @Nullable String scope, @Nullable String expires, @Nullable String clear) {
+	private static final String ONE_OF = "either plan, or limit and window (an override, with "
+			+ String.join(", ", LIMIT_FIELDS.keySet().stream().skip(2).toList())
+			+ " if needed), or clear: true";
+
+	private static Map<String, String> fields() {
 		Map<String, String> fields = new LinkedHashMap<>();
-		put(fields, "limit", limit);
-		put(fields, "window", window);
-		put(fields, "algorithm", algorithm);
-		put(fields, "burst", burst);
-		put(fields, "log-storage", logStorage);
-		put(fields, "name", name);
-		put(fields, "scope", scope);
+		for (String property : List.of("limit", "window", "algorithm", "burst", "log-storage", "name", "scope",
+				"calendar", "time-zone", "week-start", "block-for")) {
+			fields.put(field(property), property);
+		}
+		return java.util.Collections.unmodifiableMap(fields);
+	}
+
+	/**
+	 * The body's fields, as Boot maps them to the operation's parameters; each may be absent.
+	 * @param limitFields an override's fields, by their names in the body ({@link #LIMIT_FIELDS}); null for absent
+	 */
+	public static AssignmentRequest of(String target, @Nullable String plan, Map<String, @Nullable String> limitFields,
+			@Nullable String expires, @Nullable String clear) {
+		Map<String, String> fields = new LinkedHashMap<>();
+		LIMIT_FIELDS.forEach((field, property) -> put(fields, property, limitFields.get(field)));
 		if (clear != null) {
 			if (!clear.equals("true")) {
 				throw new InvalidAssignmentException(target, "clear", "is '" + clear + "'", "true, alone");
@@ -115,7 +125,11 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 
 	/** The body's name of a route-config property: {@code log-storage} is {@code logStorage}, as GET shows it. */
 	private static String field(String property) {
-		return property.equals("log-storage") ? "logStorage" : property;
+		StringBuilder field = new StringBuilder();
+		for (String part : property.split("-")) {
+			field.append(field.isEmpty() ? part : Character.toUpperCase(part.charAt(0)) + part.substring(1));
+		}
+		return field.toString();
 	}
 
 	/** A request that is wrong; its message names the field, what it was and what is allowed. */

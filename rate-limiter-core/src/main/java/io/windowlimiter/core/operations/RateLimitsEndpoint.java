@@ -2,8 +2,10 @@ package io.windowlimiter.core.operations;
 
 import java.security.Principal;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 import io.windowlimiter.core.ReadyAnswer;
 import org.jspecify.annotations.Nullable;
@@ -115,7 +117,8 @@ public class RateLimitsEndpoint {
 	 * limit, with the fields of a route's single limit. A mistake is a 400 naming the field.
 	 * @param plan a declared plan
 	 * @param limit an override's requests per window, with {@code window} (and optionally {@code algorithm},
-	 * {@code burst}, {@code logStorage}, {@code name}, {@code scope}), checked as a route's limit is
+	 * {@code burst}, {@code logStorage}, {@code name}, {@code scope}, and for a calendar quota {@code calendar},
+	 * {@code timeZone}, {@code weekStart}; a penalty {@code blockFor}), checked as a route's limit is
 	 * @param expires how long the plan or override holds, e.g. {@code 1h}; absent for good
 	 * @param clear {@code true} alone: takes the client's plan or override, block or exemption on the target away
 	 * @param block a duration (or {@code true} with {@code expires} or {@code until}): 403 until it ends
@@ -126,7 +129,8 @@ public class RateLimitsEndpoint {
 	public Mono<WebEndpointResponse<Object>> assign(@Selector String target,
 			@Selector(match = Match.ALL_REMAINING) String[] segments, @Nullable String plan, @Nullable String limit,
 			@Nullable String window, @Nullable String algorithm, @Nullable String burst, @Nullable String logStorage,
-			@Nullable String name, @Nullable String scope, @Nullable String expires, @Nullable String clear,
+			@Nullable String name, @Nullable String scope, @Nullable String calendar, @Nullable String timeZone,
+			@Nullable String weekStart, @Nullable String blockFor, @Nullable String expires, @Nullable String clear,
 			@Nullable String block, @Nullable String exempt, @Nullable String until, SecurityContext security) {
 		String client = client(segments);
 		if (client == null) {
@@ -134,14 +138,25 @@ public class RateLimitsEndpoint {
 		}
 		Principal principal = security.getPrincipal();
 		String who = (principal != null) ? principal.getName() : null;
-		boolean others = plan != null || limit != null || window != null || algorithm != null || burst != null
-				|| logStorage != null || name != null || scope != null || clear != null;
+		Map<String, @Nullable String> limitFields = new HashMap<>();
+		limitFields.put("limit", limit);
+		limitFields.put("window", window);
+		limitFields.put("algorithm", algorithm);
+		limitFields.put("burst", burst);
+		limitFields.put("logStorage", logStorage);
+		limitFields.put("name", name);
+		limitFields.put("scope", scope);
+		limitFields.put("calendar", calendar);
+		limitFields.put("timeZone", timeZone);
+		limitFields.put("weekStart", weekStart);
+		limitFields.put("blockFor", blockFor);
+		boolean others = plan != null || clear != null || limitFields.values().stream().anyMatch(Objects::nonNull);
 		return Mono
 			.defer(() -> AccessRequest.isAsked(block, exempt, until)
 					? this.operations.access(target, client,
 							AccessRequest.of(target, block, exempt, expires, until, others, System::currentTimeMillis), who)
-					: this.operations.change(target, client, AssignmentRequest.of(target, plan, limit, window,
-							algorithm, burst, logStorage, name, scope, expires, clear), who))
+					: this.operations.change(target, client,
+							AssignmentRequest.of(target, plan, limitFields, expires, clear), who))
 			.map(change -> new WebEndpointResponse<Object>(change))
 			.defaultIfEmpty(unknown(target))
 			.onErrorResume(AssignmentRequest.InvalidAssignmentException.class,
