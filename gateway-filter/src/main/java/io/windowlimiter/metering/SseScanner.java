@@ -1,0 +1,218 @@
+package io.windowlimiter.metering;
+
+/**
+ * Reads a {@code text/event-stream} fed in slices of any size, without keeping its lines: the bytes of each
+ * event's {@code data} lines go straight into a {@link JsonScanner}, and when the event ends (a blank line)
+ * the usage it carried is added to the response's. Only whole events count: one cut by the end of the
+ * stream, or whose data is not JSON ({@code [DONE]}, a malformed line), adds nothing. Memory is fixed
+ * whatever the length of a line, an event or the stream. Not thread-safe.
+ */
+final class SseScanner {
+
+	/** Told where events start and end in the slice being fed, for a caller that drops some of them. */
+	interface Boundaries {
+
+		/** An event's first byte is at {@code index}. */
+		void eventStart(int index);
+
+		/** An event ended just before {@code index}; {@code usageOnly}: an OpenAI usage-only chunk. */
+		void eventEnd(int index, boolean usageOnly);
+
+		/** The LF at {@code index} completes the CRLF that ended the last event. */
+		default void lineFeedAfterEvent(int index) {
+		}
+
+	}
+
+	private static final byte[] DATA = { 'd', 'a', 't', 'a' };
+
+	private static final byte[] LF = { '\n' };
+
+	private static final byte[] DONE = { '[', 'D', 'O', 'N', 'E', ']' };
+
+	private enum State {
+
+		LINE_START, FIELD, VALUE_FIRST, VALUE
+
+	}
+
+	private final UsageFigures sum;
+
+	private final UsageFigures event = new UsageFigures();
+
+	private final JsonScanner json = new JsonScanner(this.event);
+
+	private State state = State.LINE_START;
+
+	/** The field name's first bytes matched "data" so far (-1: it is another field). */
+	private int fieldMatched;
+
+	private boolean inEvent;
+
+	private int dataLines;
+
+	/** How many bytes of this event's data matched "[DONE]" so far (-1: not it). */
+	private int doneMatched;
+
+	/** A CR ended the last line: a LF right after it belongs to the same line end. */
+	private boolean afterCr;
+
+	/** That CR was the blank line ending an event. */
+	private boolean crEndedEvent;
+
+	private boolean done;
+
+	SseScanner(UsageFigures sum) {
+		this.sum = sum;
+	}
+
+	/** The stream sent OpenAI's {@code data: [DONE]}. */
+	boolean done() {
+		return this.done;
+	}
+
+	/** An event has started and not ended. */
+	boolean inEvent() {
+		return this.inEvent;
+	}
+
+	void feed(byte[] bytes, int offset, int length, Boundaries boundaries) {
+		int end = offset + length;
+		int i = offset;
+		while (i < end) {
+			byte b = bytes[i];
+			if (this.afterCr) {
+				this.afterCr = false;
+				if (b == '\n') {
+					if (this.crEndedEvent) {
+						boundaries.lineFeedAfterEvent(i);
+					}
+					this.crEndedEvent = false;
+					i++;
+					continue;
+				}
+			}
+			this.crEndedEvent = false;
+			boolean eol = b == '\n' || b == '\r';
+			switch (this.state) {
+				case LINE_START -> {
+					if (eol) {
+						endOfLine(b);
+						if (this.inEvent) {
+							dispatch(i + 1, boundaries);
+							this.crEndedEvent = b == '\r';
+						}
+					}
+					else {
+						if (!this.inEvent) {
+							this.inEvent = true;
+							boundaries.eventStart(i);
+						}
+						this.state = State.FIELD;
+						this.fieldMatched = 0;
+						fieldByte(b);
+					}
+				}
+				case FIELD -> {
+					if (eol) {
+						endOfLine(b);
+						// a field without a colon has an empty value: "data" alone is an empty data line
+						if (this.fieldMatched == DATA.length) {
+							startDataLine();
+						}
+					}
+					else if (b == ':') {
+						this.state = State.VALUE_FIRST;
+						if (this.fieldMatched == DATA.length) {
+							startDataLine();
+						}
+					}
+					else {
+						fieldByte(b);
+					}
+				}
+				case VALUE_FIRST, VALUE -> {
+					if (eol) {
+						endOfLine(b);
+					}
+					else if (b == ' ' && this.state == State.VALUE_FIRST) {
+						this.state = State.VALUE;
+					}
+					else {
+						this.state = State.VALUE;
+						int run = i;
+						while (run < end && bytes[run] != '\n' && bytes[run] != '\r') {
+							run++;
+						}
+						if (this.fieldMatched == DATA.length) {
+							this.json.feed(bytes, i, run - i);
+							noteDone(bytes, i, run - i);
+						}
+						i = run;
+						continue;
+					}
+				}
+			}
+			i++;
+		}
+	}
+
+	/** The stream ends: an event without its blank line is incomplete and adds nothing. */
+	void finish() {
+		this.inEvent = false;
+	}
+
+	private void fieldByte(byte b) {
+		if (this.fieldMatched >= 0 && this.fieldMatched < DATA.length && DATA[this.fieldMatched] == b) {
+			this.fieldMatched++;
+		}
+		else {
+			this.fieldMatched = -1;
+		}
+	}
+
+	/** The colon of a data line: a second data line of an event joins the first with a LF. */
+	private void startDataLine() {
+		if (this.dataLines > 0) {
+			this.json.feed(LF, 0, 1);
+		}
+		this.dataLines++;
+		this.doneMatched = 0;
+	}
+
+	private void noteDone(byte[] bytes, int offset, int length) {
+		for (int i = offset; i < offset + length && this.doneMatched >= 0; i++) {
+			if (this.doneMatched < DONE.length && bytes[i] == DONE[this.doneMatched]) {
+				this.doneMatched++;
+			}
+			else {
+				this.doneMatched = -1;
+			}
+		}
+	}
+
+	private void endOfLine(byte b) {
+		this.state = State.LINE_START;
+		this.afterCr = b == '\r';
+	}
+
+	private void dispatch(int end, Boundaries boundaries) {
+		boolean usageOnly = false;
+		if (this.dataLines > 0) {
+			this.json.finish();
+			if (this.json.complete()) {
+				this.event.addTo(this.sum);
+				usageOnly = this.event.usageOnlyChunk();
+			}
+			else if (this.dataLines == 1 && this.doneMatched == DONE.length) {
+				this.done = true;
+			}
+		}
+		this.inEvent = false;
+		this.dataLines = 0;
+		this.json.reset();
+		this.event.clear();
+		boundaries.eventEnd(end, usageOnly);
+	}
+
+}

@@ -1,0 +1,451 @@
+package io.windowlimiter.metering;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+import io.windowlimiter.metering.Usage.Outcome;
+import org.junit.jupiter.api.Test;
+
+import static io.windowlimiter.metering.LlmPayloads.ANTHROPIC_JSON;
+import static io.windowlimiter.metering.LlmPayloads.ANTHROPIC_MESSAGE_START;
+import static io.windowlimiter.metering.LlmPayloads.ANTHROPIC_SSE;
+import static io.windowlimiter.metering.LlmPayloads.ANTHROPIC_SSE_HEAD;
+import static io.windowlimiter.metering.LlmPayloads.CHAT_JSON;
+import static io.windowlimiter.metering.LlmPayloads.CHAT_SSE;
+import static io.windowlimiter.metering.LlmPayloads.CHAT_SSE_WITHOUT_USAGE;
+import static io.windowlimiter.metering.LlmPayloads.CHAT_USAGE_CHUNK;
+import static io.windowlimiter.metering.LlmPayloads.OPENAI_ERROR_JSON;
+import static io.windowlimiter.metering.LlmPayloads.RESPONSES_JSON;
+import static io.windowlimiter.metering.LlmPayloads.RESPONSES_SSE;
+import static io.windowlimiter.metering.LlmPayloads.chatChunk;
+import static io.windowlimiter.metering.LlmPayloads.utf8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class UsageMeterUnitTests {
+
+	private static final Usage CHAT_JSON_USAGE = new Usage(Outcome.REPORTED, 19, 10, 0, 0, 29, 0);
+
+	private static final Usage RESPONSES_JSON_USAGE = new Usage(Outcome.REPORTED, 328, 52, 0, 0, 380, 0);
+
+	private static final Usage ANTHROPIC_JSON_USAGE = new Usage(Outcome.REPORTED, 2095, 503, 1500, 3000, 0, 0);
+
+	@Test
+	void readsTheUsageOfEveryJsonBody() {
+		assertThat(meter(CHAT_JSON).usage()).isEqualTo(CHAT_JSON_USAGE);
+		assertThat(meter(RESPONSES_JSON).usage()).isEqualTo(RESPONSES_JSON_USAGE);
+		assertThat(meter(ANTHROPIC_JSON).usage()).isEqualTo(ANTHROPIC_JSON_USAGE);
+		assertThat(ANTHROPIC_JSON_USAGE.tokens()).isEqualTo(2095 + 1500 + 3000 + 503);
+		assertThat(CHAT_JSON_USAGE.tokens()).isEqualTo(29);
+	}
+
+	@Test
+	void readsTheUsageOfEveryStream() {
+		Usage chat = meter(CHAT_SSE).usage();
+		assertThat(chat.outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(chat.tokens()).isEqualTo(21);
+		assertThat(chat.inputTokens()).isEqualTo(9);
+		assertThat(chat.outputTokens()).isEqualTo(12);
+
+		Usage responses = meter(RESPONSES_SSE).usage();
+		assertThat(responses.outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(responses.inputTokens()).isEqualTo(37);
+		assertThat(responses.outputTokens()).isEqualTo(11);
+		assertThat(responses.tokens()).isEqualTo(48);
+		// the two deltas only, not the text's copies in the done events
+		assertThat(responses.streamedTextBytes()).isEqualTo(utf8("Hi there! 你好").length);
+
+		Usage anthropic = meter(ANTHROPIC_SSE).usage();
+		assertThat(anthropic.outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(anthropic.inputTokens()).isEqualTo(25);
+		assertThat(anthropic.cacheReadInputTokens()).isEqualTo(100);
+		assertThat(anthropic.outputTokens()).isEqualTo(15);
+		assertThat(anthropic.tokens()).isEqualTo(140);
+	}
+
+	@Test
+	void everySplitOfEveryBodyReadsTheSameUsage() {
+		for (String body : new String[] { CHAT_JSON, RESPONSES_JSON, ANTHROPIC_JSON, CHAT_SSE, RESPONSES_SSE,
+				ANTHROPIC_SSE, CHAT_SSE_WITHOUT_USAGE, crlf(CHAT_SSE), cr(ANTHROPIC_SSE), crlf(RESPONSES_SSE) }) {
+			byte[] bytes = utf8(body);
+			Usage whole = meter(body).usage();
+			assertThat(whole.outcome()).isNotEqualTo(Outcome.NONE);
+			for (int split = 0; split <= bytes.length; split++) {
+				UsageMeter meter = new UsageMeter(100, false);
+				meter.pass(ByteBuffer.wrap(bytes, 0, split).slice());
+				meter.pass(ByteBuffer.wrap(bytes, split, bytes.length - split).slice());
+				meter.finish();
+				assertThat(meter.usage()).as("split at %d of %s", split, body).isEqualTo(whole);
+			}
+			UsageMeter byteByByte = new UsageMeter(100, false);
+			ByteBuffer direct = ByteBuffer.allocateDirect(1);
+			for (byte b : bytes) {
+				direct.clear();
+				direct.put(b).flip();
+				assertThat(byteByByte.pass(direct)).isSameAs(direct);
+			}
+			assertThat(byteByByte.usage()).isEqualTo(whole);
+		}
+	}
+
+	@Test
+	void aStreamWithLinesEndedByCrOrCrlfReadsAsWithLf() {
+		assertThat(meter(crlf(CHAT_SSE)).usage()).isEqualTo(meter(CHAT_SSE).usage());
+		assertThat(meter(cr(ANTHROPIC_SSE)).usage()).isEqualTo(meter(ANTHROPIC_SSE).usage());
+	}
+
+	@Test
+	void aChatStreamWithoutIncludeUsageHasOnlyItsText() {
+		Usage usage = meter(CHAT_SSE_WITHOUT_USAGE).usage();
+		assertThat(usage.outcome()).isEqualTo(Outcome.PARTIAL);
+		assertThat(usage.tokens()).isZero();
+		assertThat(usage.streamedTextBytes()).isEqualTo(utf8("Héllo 世界 🙂\\n\\\"ok\\\"").length);
+	}
+
+	@Test
+	void aStreamCutBeforeItsUsageIsChargedTheLargerOfReservationAndObserved() {
+		String cut = LlmPayloads.chatSseBody(true);
+		UsageMeter meter = new UsageMeter(1000, false);
+		meter.pass(utf8(cut));
+		assertThat(meter.usage().outcome()).isEqualTo(Outcome.PARTIAL);
+		assertThat(meter.charge(200)).isEqualTo(1000);
+
+		StringBuilder longer = new StringBuilder();
+		for (int i = 0; i < 2000; i++) {
+			longer.append(chatChunk("word", true));
+		}
+		UsageMeter small = new UsageMeter(10, false);
+		small.pass(utf8(longer.toString()));
+		// 2000 deltas of 4 bytes: about 2000 tokens seen, more than the reservation
+		assertThat(small.usage().observedTokens()).isEqualTo(2000);
+		assertThat(small.charge(200)).isEqualTo(2000);
+	}
+
+	@Test
+	void anAnthropicStreamCutAfterMessageStartKnowsItsInput() {
+		UsageMeter meter = new UsageMeter(50, false);
+		meter.pass(utf8(ANTHROPIC_SSE_HEAD));
+		Usage usage = meter.usage();
+		assertThat(usage.outcome()).isEqualTo(Outcome.PARTIAL);
+		assertThat(usage.inputTokens()).isEqualTo(25);
+		assertThat(usage.cacheReadInputTokens()).isEqualTo(100);
+		assertThat(usage.outputTokens()).isEqualTo(1);
+		// 125 input + max(1 reported, 17 bytes of text / 4 = 5)
+		assertThat(usage.observedTokens()).isEqualTo(125 + 5);
+		assertThat(meter.charge(200)).isEqualTo(130);
+		assertThat(new UsageMeter(500, false).charge(200)).isEqualTo(500);
+	}
+
+	@Test
+	void anEventCutByTheEndOfTheStreamAddsNothing() {
+		String withoutBlankLine = ANTHROPIC_MESSAGE_START.substring(0, ANTHROPIC_MESSAGE_START.length() - 1);
+		UsageMeter meter = new UsageMeter(50, false);
+		meter.pass(utf8(withoutBlankLine));
+		meter.finish();
+		assertThat(meter.usage()).isEqualTo(Usage.NONE);
+		UsageMeter half = meter(CHAT_USAGE_CHUNK.substring(0, CHAT_USAGE_CHUNK.indexOf("\"total_tokens\"")));
+		assertThat(half.usage()).isEqualTo(Usage.NONE);
+	}
+
+	@Test
+	void anUpstreamErrorBeforeAnyTokenIsRefundedAndABodyWithoutUsageChargedTheReservation() {
+		UsageMeter error = new UsageMeter(700, false);
+		error.pass(utf8(OPENAI_ERROR_JSON));
+		error.finish();
+		assertThat(error.usage().outcome()).isEqualTo(Outcome.ERROR);
+		assertThat(error.usage().tokens()).isZero();
+		assertThat(error.charge(429)).isZero();
+		assertThat(error.charge(503)).isZero();
+		assertThat(error.charge(200)).isZero();
+		assertThat(new UsageMeter(700, false).charge(502)).isZero();
+		assertThat(new UsageMeter(700, false).charge(200)).isEqualTo(700);
+		UsageMeter html = meter("<html><body>Bad gateway</body></html>");
+		assertThat(html.usage()).isEqualTo(Usage.NONE);
+		assertThat(html.charge(200)).isEqualTo(100);
+		assertThat(html.charge(502)).isZero();
+	}
+
+	@Test
+	void anErrorEventBeforeAnyTokenIsRefundedAndOneAfterTextIsNot() {
+		String overloaded = LlmPayloads.anthropicEvent("error",
+				"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}");
+		UsageMeter first = meter(overloaded);
+		assertThat(first.usage().outcome()).isEqualTo(Outcome.ERROR);
+		assertThat(first.charge(200)).isZero();
+		UsageMeter later = meter(ANTHROPIC_SSE_HEAD + overloaded);
+		assertThat(later.usage().outcome()).isEqualTo(Outcome.PARTIAL);
+		assertThat(later.charge(200)).isEqualTo(130);
+		// the Responses API's body carries "error": null
+		assertThat(meter(RESPONSES_JSON).usage().outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(meter("{\"error\":null,\"id\":\"x\"}").usage()).isEqualTo(Usage.NONE);
+	}
+
+	@Test
+	void aReportedUsageIsChargedExactlyWhateverTheReservationOrStatus() {
+		UsageMeter meter = new UsageMeter(5000, false);
+		meter.pass(utf8(CHAT_JSON));
+		assertThat(meter.charge(200)).isEqualTo(29);
+		assertThat(meter.charge(500)).isEqualTo(29);
+	}
+
+	@Test
+	void malformedInputNeverThrowsAndLaterEventsStillCount() {
+		String body = "data: {\"choices\":[], \"usage\": {\"prompt_tokens\": 7, \"completion_tokens\":\n\n"
+				+ "data: {not json at all}}}}]]]\n\n" + "data: \"unterminated\n\n"
+				+ "data: {\"usage\":{\"prompt_tokens\":-3,\"completion_tokens\":2.5,\"total_tokens\":1e3}}\n\n"
+				+ "data: {\"usage\":{\"prompt_tokens\":99999999999999999999999,\"completion_tokens\":\"12\"}}\n\n"
+				+ "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n\n"
+				+ "\u0000\u00ff\u0001garbage without newline end\n\n"
+				+ ": a comment line\nretry: 100\nid: 7\nfoo\n\n" + CHAT_USAGE_CHUNK;
+		byte[] bytes = utf8(body);
+		Usage whole = meter(body).usage();
+		assertThat(whole.outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(whole.tokens()).isEqualTo(21);
+		for (int split = 0; split <= bytes.length; split++) {
+			UsageMeter meter = new UsageMeter(1, true);
+			meter.pass(ByteBuffer.wrap(bytes, 0, split).slice());
+			meter.pass(ByteBuffer.wrap(bytes, split, bytes.length - split).slice());
+			assertThat(meter.usage()).isEqualTo(whole);
+		}
+		byte[] noise = new byte[100_000];
+		new java.util.Random(42).nextBytes(noise);
+		UsageMeter random = new UsageMeter(3, true);
+		random.pass(noise);
+		random.finish();
+		assertThat(random.charge(200)).isEqualTo(3);
+		assertThat(random.retainedBytes()).isLessThanOrEqualTo(UsageMeter.MAX_HELD_EVENT_BYTES);
+	}
+
+	@Test
+	void anIncompleteOrFailedResponseStillReportsItsUsage() {
+		String incomplete = LlmPayloads.responsesEvent("response.incomplete", "{\"type\":\"response.incomplete\","
+				+ "\"sequence_number\":9,\"response\":{\"id\":\"resp_1\",\"status\":\"incomplete\","
+				+ "\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"usage\":{\"input_tokens\":20,"
+				+ "\"output_tokens\":64,\"output_tokens_details\":{\"reasoning_tokens\":64},\"total_tokens\":84}}}");
+		assertThat(meter(incomplete).usage()).isEqualTo(new Usage(Outcome.REPORTED, 20, 64, 0, 0, 84, 0));
+		String failed = LlmPayloads.responsesEvent("response.failed", "{\"type\":\"response.failed\","
+				+ "\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\"},\"usage\":null}}");
+		assertThat(meter(failed).usage()).isEqualTo(Usage.NONE);
+	}
+
+	@Test
+	void anAnthropicMessageDeltaWithEveryFigureKeepsTheLargest() {
+		// newer message_delta events repeat the input figures next to the cumulative output
+		String body = ANTHROPIC_MESSAGE_START + LlmPayloads.anthropicEvent("message_delta",
+				"{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},"
+						+ "\"usage\":{\"input_tokens\":25,\"cache_creation_input_tokens\":0,"
+						+ "\"cache_read_input_tokens\":100,\"output_tokens\":89,\"server_tool_use\":"
+						+ "{\"web_search_requests\":1}}}");
+		assertThat(meter(body).usage()).isEqualTo(new Usage(Outcome.REPORTED, 25, 89, 0, 100, 0, 0));
+	}
+
+	@Test
+	void anEventWithSeveralDataLinesIsOneJsonDocument() {
+		String body = "event: message_delta\ndata: {\"type\":\"message_delta\",\ndata: \"usage\":\n"
+				+ "data:{\"output_tokens\":15}}\n\n";
+		Usage usage = meter(body).usage();
+		assertThat(usage.outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(usage.outputTokens()).isEqualTo(15);
+	}
+
+	@Test
+	void deepAndDecoyUsageIsNotTaken() {
+		String body = "{\"choices\":[{\"message\":{\"content\":\"x\",\"usage\":{\"prompt_tokens\":500}}}],"
+				+ "\"metadata\":{\"usage\":{\"completion_tokens\":600}},\"usage_note\":{\"prompt_tokens\":1},"
+				+ "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,\"prompt_tokens_details\":{\"cached_tokens\":2}}}";
+		assertThat(meter(body).usage()).isEqualTo(new Usage(Outcome.REPORTED, 3, 4, 0, 0, 0, 0));
+	}
+
+	@Test
+	void withoutStrippingEverySliceIsPassedOnAsItCame() {
+		byte[] bytes = utf8(CHAT_SSE);
+		for (int split = 0; split <= bytes.length; split += 7) {
+			UsageMeter meter = new UsageMeter(1, false);
+			ByteBuffer first = ByteBuffer.wrap(bytes, 0, split).slice();
+			ByteBuffer second = ByteBuffer.wrap(bytes, split, bytes.length - split).slice();
+			assertThat(meter.pass(first)).isSameAs(first);
+			assertThat(meter.pass(second)).isSameAs(second);
+			assertThat(first.position()).isZero();
+			assertThat(meter.finish().hasRemaining()).isFalse();
+		}
+	}
+
+	@Test
+	void strippingDropsTheUsageOnlyChunkAtEverySplit() {
+		String expected = LlmPayloads.chatSseBody(true) + "data: [DONE]\n\n";
+		String[][] cases = { { CHAT_SSE, expected }, { crlf(CHAT_SSE), crlf(expected) },
+				{ cr(CHAT_SSE), cr(expected) } };
+		for (String[] pair : cases) {
+			String wanted = pair[1];
+			byte[] bytes = utf8(pair[0]);
+			for (int split = 0; split <= bytes.length; split++) {
+				for (int second = split; second <= bytes.length; second += Math.max(1, bytes.length / 4)) {
+					UsageMeter meter = new UsageMeter(1, true);
+					ByteArrayOutputStream sent = new ByteArrayOutputStream();
+					send(sent, meter.pass(ByteBuffer.wrap(bytes, 0, split).slice()));
+					send(sent, meter.pass(ByteBuffer.wrap(bytes, split, second - split).slice()));
+					send(sent, meter.pass(ByteBuffer.wrap(bytes, second, bytes.length - second).slice()));
+					send(sent, meter.finish());
+					assertThat(sent.toString(StandardCharsets.UTF_8)).as("split at %d, %d", split, second)
+						.isEqualTo(wanted);
+					assertThat(meter.usage().tokens()).isEqualTo(21);
+				}
+			}
+		}
+	}
+
+	@Test
+	void strippingLeavesOtherStreamsByteForByte() {
+		for (String body : new String[] { ANTHROPIC_SSE, RESPONSES_SSE, CHAT_SSE_WITHOUT_USAGE, CHAT_JSON,
+				"data: {\"choices\":[{}],\"usage\":{\"prompt_tokens\":1}}\n\n",
+				"data: {\"choices\":[],\"usage\":null}\n\n", "data: half an event without its end",
+				// Azure OpenAI's first chunk: empty choices, content filter results, no usage
+				"data: {\"choices\":[],\"created\":0,\"id\":\"\",\"model\":\"\",\"object\":\"\","
+						+ "\"prompt_filter_results\":[{\"prompt_index\":0,\"content_filter_results\":{\"hate\":"
+						+ "{\"filtered\":false,\"severity\":\"safe\"}}}]}\n\n" + chatChunk("x", true) }) {
+			byte[] bytes = utf8(body);
+			for (int split = 0; split <= bytes.length; split++) {
+				UsageMeter meter = new UsageMeter(1, true);
+				ByteArrayOutputStream sent = new ByteArrayOutputStream();
+				send(sent, meter.pass(ByteBuffer.wrap(bytes, 0, split).slice()));
+				send(sent, meter.pass(ByteBuffer.wrap(bytes, split, bytes.length - split).slice()));
+				send(sent, meter.finish());
+				assertThat(sent.toByteArray()).as("split at %d of %s", split, body).isEqualTo(bytes);
+			}
+		}
+	}
+
+	@Test
+	void strippingReadsDirectBuffersAsNettyHandsThem() {
+		byte[] bytes = utf8(CHAT_SSE);
+		String expected = LlmPayloads.chatSseBody(true) + "data: [DONE]\n\n";
+		for (int size : new int[] { 1, 7, 64, 1000, bytes.length }) {
+			UsageMeter meter = new UsageMeter(1, true);
+			ByteArrayOutputStream sent = new ByteArrayOutputStream();
+			for (int at = 0; at < bytes.length; at += size) {
+				int length = Math.min(size, bytes.length - at);
+				ByteBuffer direct = ByteBuffer.allocateDirect(length);
+				direct.put(bytes, at, length).flip();
+				send(sent, meter.pass(direct));
+				assertThat(direct.remaining()).isEqualTo(length);
+			}
+			send(sent, meter.finish());
+			assertThat(sent.toString(StandardCharsets.UTF_8)).as("slices of %d", size).isEqualTo(expected);
+			assertThat(meter.usage().tokens()).isEqualTo(21);
+		}
+	}
+
+	@Test
+	void strippingHoldsBackOnlyAnUnfinishedEvent() {
+		UsageMeter meter = new UsageMeter(1, true);
+		String chunk = chatChunk("a", true);
+		ByteBuffer whole = ByteBuffer.wrap(utf8(chunk + chunk));
+		assertThat(meter.pass(whole)).isSameAs(whole);
+		ByteBuffer sent = meter.pass(utf8(chunk.substring(0, 20)));
+		assertThat(sent.remaining()).isZero();
+		assertThat(meter.heldBytes()).isEqualTo(20);
+		sent = meter.pass(utf8(chunk.substring(20) + "data: [DO"));
+		assertThat(StandardCharsets.UTF_8.decode(sent).toString()).isEqualTo(chunk);
+		assertThat(meter.heldBytes()).isEqualTo(9);
+	}
+
+	@Test
+	void strippingPassesOnAnOverLongEventAsItComes() {
+		StringBuilder huge = new StringBuilder("data: {\"choices\":[{\"delta\":{\"content\":\"");
+		while (huge.length() < 3 * UsageMeter.MAX_HELD_EVENT_BYTES) {
+			huge.append("0123456789abcdef");
+		}
+		huge.append("\"}}]}\n\n");
+		String body = huge + CHAT_USAGE_CHUNK + "data: [DONE]\n\n";
+		byte[] bytes = utf8(body);
+		UsageMeter meter = new UsageMeter(1, true);
+		ByteArrayOutputStream sent = new ByteArrayOutputStream();
+		for (int at = 0; at < bytes.length; at += 1000) {
+			send(sent, meter.pass(ByteBuffer.wrap(bytes, at, Math.min(1000, bytes.length - at)).slice()));
+			assertThat(meter.heldBytes()).isLessThanOrEqualTo(UsageMeter.MAX_HELD_EVENT_BYTES);
+			assertThat(meter.retainedBytes()).isLessThanOrEqualTo(UsageMeter.MAX_HELD_EVENT_BYTES);
+		}
+		send(sent, meter.finish());
+		assertThat(sent.toString(StandardCharsets.UTF_8)).isEqualTo(huge + "data: [DONE]\n\n");
+		assertThat(meter.usage().tokens()).isEqualTo(21);
+	}
+
+	@Test
+	void aFiftyMegabyteStreamKeepsItsMemoryFlat() {
+		// stripping is the mode that holds bytes back: 50 MB of it; reading alone keeps nothing, 5 MB show it
+		for (boolean strip : new boolean[] { false, true }) {
+			long length = (strip ? 50L : 5L) * 1024 * 1024;
+			String chunk = chatChunk("lorem ipsum", true);
+			byte[] slice = utf8(chunk.repeat(8192 / chunk.length() + 1));
+			UsageMeter meter = new UsageMeter(100, strip);
+			long fed = 0;
+			int maxRetained = 0;
+			while (fed < length) {
+				ByteBuffer sent = meter.pass(ByteBuffer.wrap(slice, 0, slice.length - 13).slice());
+				fed += sent.remaining();
+				sent = meter.pass(ByteBuffer.wrap(slice, slice.length - 13, 13).slice());
+				fed += sent.remaining();
+				maxRetained = Math.max(maxRetained, meter.retainedBytes());
+			}
+			meter.pass(utf8(CHAT_USAGE_CHUNK + "data: [DONE]\n\n"));
+			Usage usage = meter.usage();
+			assertThat(usage.outcome()).isEqualTo(Outcome.REPORTED);
+			assertThat(usage.tokens()).isEqualTo(21);
+			assertThat(usage.streamedTextBytes()).isGreaterThan(length / 25);
+			// strip mode holds at most one unfinished event (~250 bytes here); grown buffers stop at 1 KB
+			assertThat(maxRetained).as("strip=%s", strip).isLessThanOrEqualTo(strip ? 1024 : 0);
+		}
+	}
+
+	@Test
+	void aLongSingleLineIsReadWithoutKeepingIt() {
+		// one JSON body of 20 MB: a huge content string, usage after it
+		StringBuilder content = new StringBuilder();
+		content.append("0123456789".repeat(100_000));
+		String prefix = "{\"choices\":[{\"message\":{\"content\":\"";
+		String suffix = "\"}}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6,\"total_tokens\":11}}";
+		UsageMeter meter = new UsageMeter(1, false);
+		meter.pass(utf8(prefix));
+		byte[] piece = utf8(content.toString());
+		for (int i = 0; i < 20; i++) {
+			meter.pass(piece);
+		}
+		meter.pass(utf8(suffix));
+		assertThat(meter.usage().tokens()).isEqualTo(11);
+		assertThat(meter.retainedBytes()).isZero();
+	}
+
+	@Test
+	void theRequestDecidesTheReservationAndTheStripping() {
+		LlmRequest request = LlmRequest.read(LlmApi.OPENAI,
+				utf8("{\"model\":\"gpt-4o\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
+		TokenEstimate estimate = TokenEstimate.of(request, 100, 50, 10_000);
+		UsageMeter meter = UsageMeter.of(request, estimate);
+		assertThat(meter.stripsUsageChunk()).isTrue();
+		assertThat(meter.reservedTokens()).isEqualTo(estimate.tokens()).isEqualTo(1 + 50);
+		assertThat(meter.charge(200)).isEqualTo(51);
+	}
+
+	private static UsageMeter meter(String body) {
+		UsageMeter meter = new UsageMeter(100, false);
+		meter.pass(utf8(body));
+		meter.finish();
+		return meter;
+	}
+
+	private static void send(ByteArrayOutputStream sent, ByteBuffer buffer) {
+		byte[] bytes = new byte[buffer.remaining()];
+		buffer.duplicate().get(bytes);
+		sent.writeBytes(bytes);
+	}
+
+	private static String crlf(String body) {
+		return body.replace("\n", "\r\n");
+	}
+
+	private static String cr(String body) {
+		return body.replace("\n", "\r");
+	}
+
+
+}
