@@ -14,6 +14,8 @@
 -- ARGV[2]  cost: what this request consumes of every limit, >= 1; or 0 to peek: the reply tells the
 --          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
+-- ARGV[3 + 4n + (i-1)]  optional, after the n limits: the cost of limit i when limits differ (an LLM
+--          route reserves tokens in its token limits and 1 in its request limits); absent: ARGV[2] for all
 -- Reply    {allowed (1|0), then for each limit: allowed (1|0), remaining, reset ms, retry-after ms
 --          (-1: never); then the time decided at (now, in ms): what settle.lua needs to find the window a
 --          reservation was counted in}
@@ -26,11 +28,13 @@ local cost = tonumber(ARGV[2])
 
 local reply = {1}
 local records = {}
+local costs = 3 + 4 * #KEYS
 for i = 1, #KEYS do
   local base = 3 + 4 * (i - 1)
   local check = algorithms[ARGV[base]]
+  local own = (cost > 0 and ARGV[costs + i - 1]) and tonumber(ARGV[costs + i - 1]) or cost
   local allowed, remaining, reset, retry, record =
-    check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, cost, ARGV[base + 3])
+    check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, own, ARGV[base + 3])
   if not allowed then
     reply[1] = 0
   end

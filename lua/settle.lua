@@ -18,6 +18,9 @@
 -- ARGV[3]    the cost reserved, >= 1
 -- ARGV[4]    the actual cost, >= 0 and not the cost reserved
 -- ARGV[5 + 4(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none)
+-- ARGV[5 + 4n + 2(i-1) ..]  optional, after the n limits: reserved and actual of limit i when limits
+--            differ (tokens in token limits, 1 in request limits); a limit whose two are equal is left as
+--            it is (0); absent: ARGV[3] and ARGV[4] for all
 -- Reply      {1, then for each limit the units given back (< 0) or charged (> 0)}, or {0} when the
 --            reservation was settled before
 local now = tonumber(ARGV[1])
@@ -42,9 +45,18 @@ if not redis.call('SET', KEYS[limits + 1], '1', 'NX', 'PX', horizon) then
 end
 
 local reply = {1}
+local own = 5 + 4 * limits
 for i = 1, limits do
   local base = 5 + 4 * (i - 1)
-  reply[i + 1] = settles[ARGV[base]](KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, at,
-    reserved, actual, ARGV[base + 3])
+  local r, a = reserved, actual
+  if ARGV[own + 2 * (i - 1)] then
+    r, a = tonumber(ARGV[own + 2 * (i - 1)]), tonumber(ARGV[own + 2 * (i - 1) + 1])
+  end
+  if r == a then
+    reply[i + 1] = 0
+  else
+    reply[i + 1] = settles[ARGV[base]](KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, at,
+      r, a, ARGV[base + 3])
+  end
 end
 return reply

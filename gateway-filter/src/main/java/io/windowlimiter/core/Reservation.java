@@ -1,9 +1,12 @@
 package io.windowlimiter.core;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.algorithm.Verdict;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledPolicy;
@@ -32,9 +35,26 @@ public final class Reservation {
 
 	private final String id;
 
+	private final long[] costs;
+
+	private final long[] remaining;
+
 	private final AtomicBoolean settled = new AtomicBoolean();
 
 	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long reservedAt) {
+		this(routeId, policy, keys, filled(keys.size(), cost), cost, reservedAt, new long[0]);
+	}
+
+	/** A reservation of a cost per limit, with what each limit had left after it. */
+	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long[] costs, Verdict verdict) {
+		this(routeId, policy, keys, costs, Arrays.stream(costs).max().orElse(0), verdict.now(),
+				verdict.decisions().stream().mapToLong(Decision::remaining).toArray());
+	}
+
+	private Reservation(String routeId, CompiledPolicy policy, List<String> keys, long[] costs, long cost,
+			long reservedAt, long[] remaining) {
+		this.costs = costs;
+		this.remaining = remaining;
 		this.routeId = routeId;
 		this.policy = policy;
 		this.keys = keys;
@@ -59,7 +79,26 @@ public final class Reservation {
 		return this.policy.policies;
 	}
 
-	/** The cost reserved in every limit. */
+	/** The cost reserved in each limit, in the keys' order (a copy). */
+	public long[] costs() {
+		return this.costs.clone();
+	}
+
+	/**
+	 * What limit i had left right after this reservation, as the decision script answered; -1 when not known
+	 * (a reservation of one cost for every limit does not keep it).
+	 */
+	public long remainingAfter(int limit) {
+		return (limit < this.remaining.length) ? this.remaining[limit] : -1;
+	}
+
+	private static long[] filled(int size, long cost) {
+		long[] costs = new long[size];
+		Arrays.fill(costs, cost);
+		return costs;
+	}
+
+	/** The cost reserved in every limit (the largest, when limits were reserved different costs). */
 	public long cost() {
 		return this.cost;
 	}

@@ -5,8 +5,10 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -129,11 +131,38 @@ public final class LimitScript {
 	 */
 	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, long reservedAt,
 			long reserved, long actual, String now) {
-		if (keys.size() != policies.size() || keys.isEmpty()) {
-			throw new IllegalArgumentException("One key per limit, at least one: " + keys + ", " + policies);
-		}
 		if (reserved < 1 || actual < 0 || actual == reserved) {
 			throw new IllegalArgumentException("Nothing to settle from " + reserved + " to " + actual);
+		}
+		return settle(keys, marker, policies, reservedAt, reserved, actual, null, null, now);
+	}
+
+	/**
+	 * Settles a reservation whose cost differed per limit: limit i reserved {@code reserved[i]} and turned out
+	 * to cost {@code actual[i]}; a limit where the two are equal is left as it is.
+	 */
+	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, long reservedAt,
+			long[] reserved, long[] actual, String now) {
+		if (reserved.length != keys.size() || actual.length != keys.size()) {
+			throw new IllegalArgumentException("One reserved and one actual cost per limit");
+		}
+		long most = 0;
+		long mostActual = 0;
+		for (int i = 0; i < reserved.length; i++) {
+			if (reserved[i] < 1 || actual[i] < 0) {
+				throw new IllegalArgumentException("Cannot settle limit " + i + " from " + reserved[i] + " to " + actual[i]);
+			}
+			most = Math.max(most, reserved[i]);
+			mostActual = Math.max(mostActual, actual[i]);
+		}
+		// the script reads the costs per limit that follow the limits, not ARGV[3] and [4]
+		return settle(keys, marker, policies, reservedAt, most, mostActual, reserved, actual, now);
+	}
+
+	private Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, long reservedAt,
+			long reserved, long actual, long @Nullable [] reservedEach, long @Nullable [] actualEach, String now) {
+		if (keys.size() != policies.size() || keys.isEmpty()) {
+			throw new IllegalArgumentException("One key per limit, at least one: " + keys + ", " + policies);
 		}
 		byte[][] encodedKeys = new byte[keys.size() + 1][];
 		for (int i = 0; i < keys.size(); i++) {
@@ -150,6 +179,12 @@ public final class LimitScript {
 			args.add(Long.toString(policy.limit()));
 			args.add(Long.toString(policy.windowMillis()));
 			args.add(policy.algorithm().extra(policy));
+		}
+		if (reservedEach != null && actualEach != null) {
+			for (int i = 0; i < reservedEach.length; i++) {
+				args.add(Long.toString(reservedEach[i]));
+				args.add(Long.toString(actualEach[i]));
+			}
 		}
 		byte[][] encodedArgs = new byte[args.size()][];
 		for (int i = 0; i < encodedArgs.length; i++) {
@@ -214,6 +249,24 @@ public final class LimitScript {
 		public Arguments withCost(long cost) {
 			List<String> values = new ArrayList<>(this.values);
 			values.set(1, Long.toString(cost));
+			return new Arguments(values);
+		}
+
+		/**
+		 * These arguments with a cost per limit, in the limits' order (an LLM route's token limits reserve its
+		 * token estimate, its request limits 1): appended after the limits, which decide.lua reads when present.
+		 */
+		public Arguments withCosts(long[] costs) {
+			List<String> values = new ArrayList<>(this.values);
+			long most = 0;
+			for (long cost : costs) {
+				if (cost < 1) {
+					throw new IllegalArgumentException("A cost per limit is 1 or more: " + Arrays.toString(costs));
+				}
+				most = Math.max(most, cost);
+				values.add(Long.toString(cost));
+			}
+			values.set(1, Long.toString(most));
 			return new Arguments(values);
 		}
 
