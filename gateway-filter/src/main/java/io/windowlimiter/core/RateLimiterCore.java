@@ -183,6 +183,11 @@ public final class RateLimiterCore {
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
 	}
 
+	/** Where answers are counted, for adapters that count more (an LLM route's tokens). */
+	public RateLimitMetrics metrics() {
+		return this.metrics;
+	}
+
 	/** The route's own limits, else those set on the gateway's default filters; null when it has none. */
 	public @Nullable CompiledRoute route(String routeId) {
 		CompiledRoute route = this.registry.route(routeId);
