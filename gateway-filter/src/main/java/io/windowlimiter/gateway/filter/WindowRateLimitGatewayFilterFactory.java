@@ -123,7 +123,7 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			}
 		}
 		FilterSettings settings = FilterSettings.of(routeId, named);
-		Map<String, Object> withUnits = limitArgs(named);
+		Map<String, Object> withUnits = prefixed(named);
 		LlmSettings.of(settings.policyId(), named, withUnits);
 		Map<String, Object> limits = LlmSettings.withoutUnits(withUnits);
 		if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
@@ -156,6 +156,11 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 	 * {@code window-rate-limiter.}; the filter's own arguments are left out.
 	 */
 	public static Map<String, Object> limitArgs(Map<String, ?> args) {
+		// a limit's unit is the filter's (LlmSettings), not the core's
+		return LlmSettings.withoutUnits(prefixed(args));
+	}
+
+	private static Map<String, Object> prefixed(Map<String, ?> args) {
 		Map<String, Object> prefixed = new LinkedHashMap<>();
 		args.forEach((name, value) -> {
 			if (!FilterSettings.OWN.contains(kebab(name)) && value != null) {
