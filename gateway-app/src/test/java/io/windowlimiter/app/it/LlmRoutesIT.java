@@ -297,4 +297,20 @@ class LlmRoutesIT {
 		assertThat(tokensLeft("llm", client)).isEqualTo(BUDGET);
 	}
 
+	@Test
+	void theDemoRouteMetersTheBuiltInFakeLlm() throws Exception {
+		String body = "{\"messages\":[],\"max_tokens\":500}";
+		HttpResponse<String> json = this.http.send(post("/demo-llm/v1/chat/completions", "demo", body).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(json.statusCode()).as(json.body()).isEqualTo(200);
+		assertThat(json.body()).contains("\"completion_tokens\":40");
+		long estimate = (body.length() + 1) / 2 + 500;
+		assertThat(json.headers().firstValue("X-RateLimit-Remaining-Tokens")).hasValue(Long.toString(2000 - estimate));
+		String streamed = "{\"stream\":true,\"messages\":[],\"max_tokens\":100}";
+		HttpResponse<String> stream = this.http.send(post("/demo-llm/v1/chat/completions", "demo", streamed).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(stream.statusCode()).isEqualTo(200);
+		assertThat(stream.body()).contains(" demo", "data: [DONE]").doesNotContain("usage");
+	}
+
 }
