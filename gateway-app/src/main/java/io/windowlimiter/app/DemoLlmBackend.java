@@ -61,9 +61,8 @@ public class DemoLlmBackend {
 						+ "\"choices\":[],\"usage\":" + usage + "}");
 			}
 			events.add("[DONE]");
-			Flux<String> stream = Flux.fromIterable(events)
-				.delayElements(Duration.ofMillis(200))
-				.map(event -> "data: " + event + "\n\n");
+			// each String is written as one event, "data:<event>" and a blank line
+			Flux<String> stream = Flux.fromIterable(events).delayElements(Duration.ofMillis(200));
 			return ServerResponse.ok().contentType(MediaType.TEXT_EVENT_STREAM).body(stream, String.class);
 		});
 	}

@@ -328,7 +328,7 @@ class LlmRoutesIT {
 		HttpResponse<String> stream = this.http.send(post("/demo-llm/v1/chat/completions", "demo", streamed).build(),
 				HttpResponse.BodyHandlers.ofString());
 		assertThat(stream.statusCode()).isEqualTo(200);
-		assertThat(stream.body()).contains(" demo", "data: [DONE]").doesNotContain("prompt_tokens");
+		assertThat(stream.body()).contains(" demo", "data:[DONE]").doesNotContain("prompt_tokens", "\"choices\":[]");
 	}
 
 }

@@ -3,6 +3,7 @@ package io.windowlimiter.gateway.filter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.windowlimiter.core.Admission;
@@ -62,9 +63,11 @@ final class LlmCalls {
 	 * @param answer given the admission: the answer to send instead of going on (a refusal), or null to go on
 	 * (it has set the admission's headers)
 	 * @param refused called when the request is refused before admission (its body too large)
+	 * @param refusedLater whether another filter of the route refused the request after this one admitted it:
+	 * then nothing is charged, request limits included
 	 */
 	Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
-			Function<Admission, @Nullable Mono<Void>> answer, Runnable refused) {
+			Function<Admission, @Nullable Mono<Void>> answer, Runnable refused, BooleanSupplier refusedLater) {
 		int max = this.settings.maxBodyBytes();
 		long declared = exchange.getRequest().getHeaders().getContentLength();
 		if (declared > max) {
@@ -85,12 +88,12 @@ final class LlmCalls {
 					refused.run();
 					return tooLarge(exchange.getResponse(), max);
 				}
-				return admit(exchange, chain, key, plan, body, answer);
+				return admit(exchange, chain, key, plan, body, answer, refusedLater);
 			});
 	}
 
 	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
-			byte[] body, Function<Admission, @Nullable Mono<Void>> answer) {
+			byte[] body, Function<Admission, @Nullable Mono<Void>> answer, BooleanSupplier refusedLater) {
 		CompiledRoute route = this.core.route(this.policyId);
 		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + this.policyId + "' has no rate limits"));
@@ -119,13 +122,13 @@ final class LlmCalls {
 					exchange.getResponse().getHeaders().set(REMAINING_TOKENS, Long.toString(remaining));
 				}
 			}
-			return call(exchange, chain, request, estimate, body, reservation);
+			return call(exchange, chain, request, estimate, body, reservation, refusedLater);
 		});
 	}
 
 	/** Sends the call upstream and settles its tokens when the exchange ends, whichever way. */
 	private Mono<Void> call(ServerWebExchange exchange, GatewayFilterChain chain, LlmRequest request,
-			TokenEstimate estimate, byte[] body, @Nullable Reservation reservation) {
+			TokenEstimate estimate, byte[] body, @Nullable Reservation reservation, BooleanSupplier refusedLater) {
 		byte[] upstream = request.needsIncludeUsage() ? request.withIncludeUsage(body) : body;
 		ServerHttpRequest sent = exchange.getRequest().mutate().headers(headers -> {
 			// a compressed body cannot be read as it passes
@@ -145,7 +148,7 @@ final class LlmCalls {
 		return chain.filter(exchange.mutate().request(withBody).response(response).build())
 			.doFinally(signal -> {
 				if (ended.compareAndSet(false, true)) {
-					settle(reservation, meter, response.getStatusCode(), signal);
+					settle(reservation, meter, response.getStatusCode(), signal, refusedLater.getAsBoolean());
 				}
 			});
 	}
@@ -156,7 +159,7 @@ final class LlmCalls {
 	 * before any token. The request limits stay as reserved.
 	 */
 	private void settle(@Nullable Reservation reservation, UsageMeter meter, @Nullable HttpStatusCode status,
-			SignalType signal) {
+			SignalType signal, boolean refusedLater) {
 		// an error before any status (the upstream unreachable) is the gateway's 5xx
 		int code = (status != null) ? status.value() : (signal == SignalType.ON_ERROR) ? 502 : 200;
 		Usage usage = meter.usage();
@@ -171,7 +174,11 @@ final class LlmCalls {
 		}
 		long[] costs = reservation.costs();
 		for (int i = 0; i < costs.length; i++) {
-			if (this.settings.countsTokens(i)) {
+			if (refusedLater) {
+				// a later filter of the route refused it: given back whole, as every WindowRateLimit filter does
+				costs[i] = 0;
+			}
+			else if (this.settings.countsTokens(i)) {
 				costs[i] = actual;
 			}
 		}

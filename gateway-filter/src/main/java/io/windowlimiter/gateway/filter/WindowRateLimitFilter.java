@@ -91,7 +91,7 @@ final class WindowRateLimitFilter implements GatewayFilter {
 						admission.headers().forEach(exchange.getResponse().getHeaders()::set);
 					}
 					return null;
-				}, limits::refuse);
+				}, limits::refuse, limits::refused);
 			}
 			return decide(exchange, key).flatMap(decided -> {
 				if (decided.badCost() != null) {
