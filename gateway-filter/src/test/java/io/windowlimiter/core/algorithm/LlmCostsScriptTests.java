@@ -43,7 +43,7 @@ class LlmCostsScriptTests extends ScriptTestSupport {
 	}
 
 	private Settlement settle(Algorithm algorithm, String id, long at, long reservedTokens, long actualTokens, long now) {
-		return this.script.settle(this.keys, RedisKeys.settledMarker(this.keys.get(0), id), policies(algorithm), at,
+		return this.script.settle(this.keys, RedisKeys.settledMarker("wrl:" + this.tag + ":r:c", id), policies(algorithm), at,
 				new long[] { reservedTokens, 1 }, new long[] { actualTokens, 1 }, Long.toString(now)).block(TIMEOUT);
 	}
 
