@@ -12,7 +12,9 @@
 -- KEYS[i]  the client's key for limit i (all share one hash tag)
 -- ARGV[1]  now in ms since the epoch, or "" to use the Redis server's clock (TIME)
 -- ARGV[2]  cost: what this request consumes of every limit, >= 1; or 0 to peek: the reply tells the
---          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing
+--          client's standing now (remaining, reset) and nothing is recorded, so reading spends nothing;
+--          or, when limits differ, one cost per limit, comma separated (an LLM route reserves tokens in
+--          its token limits and 1 in its request limits)
 -- ARGV[3 + 4(i-1) ..]  for limit i: algorithm name, limit, window in ms, extra ("" when none)
 -- ARGV[3 + 4n], ARGV[4 + 4n]  (n limits; both absent or "0" on a route without max-delay) the route's
 --          max-delay in ms, and the longest this request may be held (the max-delay, or 0 when its
@@ -36,6 +38,14 @@ if not now then
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 local cost = tonumber(ARGV[2])
+local costs = {}
+if not cost then
+  cost = 0
+  for each in string.gmatch(ARGV[2], '%d+') do
+    costs[#costs + 1] = tonumber(each)
+    cost = math.max(cost, tonumber(each))
+  end
+end
 local max_delay = tonumber(ARGV[3 + 4 * #KEYS]) or 0
 if max_delay > 0 then
   return decide_held(now, cost, max_delay, tonumber(ARGV[4 + 4 * #KEYS]) or 0)
@@ -63,7 +73,8 @@ for i = 1, limits do
   local base = 3 + 4 * (i - 1)
   local check = algorithms[ARGV[base]]
   local allowed, remaining, reset, retry, record =
-    check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, blocked_by and 0 or cost, ARGV[base + 3])
+    check(KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, blocked_by and 0 or costs[i] or cost,
+      ARGV[base + 3])
   -- a blocked client is refused by the limit that blocked it; a read (cost 0) shows what that limit holds
   if i == blocked_by and cost > 0 then
     allowed, remaining, reset, retry = false, 0, math.max(reset, blocked), blocked

@@ -22,8 +22,10 @@
 -- KEYS[n+1]  the reservation's marker, under the same hash tag
 -- ARGV[1]    now in ms since the epoch, or "" to use the Redis server's clock (TIME)
 -- ARGV[2]    when the reservation was made: the `now` decide.lua replied with
--- ARGV[3]    the cost reserved, >= 1
--- ARGV[4]    the actual cost, >= 0 and not the cost reserved
+-- ARGV[3]    the cost reserved, >= 1; or, when limits were reserved different costs (an LLM route's
+--            token and request limits), one per limit, comma separated
+-- ARGV[4]    the actual cost, >= 0 and not the cost reserved; or one per limit, comma separated (a limit
+--            whose two are equal is left as it is: 0)
 -- ARGV[5 + 5(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none),
 --            the reset decide.lua replied for it
 -- Reply      {1, then for each limit the units given back (< 0) or charged (> 0)}, or {0} when the
@@ -33,7 +35,20 @@ if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
-local at, reserved, actual = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local at = tonumber(ARGV[2])
+
+-- limit i's cost: the one number, or the i-th of the list
+local function each(text)
+  local one = tonumber(text)
+  local costs = {}
+  if not one then
+    for cost in string.gmatch(text, '%d+') do
+      costs[#costs + 1] = tonumber(cost)
+    end
+  end
+  return function(i) return one or costs[i] end
+end
+local reserved, actual = each(ARGV[3]), each(ARGV[4])
 
 local limits = #KEYS - 1
 local horizon = 1
@@ -52,7 +67,11 @@ end
 local reply = {1}
 for i = 1, limits do
   local base = 5 + 5 * (i - 1)
-  reply[i + 1] = settles[ARGV[base]](KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, at,
-    reserved, actual, ARGV[base + 3], tonumber(ARGV[base + 4]))
+  if reserved(i) == actual(i) then
+    reply[i + 1] = 0
+  else
+    reply[i + 1] = settles[ARGV[base]](KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, at,
+      reserved(i), actual(i), ARGV[base + 3], tonumber(ARGV[base + 4]))
+  end
 end
 return reply

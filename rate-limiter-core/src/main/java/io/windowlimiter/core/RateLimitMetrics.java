@@ -120,6 +120,36 @@ public class RateLimitMetrics {
 		}
 	}
 
+	/**
+	 * An LLM call of the route ended: {@code gateway.ratelimit.llm.tokens} counts the tokens estimated
+	 * (reserved at admission) and settled (charged at the end); {@code gateway.ratelimit.llm.usage.missing}
+	 * counts responses that ended without usage the gateway could read (charged the reservation).
+	 * @param usage how the usage was read: reported, partial, error, none
+	 */
+	public void llmCall(String route, long estimated, long settled, String usage, boolean missing) {
+		if (this.registry != null) {
+			count("llm-est\n" + route, "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
+					+ "and settled at the end, by route", estimated, "route", route, "kind", "estimated");
+			count("llm-set\n" + route, "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
+					+ "and settled at the end, by route", settled, "route", route, "kind", "settled");
+			count("llm-usage\n" + route + '\n' + usage, "gateway.ratelimit.llm.responses",
+					"LLM responses by route and how their usage was read", 1, "route", route, "usage", usage);
+			if (missing) {
+				count("llm-missing\n" + route, "gateway.ratelimit.llm.usage.missing",
+						"LLM responses without usage the gateway could read, charged their reservation", 1, "route", route);
+			}
+		}
+	}
+
+	private void count(String id, String name, String description, long amount, String... tags) {
+		MeterRegistry registry = this.registry;
+		if (registry != null && amount > 0) {
+			this.counters.computeIfAbsent(id,
+					k -> Counter.builder(name).description(description).tags(tags).register(registry))
+				.increment(amount);
+		}
+	}
+
 	/** Starts timing a Redis round trip; {@code null} without a registry. */
 	public Timer.@Nullable Sample startRedis() {
 		return (this.registry != null) ? Timer.start(this.registry) : null;

@@ -155,6 +155,65 @@ public final class RateLimiterCore {
 	}
 
 	/**
+	 * Decides one request that costs {@code costs[i]} of limit i, in the order of the limits of the client's
+	 * policy, all in the one script, all or nothing: an LLM route reserves its token estimate in its token
+	 * limits and 1 in its request limits. Lists, plans, penalties and calendar quotas apply as to any request;
+	 * the deny cache is not used (a denial at one estimate says nothing of another), and the request is not
+	 * held (an LLM route has no max-delay).
+	 * @return the admission; a {@link CostAboveLimitException} when a cost is more than its limit allows at
+	 * once; an {@link IllegalArgumentException} when the costs are not one per limit of the client's policy
+	 */
+	public Mono<Admission> admit(String routeId, String clientKey, long[] costs, Mono<String> requestedPlan) {
+		CompiledRoute route = route(routeId);
+		if (route == null) {
+			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
+		}
+		Access access = this.access.of(routeId, route.scopes, route.lists, clientKey);
+		if (access != null) {
+			return ReadyAnswer.of(byAccess(routeId, route, access));
+		}
+		long[] own = costs.clone();
+		CompiledPolicy policy = this.plans.known(routeId, route, clientKey);
+		if (policy != null) {
+			return decideEach(routeId, policy, clientKey, own);
+		}
+		return this.plans.fromRequest(routeId, route, clientKey, requestedPlan)
+			.flatMap(fromRequest -> decideEach(routeId, fromRequest, clientKey, own));
+	}
+
+	private Mono<Admission> decideEach(String routeId, CompiledPolicy policy, String id, long[] costs) {
+		if (costs.length != policy.limits.size()) {
+			return Mono.error(new IllegalArgumentException("Route '" + routeId + "' has " + policy.limits.size()
+					+ " limits for this client, given " + costs.length + " costs"));
+		}
+		long most = 0;
+		for (int i = 0; i < costs.length; i++) {
+			if (RouteArgs.indexTooSmallFor(costs[i], List.of(policy.limits.get(i))) >= 0) {
+				return Mono.error(new CostAboveLimitException(costs[i], policy.limits.get(i), maxCost(policy)));
+			}
+			most = Math.max(most, costs[i]);
+		}
+		long cost = most;
+		LimitScript.Arguments arguments = policy.arguments(this.clock.millis()).withCosts(costs);
+		List<String> keys = policy.keysFor(id);
+		Timer.Sample sample = this.metrics.startRedis();
+		return this.guard
+			.protect(this.script.nodeOf(keys), this.script.decide(policy.decisionKeys(keys, id), arguments),
+					this.script.probe(keys))
+			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
+			.doOnError(error -> redisFailed(sample, routeId, error))
+			.map(verdict -> answer(routeId, id, policy, denyKey(policy, keys), cost, verdict,
+					verdict.allowed() ? new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
+							verdict.decisions()) : null))
+			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
+	}
+
+	/** Where answers are counted, for adapters that count more (an LLM route's tokens). */
+	public RateLimitMetrics metrics() {
+		return this.metrics;
+	}
+
+	/**
 	 * A listed, blocked or exempt client, answered without Redis: exempt passes with no headers (no limit was
 	 * asked); refused is a 403 whose Retry-After is the time left of an operator's block, and absent for a
 	 * deny list's refusal, which no wait ends.
@@ -309,6 +368,49 @@ public final class RateLimiterCore {
 			.doOnNext(settled -> {
 				if (settled == Settled.APPLIED && actualCost < reservation.cost()) {
 					// a refund may let the client in before a denial remembered meanwhile ends
+					this.denyCache.forget(denyKey(reservation.policy(), keys));
+				}
+			})
+			.onErrorResume(error -> Mono.just(Settled.DROPPED))
+			.doOnNext(settled -> this.metrics.settle(routeId, settled.tag));
+	}
+
+	/**
+	 * Settles a reservation made with a cost per limit ({@link #admit(String, String, long[], Mono)}) to the
+	 * actual cost of each limit, in one script; limits whose actual cost is the reserved one are left as they
+	 * are. As {@link #settle(Reservation, long)} otherwise.
+	 */
+	public Mono<Settled> settle(Reservation reservation, long[] actualCosts) {
+		long[] reserved = reservation.costs();
+		if (actualCosts.length != reserved.length) {
+			return Mono.error(new IllegalArgumentException("One actual cost per limit: " + reserved.length));
+		}
+		boolean refund = false;
+		boolean changed = false;
+		for (int i = 0; i < reserved.length; i++) {
+			if (actualCosts[i] < 0) {
+				return Mono.error(new IllegalArgumentException("A cost is 0 or more, was " + actualCosts[i]));
+			}
+			changed |= actualCosts[i] != reserved[i];
+			refund |= actualCosts[i] < reserved[i];
+		}
+		String routeId = reservation.routeId();
+		if (!reservation.claim()) {
+			this.metrics.settle(routeId, Settled.DUPLICATE.tag);
+			return Mono.just(Settled.DUPLICATE);
+		}
+		if (!changed) {
+			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
+			return Mono.just(Settled.UNCHANGED);
+		}
+		boolean refunded = refund;
+		List<String> keys = reservation.keys();
+		Mono<Settlement> call = this.script.settle(keys, reservation.marker(), reservation.policies(),
+				reservation.resets(), reservation.reservedAt(), reserved, actualCosts.clone(), REDIS_CLOCK);
+		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
+			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
+			.doOnNext(settled -> {
+				if (settled == Settled.APPLIED && refunded) {
 					this.denyCache.forget(denyKey(reservation.policy(), keys));
 				}
 			})

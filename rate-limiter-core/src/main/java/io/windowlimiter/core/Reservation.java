@@ -1,5 +1,6 @@
 package io.windowlimiter.core;
 
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -9,6 +10,7 @@ import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledPolicy;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one admitted request holds in Redis until it is settled: its cost, counted in every limit of its
@@ -30,6 +32,9 @@ public final class Reservation {
 
 	private final long cost;
 
+	/** The cost reserved in each limit when they differ (an LLM route's tokens and requests); else null. */
+	private final long @Nullable [] costs;
+
 	private final long reservedAt;
 
 	/** The decision of each limit when it reserved: their resets say where the reservation landed. */
@@ -47,10 +52,17 @@ public final class Reservation {
 	/** Made for every request Redis counted: nothing here is worked out until a settle asks. */
 	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long reservedAt,
 			List<Decision> decisions) {
+		this(routeId, policy, keys, cost, null, reservedAt, decisions);
+	}
+
+	/** @param costs the cost reserved in each limit, when they differ; null when {@code cost} is every limit's */
+	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long @Nullable [] costs,
+			long reservedAt, List<Decision> decisions) {
 		this.routeId = routeId;
 		this.policy = policy;
 		this.keys = keys;
 		this.cost = cost;
+		this.costs = costs;
 		this.reservedAt = reservedAt;
 		this.decisions = decisions;
 	}
@@ -70,9 +82,29 @@ public final class Reservation {
 		return this.policy.policies;
 	}
 
-	/** The cost reserved in every limit. */
+	/** The cost reserved in every limit (the largest, when limits were reserved different costs). */
 	public long cost() {
 		return this.cost;
+	}
+
+	/** The cost reserved in each limit, in the keys' order. */
+	public long[] costs() {
+		if (this.costs != null) {
+			return this.costs.clone();
+		}
+		long[] costs = new long[this.keys.size()];
+		Arrays.fill(costs, this.cost);
+		return costs;
+	}
+
+	/** Whether limits were reserved different costs (an LLM route's tokens and requests). */
+	public boolean costsDiffer() {
+		return this.costs != null;
+	}
+
+	/** What limit i had left right after this reservation, as the decision script answered. */
+	public long remainingAfter(int limit) {
+		return this.decisions.get(limit).remaining();
 	}
 
 	/** When the decision script reserved it, in ms since the epoch on Redis's clock: which window it is in. */

@@ -60,6 +60,12 @@ final class RouteFile {
 		return this;
 	}
 
+	/** Routes written as given, in the YAML of the route list (each starting {@code "  - id: "}). */
+	RouteFile raw(String routes) {
+		this.yaml.append(routes);
+		return this;
+	}
+
 	/** Route args for one limit. */
 	static Map<String, Object> limit(String algorithm, int limit, String window) {
 		Map<String, Object> args = new LinkedHashMap<>();

@@ -28,15 +28,16 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 
 	/** The filter's own arguments; the rest are its limits', as {@code RouteArgs} reads them. */
 	static final Set<String> OWN = Set.of("id", "key-resolver", "cost-resolver", "cost-from-header", "count-statuses",
-			"cost-from-response-header", "status-code", "deny-empty-key", "empty-key-status");
+			"cost-from-response-header", "status-code", "deny-empty-key", "empty-key-status", "llm", "max-body-bytes");
 
 	/** The limits' arguments, as on the RequestRateLimiter filter without the {@code window-rate-limiter.} prefix. */
 	static final Set<String> LIMITS = Set.of("algorithm", "limit", "window", "log-storage", "burst", "name", "scope",
-			"plan", "cost", "shadow", "fail-mode", "instances");
+			"plan", "cost", "shadow", "fail-mode", "instances", "unit");
 
 	static final String KNOWN = "id, key-resolver, cost-resolver, cost-from-header, count-statuses, "
-			+ "cost-from-response-header, status-code, deny-empty-key, empty-key-status, and the limits' algorithm, "
-			+ "limit, window, log-storage, burst, name, scope, limits[i].*, plan, cost, shadow, fail-mode, instances";
+			+ "cost-from-response-header, status-code, deny-empty-key, empty-key-status, llm, max-body-bytes, and the "
+			+ "limits' algorithm, limit, window, log-storage, burst, name, scope, unit, limits[i].*, plan, cost, shadow, "
+			+ "fail-mode, instances";
 
 	/** Whether {@code name} is an argument of the filter (own, limits', or {@code limits[i].*}). */
 	static boolean isKnown(String name) {

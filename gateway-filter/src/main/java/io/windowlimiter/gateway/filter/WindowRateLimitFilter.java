@@ -55,14 +55,18 @@ final class WindowRateLimitFilter implements GatewayFilter {
 
 	private final boolean problemDetails;
 
+	private final @Nullable LlmCalls llm;
+
 	WindowRateLimitFilter(RateLimiterCore core, FilterSettings settings, KeyResolver keyResolver,
-			@Nullable CostResolver costResolver, @Nullable PlanResolver planResolver, boolean problemDetails) {
+			@Nullable CostResolver costResolver, @Nullable PlanResolver planResolver, boolean problemDetails,
+			@Nullable LlmSettings llm) {
 		this.core = core;
 		this.settings = settings;
 		this.keyResolver = keyResolver;
 		this.costResolver = costResolver;
 		this.planResolver = planResolver;
 		this.problemDetails = problemDetails;
+		this.llm = (llm != null) ? new LlmCalls(core, settings.policyId(), llm) : null;
 	}
 
 	@Override
@@ -79,6 +83,17 @@ final class WindowRateLimitFilter implements GatewayFilter {
 				exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(this.settings.emptyKeyStatus()));
 				return exchange.getResponse().setComplete();
 			}
+			if (this.llm != null) {
+				return this.llm.filter(exchange, chain, key, plan(exchange), admission -> {
+					if (!admission.passes()) {
+						return refuse(exchange, limits, admission);
+					}
+					if (limits.closest(admission.remaining())) {
+						admission.headers().forEach(exchange.getResponse().getHeaders()::set);
+					}
+					return null;
+				}, limits::refuse, limits::refused);
+			}
 			return decide(exchange, key).flatMap(decided -> {
 				if (decided.badCost() != null) {
 					limits.refuse();
@@ -92,8 +107,7 @@ final class WindowRateLimitFilter implements GatewayFilter {
 
 	/** The core's admission, or what is wrong with the request's cost. */
 	private Mono<Decided> decide(ServerWebExchange exchange, String key) {
-		Mono<String> plan = (this.planResolver != null) ? Mono.defer(() -> this.planResolver.resolve(exchange))
-				: Mono.empty();
+		Mono<String> plan = plan(exchange);
 		return cost(exchange)
 			.flatMap(cost -> this.core.admit(this.settings.policyId(), key, cost, plan)
 				.map(admission -> new Decided(admission, null))
@@ -101,6 +115,10 @@ final class WindowRateLimitFilter implements GatewayFilter {
 						tooHigh -> Mono.just(new Decided(null, new BadCost(costSource(), "is '" + tooHigh.cost()
 								+ "', more than this route allows at once", "a whole number from 1 to " + tooHigh.maxCost())))))
 			.onErrorResume(BadCost.class, bad -> Mono.just(new Decided(null, bad)));
+	}
+
+	private Mono<String> plan(ServerWebExchange exchange) {
+		return (this.planResolver != null) ? Mono.defer(() -> this.planResolver.resolve(exchange)) : Mono.empty();
 	}
 
 	/** Where a request's cost came from, for a 400 naming it. */

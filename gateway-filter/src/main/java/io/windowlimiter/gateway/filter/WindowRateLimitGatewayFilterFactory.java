@@ -14,6 +14,8 @@ import io.windowlimiter.gateway.plan.PlanResolver;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
+import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.cloud.gateway.support.HasRouteId;
@@ -83,8 +85,10 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 					+ "properties give it; in the Java DSL use apply(routeId, config)");
 		}
 		FilterSettings settings = FilterSettings.of(routeId, config.ownArgs());
+		Map<String, Object> limitArgs = config.limitArgs();
+		LlmSettings llm = LlmSettings.of(settings.policyId(), config.ownArgs(), limitArgs);
 		try {
-			this.core.configure(settings.policyId(), config.limitArgs());
+			this.core.configure(settings.policyId(), LlmSettings.withoutUnits(limitArgs));
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			throw unprefixed(ex);
@@ -93,8 +97,12 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		if (keyResolver == null) {
 			throw new IllegalStateException("checked by FilterSettings");
 		}
-		return new WindowRateLimitFilter(this.core, settings, keyResolver, config.getCostResolver(), this.planResolver,
-				this.problemDetails);
+		WindowRateLimitFilter filter = new WindowRateLimitFilter(this.core, settings, keyResolver,
+				config.getCostResolver(), this.planResolver, this.problemDetails, llm);
+		// an LLM filter decorates the response, which NettyWriteResponseFilter (order -1) writes: it must come
+		// before it, as the gateway's ModifyResponseBody does
+		return (llm != null) ? new OrderedGatewayFilter(filter, NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1)
+				: filter;
 	}
 
 	/**
@@ -115,7 +123,9 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			}
 		}
 		FilterSettings settings = FilterSettings.of(routeId, named);
-		Map<String, Object> limits = limitArgs(named);
+		Map<String, Object> withUnits = prefixed(named);
+		LlmSettings.of(settings.policyId(), named, withUnits);
+		Map<String, Object> limits = LlmSettings.withoutUnits(withUnits);
 		if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
 			try {
 				registry.check(Map.of(settings.policyId(), limits));
@@ -146,6 +156,11 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 	 * {@code window-rate-limiter.}; the filter's own arguments are left out.
 	 */
 	public static Map<String, Object> limitArgs(Map<String, ?> args) {
+		// a limit's unit is the filter's (LlmSettings), not the core's
+		return LlmSettings.withoutUnits(prefixed(args));
+	}
+
+	private static Map<String, Object> prefixed(Map<String, ?> args) {
 		Map<String, Object> prefixed = new LinkedHashMap<>();
 		args.forEach((name, value) -> {
 			if (!FilterSettings.OWN.contains(kebab(name)) && value != null) {
@@ -194,6 +209,10 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 
 		private @Nullable String emptyKeyStatus;
 
+		private @Nullable String llm;
+
+		private @Nullable String maxBodyBytes;
+
 		private final Map<String, String> limit = new LinkedHashMap<>();
 
 		private List<Map<String, String>> limits = new ArrayList<>();
@@ -210,6 +229,8 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			put(args, "status-code", this.statusCode);
 			put(args, "deny-empty-key", this.denyEmptyKey);
 			put(args, "empty-key-status", this.emptyKeyStatus);
+			put(args, "llm", this.llm);
+			put(args, "max-body-bytes", this.maxBodyBytes);
 			return args;
 		}
 
@@ -330,6 +351,35 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		public Config setEmptyKeyStatus(@Nullable String emptyKeyStatus) {
 			this.emptyKeyStatus = emptyKeyStatus;
 			return this;
+		}
+
+		public @Nullable String getLlm() {
+			return this.llm;
+		}
+
+		/** The API the route's requests speak, openai or anthropic: token limits settle to the usage it reports. */
+		public Config setLlm(@Nullable String llm) {
+			this.llm = llm;
+			return this;
+		}
+
+		public @Nullable String getMaxBodyBytes() {
+			return this.maxBodyBytes;
+		}
+
+		/** The largest request body an LLM filter reads to estimate its tokens; larger ones are answered 413. */
+		public Config setMaxBodyBytes(@Nullable String maxBodyBytes) {
+			this.maxBodyBytes = maxBodyBytes;
+			return this;
+		}
+
+		public @Nullable String getUnit() {
+			return this.limit.get("unit");
+		}
+
+		/** A single limit's unit: tokens (needs llm) or requests. */
+		public Config setUnit(@Nullable String unit) {
+			return limit("unit", unit);
 		}
 
 		public @Nullable String getAlgorithm() {

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Collectors;
 
 import reactor.core.publisher.Mono;
 
@@ -140,12 +141,40 @@ public final class LimitScript {
 	 */
 	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
 			long reservedAt, long reserved, long actual, String now) {
+		if (reserved < 1 || actual < 0 || actual == reserved) {
+			throw new IllegalArgumentException("Nothing to settle from " + reserved + " to " + actual);
+		}
+		return settle(keys, marker, policies, resets, reservedAt, Long.toString(reserved), Long.toString(actual), now);
+	}
+
+	/**
+	 * Settles a reservation whose cost differed per limit (an LLM route's tokens and requests): limit i
+	 * reserved {@code reserved[i]} and turned out to cost {@code actual[i]}; a limit where the two are equal
+	 * is left as it is.
+	 */
+	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
+			long reservedAt, long[] reserved, long[] actual, String now) {
+		if (reserved.length != keys.size() || actual.length != keys.size()) {
+			throw new IllegalArgumentException("One reserved and one actual cost per limit: " + keys.size() + " limits, "
+					+ Arrays.toString(reserved) + ", " + Arrays.toString(actual));
+		}
+		for (int i = 0; i < reserved.length; i++) {
+			if (reserved[i] < 1 || actual[i] < 0) {
+				throw new IllegalArgumentException("Cannot settle limit " + i + " from " + reserved[i] + " to " + actual[i]);
+			}
+		}
+		return settle(keys, marker, policies, resets, reservedAt, joined(reserved), joined(actual), now);
+	}
+
+	private static String joined(long[] costs) {
+		return Arrays.stream(costs).mapToObj(Long::toString).collect(Collectors.joining(","));
+	}
+
+	private Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
+			long reservedAt, String reserved, String actual, String now) {
 		if (keys.size() != policies.size() || keys.size() != resets.size() || keys.isEmpty()) {
 			throw new IllegalArgumentException("One key, policy and reset per limit, at least one: " + keys + ", "
 					+ policies + ", " + resets);
-		}
-		if (reserved < 1 || actual < 0 || actual == reserved) {
-			throw new IllegalArgumentException("Nothing to settle from " + reserved + " to " + actual);
 		}
 		byte[][] encodedKeys = new byte[keys.size() + 1][];
 		for (int i = 0; i < keys.size(); i++) {
@@ -155,8 +184,8 @@ public final class LimitScript {
 		List<String> args = new ArrayList<>(4 + 5 * policies.size());
 		args.add(now);
 		args.add(Long.toString(reservedAt));
-		args.add(Long.toString(reserved));
-		args.add(Long.toString(actual));
+		args.add(reserved);
+		args.add(actual);
 		for (int i = 0; i < policies.size(); i++) {
 			WindowPolicy policy = policies.get(i);
 			CalendarPeriod calendar = policy.calendar();
@@ -254,12 +283,28 @@ public final class LimitScript {
 		}
 
 		/**
+		 * These arguments with a cost per limit, in the limits' order (an LLM route's token limits reserve its
+		 * token estimate, its request limits 1), given to the script as one comma-separated argument where the
+		 * one cost goes.
+		 */
+		public Arguments withCosts(long[] costs) {
+			for (long cost : costs) {
+				if (cost < 1) {
+					throw new IllegalArgumentException("A cost per limit is 1 or more: " + Arrays.toString(costs));
+				}
+			}
+			List<String> values = new ArrayList<>(this.values);
+			values.set(1, joined(costs));
+			return new Arguments(values);
+		}
+
+		/**
 		 * These arguments with a penalty: each limit's {@code block-for} in ms (0 for none), which the script
 		 * reads when the decision's last key is the client's block key.
 		 */
 		public Arguments withPenalty(List<Long> blockForMillis) {
 			List<String> values = new ArrayList<>(this.values);
-			values.add(blockForMillis.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",")));
+			values.add(blockForMillis.stream().map(String::valueOf).collect(Collectors.joining(",")));
 			return new Arguments(values);
 		}
 

@@ -1,0 +1,213 @@
+package io.windowlimiter.gateway.filter;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+
+import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.Reservation;
+import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.RouteLimit;
+import io.windowlimiter.gateway.ProblemDetailsFilter;
+import io.windowlimiter.metering.LlmRequest;
+import io.windowlimiter.metering.TokenEstimate;
+import io.windowlimiter.metering.Usage;
+import io.windowlimiter.metering.UsageMeter;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * The LLM calls of one {@code WindowRateLimit} filter with {@code llm}: reads the request body once (bounded),
+ * reserves its token estimate in the token limits and the request's cost in the others, in one decision;
+ * sends the body upstream (asking for a stream's usage when the client did not), meters the response as it
+ * passes, and settles the token limits to the usage read when the exchange ends: completed, failed or
+ * cancelled by the client.
+ */
+final class LlmCalls {
+
+	/** The remaining tokens of the filter's token limit closest to refusing, after this request's reservation. */
+	static final String REMAINING_TOKENS = "X-RateLimit-Remaining-Tokens";
+
+	private static final byte[] TOO_LARGE = new byte[0];
+
+	private final RateLimiterCore core;
+
+	private final String policyId;
+
+	private final LlmSettings settings;
+
+	LlmCalls(RateLimiterCore core, String policyId, LlmSettings settings) {
+		this.core = core;
+		this.policyId = policyId;
+		this.settings = settings;
+	}
+
+	/**
+	 * @param answer given the admission: the answer to send instead of going on (a refusal), or null to go on
+	 * (it has set the admission's headers)
+	 * @param refused called when the request is refused before admission (its body too large)
+	 * @param refusedLater whether another filter of the route refused the request after this one admitted it:
+	 * then nothing is charged, request limits included
+	 */
+	Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
+			Function<Admission, @Nullable Mono<Void>> answer, Runnable refused, BooleanSupplier refusedLater) {
+		int max = this.settings.maxBodyBytes();
+		long declared = exchange.getRequest().getHeaders().getContentLength();
+		if (declared > max) {
+			refused.run();
+			return tooLarge(exchange.getResponse(), max);
+		}
+		return DataBufferUtils.join(exchange.getRequest().getBody(), max)
+			.map(joined -> {
+				byte[] bytes = new byte[joined.readableByteCount()];
+				joined.read(bytes);
+				DataBufferUtils.release(joined);
+				return bytes;
+			})
+			.defaultIfEmpty(new byte[0])
+			.onErrorResume(DataBufferLimitException.class, tooMuch -> Mono.just(TOO_LARGE))
+			.flatMap(body -> {
+				if (body == TOO_LARGE) {
+					refused.run();
+					return tooLarge(exchange.getResponse(), max);
+				}
+				return admit(exchange, chain, key, plan, body, answer, refusedLater);
+			});
+	}
+
+	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
+			byte[] body, Function<Admission, @Nullable Mono<Void>> answer, BooleanSupplier refusedLater) {
+		CompiledRoute route = this.core.route(this.policyId);
+		if (route == null) {
+			return Mono.error(new IllegalStateException("Route '" + this.policyId + "' has no rate limits"));
+		}
+		List<RouteLimit> limits = route.byDefault.limits;
+		LlmRequest request = LlmRequest.read(this.settings.api(), body);
+		TokenEstimate estimate = TokenEstimate.of(request, smallestTokenLimit(limits));
+		long[] costs = new long[limits.size()];
+		for (int i = 0; i < costs.length; i++) {
+			costs[i] = this.settings.countsTokens(i) ? estimate.tokens() : route.policy.cost();
+		}
+		return this.core.admit(this.policyId, key, costs, plan).flatMap(admission -> {
+			Mono<Void> instead = answer.apply(admission);
+			if (instead != null) {
+				return instead;
+			}
+			Reservation reservation = admission.reservation();
+			if (reservation != null) {
+				long remaining = Long.MAX_VALUE;
+				for (int i = 0; i < costs.length; i++) {
+					if (this.settings.countsTokens(i) && reservation.remainingAfter(i) >= 0) {
+						remaining = Math.min(remaining, reservation.remainingAfter(i));
+					}
+				}
+				if (remaining != Long.MAX_VALUE) {
+					exchange.getResponse().getHeaders().set(REMAINING_TOKENS, Long.toString(remaining));
+				}
+			}
+			return call(exchange, chain, request, estimate, body, reservation, refusedLater);
+		});
+	}
+
+	/** Sends the call upstream and settles its tokens when the exchange ends, whichever way. */
+	private Mono<Void> call(ServerWebExchange exchange, GatewayFilterChain chain, LlmRequest request,
+			TokenEstimate estimate, byte[] body, @Nullable Reservation reservation, BooleanSupplier refusedLater) {
+		byte[] upstream = request.needsIncludeUsage() ? request.withIncludeUsage(body) : body;
+		ServerHttpRequest sent = exchange.getRequest().mutate().headers(headers -> {
+			// a compressed body cannot be read as it passes
+			headers.set(HttpHeaders.ACCEPT_ENCODING, "identity");
+			headers.remove(HttpHeaders.TRANSFER_ENCODING);
+			headers.setContentLength(upstream.length);
+		}).build();
+		ServerHttpRequest withBody = new ServerHttpRequestDecorator(sent) {
+			@Override
+			public Flux<DataBuffer> getBody() {
+				return Flux.defer(() -> Flux.just(exchange.getResponse().bufferFactory().wrap(upstream)));
+			}
+		};
+		UsageMeter meter = UsageMeter.of(request, estimate);
+		MeteredResponse response = new MeteredResponse(exchange.getResponse(), meter);
+		AtomicBoolean ended = new AtomicBoolean();
+		return chain.filter(exchange.mutate().request(withBody).response(response).build())
+			.doFinally(signal -> {
+				if (ended.compareAndSet(false, true)) {
+					settle(reservation, meter, response.getStatusCode(), signal, refusedLater.getAsBoolean());
+				}
+			});
+	}
+
+	/**
+	 * Settles the token limits: to the usage read when the response completed; at least the reservation when
+	 * the client went away (never less: hanging up must not make a call cheap); nothing for an upstream error
+	 * before any token. The request limits stay as reserved.
+	 */
+	private void settle(@Nullable Reservation reservation, UsageMeter meter, @Nullable HttpStatusCode status,
+			SignalType signal, boolean refusedLater) {
+		// an error before any status (the upstream unreachable) is the gateway's 5xx
+		int code = (status != null) ? status.value() : (signal == SignalType.ON_ERROR) ? 502 : 200;
+		Usage usage = meter.usage();
+		long reserved = meter.reservedTokens();
+		long actual = (signal == SignalType.CANCEL) ? Math.max(reserved, Math.max(usage.observedTokens(),
+				meter.charge(code))) : meter.charge(code);
+		boolean missing = signal == SignalType.ON_COMPLETE && code < 400
+				&& (usage.outcome() == Usage.Outcome.NONE || usage.outcome() == Usage.Outcome.PARTIAL);
+		this.core.metrics().llmCall(this.policyId, reserved, actual, usage.outcome().name().toLowerCase(), missing);
+		if (reservation == null) {
+			return;
+		}
+		long[] costs = reservation.costs();
+		for (int i = 0; i < costs.length; i++) {
+			if (refusedLater) {
+				// a later filter of the route refused it: given back whole, as every WindowRateLimit filter does
+				costs[i] = 0;
+			}
+			else if (this.settings.countsTokens(i)) {
+				costs[i] = actual;
+			}
+		}
+		// not on the response's path: the client has its answer; a settle Redis cannot take is counted dropped
+		this.core.settle(reservation, costs).subscribe(settled -> { }, error -> { });
+	}
+
+	/** The smallest of the token limits (and their bursts): no estimate exceeds it. */
+	private long smallestTokenLimit(List<RouteLimit> limits) {
+		long smallest = Long.MAX_VALUE;
+		for (int i = 0; i < limits.size(); i++) {
+			if (this.settings.countsTokens(i)) {
+				smallest = Math.min(smallest, Math.min(limits.get(i).policy().limit(), limits.get(i).policy().burst()));
+			}
+		}
+		return (smallest == Long.MAX_VALUE) ? 1 : smallest;
+	}
+
+	/** A 413 problem answer naming the limit. */
+	private static Mono<Void> tooLarge(ServerHttpResponse response, int max) {
+		response.setStatusCode(HttpStatusCode.valueOf(413));
+		String detail = "The request body is larger than this LLM route reads to estimate its tokens: at most " + max
+				+ " bytes (max-body-bytes)";
+		byte[] body = ("{\"type\":\"about:blank\",\"title\":\"Content Too Large\",\"status\":413,\"detail\":"
+				+ ProblemDetailsFilter.jsonString(detail) + ",\"max-body-bytes\":" + max + "}")
+			.getBytes(StandardCharsets.UTF_8);
+		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		response.getHeaders().setContentLength(body.length);
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	}
+
+}

@@ -1,0 +1,157 @@
+package io.windowlimiter.gateway.filter;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.metering.LlmApi;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The LLM arguments of one {@code WindowRateLimit} filter, checked: {@code llm} (the API its requests speak),
+ * {@code max-body-bytes} (the largest request body read to estimate), and which limits count tokens
+ * ({@code unit: tokens} on a limit; the others count requests). The {@code unit} arguments are the
+ * filter's, not the core's: {@link #withoutUnits} takes them out of the limits' arguments.
+ *
+ * @param api the API the route's requests speak
+ * @param tokenLimits for each limit, in the limits' order, whether it counts tokens
+ * @param maxBodyBytes the largest request body read; larger ones are answered 413
+ */
+record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
+
+	/** A chat request with a long context is a few hundred KB; 4 MB leaves room for images in base64. */
+	static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+	static final int MOST_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+	/** A limit's unit, as the limits' arguments carry it (prefixed), single or indexed. */
+	private static final Pattern UNIT = Pattern
+		.compile(Pattern.quote(RouteArgs.PREFIX) + "(?:limits(?:\\[(\\d+)\\]|\\.(\\d+))\\.)?unit");
+
+	/** The filter's own arguments that settle by other means than the response's usage. */
+	private static final String[] OTHER_COSTS = { "cost-from-header", "cost-resolver", "cost-from-response-header",
+			"count-statuses" };
+
+	/**
+	 * @param own the filter's own arguments (with {@code llm}, {@code max-body-bytes})
+	 * @param limitArgs the limits' arguments, prefixed as {@code RouteArgs} reads them, units included
+	 * @return the settings; null when the filter has no {@code llm}
+	 * @throws InvalidRouteConfigurationException naming the filter, the argument and what is allowed
+	 */
+	static @Nullable LlmSettings of(String policyId, Map<String, ?> own, Map<String, ?> limitArgs) {
+		Map<Integer, String> units = new TreeMap<>();
+		int indexed = -1;
+		for (Map.Entry<String, ?> entry : limitArgs.entrySet()) {
+			Matcher matcher = UNIT.matcher(entry.getKey());
+			String index = indexOf(entry.getKey());
+			if (index != null) {
+				indexed = Math.max(indexed, Integer.parseInt(index));
+			}
+			if (matcher.matches()) {
+				String at = (matcher.group(1) != null) ? matcher.group(1) : matcher.group(2);
+				int position = (at != null) ? Integer.parseInt(at) : 0;
+				String property = (at != null) ? "limits[" + at + "].unit" : "unit";
+				String unit = String.valueOf(entry.getValue()).trim();
+				if (!unit.equals("tokens") && !unit.equals("requests")) {
+					throw new InvalidRouteConfigurationException(policyId, property, "is '" + unit + "'",
+							"tokens (the limit counts the tokens of LLM calls; needs llm) or requests (the default)");
+				}
+				units.put(position, unit);
+			}
+		}
+		boolean several = indexed >= 0;
+		Object llm = own.get("llm");
+		if (llm == null) {
+			units.forEach((position, unit) -> {
+				if (unit.equals("tokens")) {
+					throw new InvalidRouteConfigurationException(policyId, several ? "limits[" + position + "].unit"
+							: "unit", "is 'tokens' on a filter without llm",
+							"llm: openai or llm: anthropic on the filter, which reads the tokens of each call; or unit: requests");
+				}
+			});
+			if (own.get("max-body-bytes") != null) {
+				throw new InvalidRouteConfigurationException(policyId, "max-body-bytes", "is set without llm",
+						"llm: openai or anthropic beside it (only LLM routes read request bodies)");
+			}
+			return null;
+		}
+		LlmApi api;
+		try {
+			api = LlmApi.of(llm.toString());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidRouteConfigurationException(policyId, "llm", "is '" + llm + "'",
+					"openai (chat completions and responses) or anthropic (messages)");
+		}
+		for (String other : OTHER_COSTS) {
+			if (own.get(other) != null) {
+				throw new InvalidRouteConfigurationException(policyId, other, "is set beside llm",
+						"one way to cost a request: llm settles token limits to the usage the upstream reports; give "
+								+ other + " a WindowRateLimit filter of its own (with an id)");
+			}
+		}
+		if (limitArgs.containsKey(RouteArgs.PREFIX + "plan")) {
+			throw new InvalidRouteConfigurationException(policyId, "plan", "is set beside llm",
+					"limits of the filter's own (limits[i].*, with unit: tokens on the token limits): plans on LLM "
+							+ "routes are not supported yet");
+		}
+		int count = (indexed >= 0) ? indexed + 1 : 1;
+		boolean[] tokens = new boolean[count];
+		units.forEach((position, unit) -> {
+			if (position < count) {
+				tokens[position] = unit.equals("tokens");
+			}
+		});
+		boolean any = false;
+		for (boolean token : tokens) {
+			any |= token;
+		}
+		if (!any) {
+			throw new InvalidRouteConfigurationException(policyId, "llm", "is set but no limit counts tokens",
+					"unit: tokens on at least one limit (limits[i].unit: tokens), for example "
+							+ "limits[1]: { limit: 100000, window: 1m, unit: tokens }");
+		}
+		return new LlmSettings(api, tokens, maxBodyBytes(policyId, own.get("max-body-bytes")));
+	}
+
+	/** The limits' arguments without the units, as {@code RouteArgs} reads them. */
+	static Map<String, Object> withoutUnits(Map<String, Object> limitArgs) {
+		Map<String, Object> rest = new LinkedHashMap<>(limitArgs);
+		rest.keySet().removeIf(name -> UNIT.matcher(name).matches());
+		return rest;
+	}
+
+	/** Whether limit i counts tokens. */
+	boolean countsTokens(int limit) {
+		return limit < this.tokenLimits.length && this.tokenLimits[limit];
+	}
+
+	private static @Nullable String indexOf(String name) {
+		Matcher matcher = Pattern.compile(Pattern.quote(RouteArgs.PREFIX) + "limits(?:\\[(\\d+)\\]|\\.(\\d+))\\..*")
+			.matcher(name);
+		if (!matcher.matches()) {
+			return null;
+		}
+		return (matcher.group(1) != null) ? matcher.group(1) : matcher.group(2);
+	}
+
+	private static int maxBodyBytes(String policyId, @Nullable Object value) {
+		if (value == null) {
+			return DEFAULT_MAX_BODY_BYTES;
+		}
+		String text = value.toString().trim();
+		if (!text.isEmpty() && text.length() <= 9 && text.chars().allMatch(Character::isDigit)) {
+			long bytes = Long.parseLong(text);
+			if (bytes >= 1024 && bytes <= MOST_MAX_BODY_BYTES) {
+				return (int) bytes;
+			}
+		}
+		throw new InvalidRouteConfigurationException(policyId, "max-body-bytes", "is '" + text + "'",
+				"a whole number of bytes from 1024 to " + MOST_MAX_BODY_BYTES + " (default " + DEFAULT_MAX_BODY_BYTES + ")");
+	}
+
+}

@@ -1,0 +1,86 @@
+package io.windowlimiter.gateway.filter;
+
+import java.net.URI;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.gateway.StartupRouteCheck;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.route.RouteDefinition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/**
+ * The LLM arguments of WindowRateLimit at start-up (the check run on the route properties, as start-up runs
+ * it): a bad one stops start-up naming route, argument and what is allowed; a good one passes.
+ */
+class LlmStartupTests {
+
+	private static Throwable check(String... pairs) {
+		RouteDefinition route = new RouteDefinition();
+		route.setId("chat");
+		route.setUri(URI.create("http://127.0.0.1:9"));
+		FilterDefinition filter = new FilterDefinition();
+		filter.setName("WindowRateLimit");
+		Map<String, String> args = new LinkedHashMap<>();
+		args.put("key-resolver", "#{@headerKeyResolver}");
+		for (String pair : pairs) {
+			String[] split = pair.split("=", 2);
+			args.put(split[0], split[1]);
+		}
+		filter.setArgs(args);
+		route.setFilters(List.of(filter));
+		GatewayProperties gateway = new GatewayProperties();
+		gateway.setRoutes(List.of(route));
+		return catchThrowable(
+				() -> new StartupRouteCheck(gateway, new PolicyRegistry(Map.of()), false, null).afterSingletonsInstantiated());
+	}
+
+	private static final String[] TWO_LIMITS = { "limits[0].limit=60", "limits[0].window=1m", "limits[1].limit=100000",
+			"limits[1].window=1m", "limits[1].unit=tokens" };
+
+	private static String[] plus(String[] base, String... more) {
+		String[] all = new String[base.length + more.length];
+		System.arraycopy(base, 0, all, 0, base.length);
+		System.arraycopy(more, 0, all, base.length, more.length);
+		return all;
+	}
+
+	@Test
+	void aTokenLimitOnAnLlmRoutePasses() {
+		assertThat(check(plus(TWO_LIMITS, "llm=openai"))).isNull();
+		assertThat(check("llm=anthropic", "limit=5000", "window=1h", "unit=tokens", "max-body-bytes=65536")).isNull();
+		assertThatNoException().isThrownBy(() -> LlmSettings.withoutUnits(Map.of()));
+	}
+
+	@Test
+	void tokensWithoutLlmAreNamed() {
+		assertThat(check(TWO_LIMITS)).isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'chat': limits[1].unit is 'tokens' on a filter without "
+					+ "llm; allowed: llm: openai or llm: anthropic");
+	}
+
+	@Test
+	void badLlmArgumentsAreNamed() {
+		assertThat(check(plus(TWO_LIMITS, "llm=gemini"))).hasMessageStartingWith(
+				"Invalid rate limit on route 'chat': llm is 'gemini'; allowed: openai (chat completions and responses) "
+						+ "or anthropic (messages)");
+		assertThat(check("llm=openai", "limit=10", "window=1m")).hasMessageContaining("llm is set but no limit counts tokens");
+		assertThat(check(plus(TWO_LIMITS, "llm=openai", "limits[0].unit=bytes")))
+			.hasMessageContaining("limits[0].unit is 'bytes'; allowed: tokens");
+		assertThat(check(plus(TWO_LIMITS, "llm=openai", "count-statuses=5xx")))
+			.hasMessageContaining("count-statuses is set beside llm");
+		assertThat(check(plus(TWO_LIMITS, "llm=openai", "max-body-bytes=12")))
+			.hasMessageContaining("max-body-bytes is '12'; allowed: a whole number of bytes from 1024");
+		assertThat(check("limit=10", "window=1m", "max-body-bytes=4096")).hasMessageContaining("max-body-bytes is set without llm");
+	}
+
+}
