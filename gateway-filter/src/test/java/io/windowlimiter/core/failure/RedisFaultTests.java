@@ -296,6 +296,7 @@ class RedisFaultTests {
 	void redisHangingThenResuming() {
 		bobSpendsFour();
 		long before = scriptCalls();
+		long trialsBefore = this.guard.trials();
 		this.redis.freeze();
 		int waited;
 		try {
@@ -310,15 +311,18 @@ class RedisFaultTests {
 			return spent("bob") != null;
 		}, "limiting resumes after a hang");
 		long charged = spent("bob") - 12;
+		long trials = this.guard.trials() - trialsBefore;
 		System.out.println("Redis frozen: " + waited + " of 90 decisions waited, slowest "
 				+ Duration.ofNanos(this.maxLatencyNanos).toMillis() + " ms; bob charged " + charged
 				+ " after the thaw; Redis ran " + (scriptCalls() - before) + " scripts after the thaw, " + peeks[0]
-				+ " peeks of 3 included");
+				+ " peeks of 3 and " + trials + " trial probes included");
 		assertThat(charged).as("bob's requests answered by fail-mode and charged after the thaw (%d waited)", waited)
 			.isLessThanOrEqualTo(waited);
 		assertThat(waited).as("decisions that waited on the frozen Redis: in flight and trials").isLessThanOrEqualTo(15);
+		// the trials' probes (one per stall timeout and timeout at most) charge nobody
+		assertThat(trials).as("trial probes sent while frozen").isLessThanOrEqualTo(5);
 		assertThat(scriptCalls() - before).as("scripts Redis ran after the thaw")
-			.isLessThanOrEqualTo(waited + 3L * (peeks[0] + 1));
+			.isLessThanOrEqualTo(waited + trials + 3L * (peeks[0] + 1));
 		assertThat(decidedByRedis("closed", "bob")).isTrue();
 		// fail-fast answers are no round trips: the Redis timer counts only the decisions that waited
 		Timer failed = this.meters.find("gateway.ratelimit.redis").tag("result", "failure").timer();

@@ -109,6 +109,9 @@ public final class RedisGuard implements AutoCloseable {
 
 	private final AtomicLong shed = new AtomicLong();
 
+
+	private final AtomicLong trials = new AtomicLong();
+
 	private final AtomicLong unreported = new AtomicLong();
 
 	private final AtomicLong lastReport = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
@@ -249,6 +252,11 @@ public final class RedisGuard implements AutoCloseable {
 		return this.failures.get();
 	}
 
+	/** How many trial probes a stalled guard sent since start (each a script that counts nothing). */
+	public long trials() {
+		return this.trials.get();
+	}
+
 	/** How many decisions failed at once since start because {@code maxInFlight} decisions were waiting. */
 	public long shed() {
 		return this.shed.get();
@@ -369,6 +377,7 @@ public final class RedisGuard implements AutoCloseable {
 	 * a stall timeout later.
 	 */
 	private void sendTrial(Node node, Mono<?> probe) {
+		this.trials.incrementAndGet();
 		AtomicBoolean over = new AtomicBoolean();
 		Disposable.Swap sent = Disposables.swap();
 		Runnable end = () -> {
