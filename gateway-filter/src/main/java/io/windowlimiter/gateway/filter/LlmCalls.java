@@ -7,11 +7,11 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.RouteLimit;
-import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.metering.LlmRequest;
 import io.windowlimiter.metering.TokenEstimate;
 import io.windowlimiter.metering.Usage;
@@ -203,7 +203,7 @@ final class LlmCalls {
 		String detail = "The request body is larger than this LLM route reads to estimate its tokens: at most " + max
 				+ " bytes (max-body-bytes)";
 		byte[] body = ("{\"type\":\"about:blank\",\"title\":\"Content Too Large\",\"status\":413,\"detail\":"
-				+ ProblemDetailsFilter.jsonString(detail) + ",\"max-body-bytes\":" + max + "}")
+				+ QuotaProblem.jsonString(detail) + ",\"max-body-bytes\":" + max + "}")
 			.getBytes(StandardCharsets.UTF_8);
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		response.getHeaders().setContentLength(body.length);

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.UUID;
 
 import io.windowlimiter.core.key.RedisKeys;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -86,6 +87,33 @@ class LlmCostsScriptTests extends ScriptTestSupport {
 		assertThat(refund.changes().get(1)).as("the request limit untouched").isZero();
 		assertThat(remaining(algorithm, T0 + 60_200).get(0)).isBetween(0L, 1000L);
 		assertThat(remaining(algorithm, T0 + 60_200).get(1)).isEqualTo(4L);
+	}
+
+
+	/**
+	 * Costs per limit travel in the one cost argument, so the arguments a penalty appends still count right
+	 * (appended after the limits, as they first were, the costs were read as a penalty's, and the block key as
+	 * a third limit).
+	 */
+	@Test
+	void costsPerLimitBesideAPenalty() {
+		List<String> keys = List.of(this.keys.get(0), this.keys.get(1), "test:" + this.tag + ":block");
+		LimitScript.Arguments arguments = LimitScript.arguments(policies(Algorithm.FIXED_WINDOW), 1, Long.toString(T0))
+			.withCosts(new long[] { 300, 1 })
+			.withPenalty(List.of(0L, 60_000L));
+		Verdict first = this.script.decide(keys, arguments).block(TIMEOUT);
+		assertThat(first.allowed()).isTrue();
+		assertThat(first.decisions()).extracting(Decision::remaining).containsExactly(700L, 4L);
+		assertThat(first.blockedMillis()).isZero();
+		for (int i = 0; i < 4; i++) {
+			assertThat(this.script.decide(keys, arguments.withCosts(new long[] { 10, 1 })).block(TIMEOUT).allowed()).isTrue();
+		}
+		// the sixth request of five: the request limit refuses and its penalty blocks
+		Verdict refused = this.script.decide(keys, arguments.withCosts(new long[] { 10, 1 })).block(TIMEOUT);
+		assertThat(refused.allowed()).isFalse();
+		assertThat(refused.denying()).containsExactly(1);
+		assertThat(refused.blockedMillis()).isEqualTo(60_000);
+		assertThat(remaining(Algorithm.FIXED_WINDOW, T0 + 10).get(0)).as("tokens: 300 and 4 x 10").isEqualTo(660L);
 	}
 
 }
