@@ -28,13 +28,13 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 missing=()
-for tool in redis-server redis-benchmark wrk; do
+for tool in redis-server redis-benchmark wrk nginx; do
 	command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 if ((${#missing[@]})); then
-	echo "Installing Debian's redis-server, redis-tools and wrk (missing: ${missing[*]})" >&2
+	echo "Installing Debian's redis-server, redis-tools, wrk and nginx (missing: ${missing[*]})" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq && apt-get install -y -qq redis-server redis-tools wrk >/dev/null
+	apt-get update -qq && apt-get install -y -qq redis-server redis-tools wrk nginx >/dev/null
 fi
 
 # The code to measure: the working tree, or a clean export of BENCH_REF with this benchmarks/ in it

@@ -70,7 +70,7 @@ final class HttpBenchmark {
 		this.setup = String.format("wrk %d threads, %d connections, %d s per case after %d s warm-up, %d rounds "
 				+ "(every other one in reverse order), one warm-up pass over all cases first, figures from each case's "
 				+ "fastest round (other work on the machine only slows rounds down); gateway-app's jar (%s) "
-				+ "proxying to a Reactor Netty downstream, Redis flushed before each case; %,d clients by X-API-Key "
+				+ "proxying to nginx on loopback, Redis flushed before each case; %,d clients by X-API-Key "
 				+ "with limits of %,d per %s, the sliding log also at %,d, its maximum (built-in: replenish-rate and "
 				+ "burst-capacity %s)",
 				this.wrk.threads(), this.wrk.connections(), this.seconds, this.warmUpSeconds, this.rounds,

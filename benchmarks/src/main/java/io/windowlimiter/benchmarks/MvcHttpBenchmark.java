@@ -91,7 +91,7 @@ public final class MvcHttpBenchmark {
 		});
 		String setup = String.format("wrk %d threads, %d connections, %d s per case after %d s warm-up, %d rounds "
 				+ "(every other one in reverse order), figures from each case's fastest round; gateway-app-mvc's jar (%s, "
-				+ "%s threads) proxying to a Reactor Netty downstream, Redis flushed before each case; %,d clients by "
+				+ "%s threads) proxying to nginx on loopback, Redis flushed before each case; %,d clients by "
 				+ "X-API-Key, all allowed (ours: sliding window counter 1,000,000/min; bucket4j: capacity 1,000,000/min)",
 				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, GatewayProcess.jvmOptions(),
 				virtual ? "virtual" : "platform", keys);

@@ -17,7 +17,7 @@ import java.util.Map;
  * Part 7: where a request's CPU goes. gateway-app under wrk (10,000 clients, all allowed) with no
  * limiter, each algorithm and the built-in, one case after another, after a warm-up pass over all of
  * them. Per case: each process's CPU per request from a run without the profiler (the gateway from
- * {@code /proc}, Redis from {@code INFO cpu}, the downstream in this JVM, wrk as this JVM's reaped
+ * {@code /proc}, Redis from {@code INFO cpu}, the downstream (nginx) from {@code /proc}, wrk as this JVM's reaped
  * child); then the same load again with async-profiler (the {@code tools.profiler:async-profiler} jar's
  * {@code libasyncProfiler.so}, attached with {@code jcmd JVMTI.agent_load}) sampling the gateway, whose
  * samples split its measured CPU by the component of their innermost frame, and a flame graph kept in
@@ -93,7 +93,7 @@ final class ProfileBenchmark {
 		Path agent = extractAgent();
 		Files.createDirectories(this.flameGraphs);
 		this.setup = String.format(Locale.ROOT, "wrk %d threads, %d connections, %,d clients by X-API-Key, limits of "
-				+ "%,d per %s; gateway-app's JVM (%s); a Reactor Netty downstream in the benchmark's JVM. A warm-up pass of "
+				+ "%,d per %s; gateway-app's JVM (%s); nginx on loopback as the downstream. A warm-up pass of "
 				+ "%d s over every case, then per case: %d s warm-up, %d s measured (CPU of each process), %d s again under "
 				+ "async-profiler (event cpu every %d ms, attached with jcmd)", this.wrk.threads(),
 				this.wrk.connections(), this.keys, Settings.allowedLimit(), GatewayRoutes.ALLOWED_WINDOW,
@@ -115,7 +115,7 @@ final class ProfileBenchmark {
 			for (HttpCase c : cases) {
 				this.redis.flushAll();
 				this.wrk.run(gateway.url(c.path()), this.warmUpSeconds, this.keys);
-				results.add(profile(gateway, agent, c));
+				results.add(profile(gateway, downstream, agent, c));
 			}
 			// A decision that failed open is a fast 200 that never reached Redis: the figures would flatter us.
 			// The limiter reports failures at most every 500 ms.
@@ -129,24 +129,24 @@ final class ProfileBenchmark {
 		return results;
 	}
 
-	private Result profile(GatewayProcess gateway, Path agent, HttpCase c) throws IOException, InterruptedException {
+	private Result profile(GatewayProcess gateway, Downstream downstream, Path agent, HttpCase c) throws IOException, InterruptedException {
 		// First without the profiler: its sampling costs CPU of its own (measured: 1 ms samples made the gateway's
 		// CPU per request 2 to 3 times larger), so the CPU per process comes from a run it does not touch
 		Duration gatewayCpu = gateway.cpu();
-		Duration ownCpu = ProcessHandle.current().info().totalCpuDuration().orElseThrow();
+		Duration downstreamCpu = downstream.cpu();
 		double redisCpu = this.redis.cpuSeconds();
 		long wrkTicks = reapedChildrenTicks();
 		Wrk.Run run = this.wrk.run(gateway.url(c.path()), this.seconds, this.keys);
 		HttpBenchmark.validate(c, run);
 		long wrkTicksAfter = reapedChildrenTicks();
 		double redisCpuAfter = this.redis.cpuSeconds();
-		Duration ownCpuAfter = ProcessHandle.current().info().totalCpuDuration().orElseThrow();
+		Duration downstreamCpuAfter = downstream.cpu();
 		Duration gatewayCpuAfter = gateway.cpu();
 		double requests = run.requests();
 		Map<String, Double> processes = new LinkedHashMap<>();
 		processes.put("gateway", micros(gatewayCpuAfter.minus(gatewayCpu)) / requests);
 		processes.put("Redis", (redisCpuAfter - redisCpu) * 1e6 / requests);
-		processes.put("downstream", micros(ownCpuAfter.minus(ownCpu)) / requests);
+		processes.put("downstream", micros(downstreamCpuAfter.minus(downstreamCpu)) / requests);
 		processes.put("wrk", (wrkTicksAfter - wrkTicks) * 1e6 / 100 / requests);
 
 		// Then the same load under the profiler, whose samples split the gateway's CPU measured above
