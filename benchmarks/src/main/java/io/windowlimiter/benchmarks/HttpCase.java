@@ -56,7 +56,8 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 			cases.add(new HttpCase(Algorithms.name(algorithm), algorithm, false, false, allowed));
 		}
 		for (Algorithm algorithm : Algorithm.values()) {
-			if (algorithm.id().equals("sliding-log") && allowed != Algorithms.MAX_LOG_LIMIT) {
+			// the ring only: a sorted-set log is refused above 10,000 (one entry per unit of cost blocks Redis)
+			if (algorithm == Algorithm.SLIDING_LOG && allowed != Algorithms.MAX_LOG_LIMIT) {
 				cases.add(new HttpCase(Algorithms.name(algorithm) + "-" + Algorithms.MAX_LOG_LIMIT, algorithm, false,
 						false, Algorithms.MAX_LOG_LIMIT));
 			}
