@@ -479,6 +479,66 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			return limit("instances", instances);
 		}
 
+		public @Nullable String getCalendar() {
+			return this.limit.get("calendar");
+		}
+
+		/** A calendar quota: {@code day}, {@code week} or {@code month}, in {@code time-zone}. */
+		public Config setCalendar(@Nullable String calendar) {
+			return limit("calendar", calendar);
+		}
+
+		public @Nullable String getTimeZone() {
+			return this.limit.get("time-zone");
+		}
+
+		public Config setTimeZone(@Nullable String timeZone) {
+			return limit("time-zone", timeZone);
+		}
+
+		public @Nullable String getWeekStart() {
+			return this.limit.get("week-start");
+		}
+
+		public Config setWeekStart(@Nullable String weekStart) {
+			return limit("week-start", weekStart);
+		}
+
+		public @Nullable String getBlockFor() {
+			return this.limit.get("block-for");
+		}
+
+		/** A penalty: a client a limit refuses is refused this long. */
+		public Config setBlockFor(@Nullable String blockFor) {
+			return limit("block-for", blockFor);
+		}
+
+		public @Nullable String getQuotaStatus() {
+			return this.limit.get("quota-status");
+		}
+
+		public Config setQuotaStatus(@Nullable String quotaStatus) {
+			return limit("quota-status", quotaStatus);
+		}
+
+		public @Nullable String getAllow() {
+			return this.limit.get("allow");
+		}
+
+		/** Client keys (and for the client-IP resolver addresses, CIDR ranges) never limited, comma separated. */
+		public Config setAllow(@Nullable String allow) {
+			return limit("allow", allow);
+		}
+
+		public @Nullable String getDeny() {
+			return this.limit.get("deny");
+		}
+
+		/** Client keys (addresses, ranges) refused with 403, comma separated. */
+		public Config setDeny(@Nullable String deny) {
+			return limit("deny", deny);
+		}
+
 		public List<Map<String, String>> getLimits() {
 			return this.limits;
 		}

@@ -75,6 +75,11 @@ class WindowRateLimitFilterTests {
 		route(registry, 8, "later", List.of(
 				Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "3", "window", "366d"),
 				Map.of("id", "ip", "key-resolver", "#{@clientIpKeyResolver}", "limit", "5", "window", "366d")));
+		// what RequestRateLimiter routes take beside their limits: a calendar quota, a penalty, lists
+		route(registry, 9, "monthly", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "1",
+				"calendar", "month", "time-zone", "Pacific/Kiritimati", "quota-status", "403", "name", "monthly")));
+		route(registry, 10, "penalty", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "1",
+				"window", "1s", "block-for", "10m", "deny", "banned-key", "allow", "vip-key")));
 	}
 
 	/** Route {@code /<id>/**} to the downstream with one WindowRateLimit filter per map of arguments. */
@@ -150,6 +155,37 @@ class WindowRateLimitFilterTests {
 		assertThat(denied.getResponseBody()).contains("\"status\":429", "\"violated-policies\":[\"one\"]");
 		assertThat(headers.containsHeader("X-Window-Rate-Limiter-Violated")).isFalse();
 		assertThat(downstream.hits("/one/a")).isEqualTo(3);
+	}
+
+	@Test
+	void aCalendarQuotaAPenaltyAndListsWorkOnTheFilterAsOnRequestRateLimiterRoutes() throws InterruptedException {
+		String apiKey = UUID.randomUUID().toString();
+		assertThat(get("/monthly/a", apiKey).getStatus().value()).isEqualTo(200);
+		EntityExchangeResult<String> quota = get("/monthly/a", apiKey);
+		assertThat(quota.getStatus().value()).as("the quota-status").isEqualTo(403);
+		assertThat(quota.getResponseBody()).contains("\"status\":403", "\"violated-policies\":[\"monthly\"]");
+		java.time.ZonedDateTime now = java.time.ZonedDateTime.now(java.time.ZoneId.of("Pacific/Kiritimati"));
+		long untilMonthEnd = java.time.Duration.between(now,
+				now.toLocalDate().withDayOfMonth(1).plusMonths(1).atStartOfDay(now.getZone())).toSeconds();
+		assertThat(Long.parseLong(quota.getResponseHeaders().getFirst("Retry-After"))).isBetween(untilMonthEnd - 5,
+				untilMonthEnd + 5);
+
+		String penalised = UUID.randomUUID().toString();
+		assertThat(get("/penalty/a", penalised).getStatus().value()).isEqualTo(200);
+		EntityExchangeResult<String> blocked = get("/penalty/a", penalised);
+		assertThat(blocked.getStatus().value()).isEqualTo(429);
+		assertThat(Long.parseLong(blocked.getResponseHeaders().getFirst("Retry-After"))).as("the penalty's")
+			.isBetween(590L, 600L);
+		Thread.sleep(1_100);
+		assertThat(get("/penalty/a", penalised).getStatus().value()).as("blocked past the 1 s window").isEqualTo(429);
+
+		EntityExchangeResult<String> denied = get("/penalty/a", "banned-key");
+		assertThat(denied.getStatus().value()).isEqualTo(403);
+		assertThat(denied.getResponseBody()).contains("\"status\":403").doesNotContain("violated-policies");
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/penalty/a", "vip-key").getStatus().value()).as("allowed: never limited").isEqualTo(200);
+		}
+		assertThat(downstream.hits("/penalty/a")).isEqualTo(4);
 	}
 
 	@Test
