@@ -213,18 +213,7 @@ public class RateLimitOperations {
 					() -> this.limiter.checkOverride(target, PolicyRegistry.overrideLimits(target, limits)));
 			write = assignments.override(target, client, limits, request.expires());
 		}
-		LimitChange change = new LimitChange(type, target, client);
-		return write.timeout(REDIS_TIMEOUT)
-			.then(Mono.defer(() -> {
-				this.limiter.forgetDenial(target, client);
-				return publish(change);
-			}))
-			.map(notified -> {
-				Assignment now = assignments.find(target, client);
-				return new Change(type, target, client, (now != null) ? AssignmentView.of(target, now) : null,
-						accessView(target, client), notified);
-			})
-			.doOnNext(done -> record(done, principal));
+		return written(assignments, write, type, target, client, principal);
 	}
 
 	/**
@@ -245,6 +234,15 @@ public class RateLimitOperations {
 		String type = block ? LimitChange.BLOCK : LimitChange.EXEMPT;
 		Mono<Void> write = block ? assignments.block(target, client, request.ttl())
 				: assignments.exempt(target, client, request.ttl());
+		return written(assignments, write, type, target, client, principal);
+	}
+
+	/**
+	 * Once the change is written: the client's cached denial forgotten, every instance told, the change as it
+	 * now stands answered, logged and audited.
+	 */
+	private Mono<Change> written(PlanAssignments assignments, Mono<Void> write, String type, String target,
+			String client, @Nullable String principal) {
 		LimitChange change = new LimitChange(type, target, client);
 		return write.timeout(REDIS_TIMEOUT)
 			.then(Mono.defer(() -> {
