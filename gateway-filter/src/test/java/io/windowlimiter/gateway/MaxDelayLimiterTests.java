@@ -133,6 +133,8 @@ class MaxDelayLimiterTests {
 		// the burst spent first, alone: a request passed at once returns its leave as soon as it is answered,
 		// which, sent beside the others, could be before the last of them asked
 		assertThat(this.core.admit("bounded", this.client, Mono.empty()).block(TIMEOUT).delayMillis()).isZero();
+		// its leave comes back just after its answer (doFinally): still out, it would leave the four below one
+		awaitEveryLeaveReturned(held);
 		List<Mono<Admission>> sent = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			sent.add(this.core.admit("bounded", this.client, Mono.empty()));
@@ -143,12 +145,7 @@ class MaxDelayLimiterTests {
 			.hasSize(2)
 			.allMatch(delay -> delay > 0);
 		assertThat(answers.stream().filter(a -> !a.passes())).hasSize(2);
-		// a leave is returned just after its answer went out (doFinally): the test's thread may look first
-		long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
-		while (held.held() > 0 && System.nanoTime() < deadline) {
-			Thread.onSpinWait();
-		}
-		assertThat(held.held()).as("every leave returned").isZero();
+		awaitEveryLeaveReturned(held);
 		// with leave free again (and no denial cached past the time a hold could take them), two more pass,
 		// the second one held at least one interval behind the first
 		List<Admission> next = Flux.merge(this.core.admit("bounded", this.client, Mono.empty()),
@@ -175,6 +172,15 @@ class MaxDelayLimiterTests {
 		// the slot a second from the first stays taken: the next is held about two seconds
 		Admission next = this.core.admit("gone", this.client, Mono.empty()).block(TIMEOUT);
 		assertThat(next.delayMillis()).isBetween(1_500L, 2_000L);
+	}
+
+	/** A leave is returned just after its answer went out (doFinally): the test's thread may look first. */
+	private static void awaitEveryLeaveReturned(HeldRequests held) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+		while (held.held() > 0 && System.nanoTime() < deadline) {
+			Thread.onSpinWait();
+		}
+		assertThat(held.held()).as("every leave returned").isZero();
 	}
 
 }

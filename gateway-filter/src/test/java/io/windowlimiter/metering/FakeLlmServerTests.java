@@ -139,7 +139,9 @@ class FakeLlmServerTests {
 
 	@Test
 	void aCutStreamEndsTheConnectionEarly() throws Exception {
-		fake.reply(Reply.usage(10, 500).withDeltas(50).cutAfterEvents(20));
+		// spaced out: once the connection failed, the JDK client throws at the next read and drops what it
+		// had buffered, so a stream cut at full speed can lose every delta before the test reads one
+		fake.reply(Reply.usage(10, 500).withDeltas(50).withEventDelay(Duration.ofMillis(10)).cutAfterEvents(20));
 		HttpResponse<InputStream> response = post("/v1/messages", utf8("{\"stream\":true,\"messages\":[]}"));
 		UsageMeter meter = new UsageMeter(5, false);
 		assertThatIOException().isThrownBy(() -> read(response, meter));
