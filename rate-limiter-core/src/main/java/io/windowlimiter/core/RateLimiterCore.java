@@ -205,7 +205,7 @@ public final class RateLimiterCore {
 			.map(verdict -> answer(routeId, id, policy, denyKey(policy, keys), cost, verdict,
 					verdict.allowed() ? new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
 							verdict.decisions()) : null))
-			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
+			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, cost)));
 	}
 
 	/** Where answers are counted, for adapters that count more (an LLM route's tokens). */
@@ -327,7 +327,7 @@ public final class RateLimiterCore {
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, cacheKey, cost, verdict,
 					reservation(routeId, policy, keys, cost, verdict)))
-			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, keys, cost)));
+			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, cost)));
 	}
 
 	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */
@@ -494,7 +494,7 @@ public final class RateLimiterCore {
 		return answer(policy, limits, reported, decision, decision.allowed(), violated);
 	}
 
-	private Admission whenRedisFails(String routeId, CompiledPolicy policy, List<String> keys, long cost) {
+	private Admission whenRedisFails(String routeId, CompiledPolicy policy, String id, List<String> keys, long cost) {
 		return switch (policy.route.failMode()) {
 			case OPEN -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.ERROR);
@@ -506,7 +506,7 @@ public final class RateLimiterCore {
 			}
 			case LOCAL -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
-				yield local(policy, keys, (cost < 0) ? policy.route.cost() : cost);
+				yield local(policy, id, keys, (cost < 0) ? policy.route.cost() : cost);
 			}
 		};
 	}
@@ -520,12 +520,20 @@ public final class RateLimiterCore {
 		return max;
 	}
 
-	/** Each limit's share for this instance, in memory, reported as such. */
-	private Admission local(CompiledPolicy policy, List<String> keys, long cost) {
+	/**
+	 * Each limit's share for this instance, in memory, reported as such: a calendar quota per local period,
+	 * a penalty blocking the client on this instance, a quota's refusal with the route's quota-status. Nothing
+	 * is held (max-delay): a request past the share is refused at once.
+	 */
+	private Admission local(CompiledPolicy policy, String id, List<String> keys, long cost) {
 		List<WindowPolicy> shares = policy.shares.list().stream().map(RouteLimit::policy).toList();
-		LocalWindowLimiter.Reported local = this.localLimiter.decideAll(keys, shares, cost,
-				this.clock.millis());
-		return answer(policy, policy.shares, local.limitIndex(), local.decision());
+		LocalWindowLimiter.Penalty penalty = policy.penalty
+				? new LocalWindowLimiter.Penalty(policy.blockKeyFor(id), policy.blockForMillis()) : null;
+		Verdict verdict = this.localLimiter.decideAll(keys, shares, penalty, cost, this.clock.millis());
+		List<String> violated = verdict.denying().stream().map(i -> policy.shares.list().get(i).name()).toList();
+		return answer(policy, policy.shares, verdict.reported(), verdict.reportedDecision(), verdict.allowed(),
+				violated)
+			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()));
 	}
 
 	// For operators (io.windowlimiter.core.operations): routes, and one client's standing, off the decision path.

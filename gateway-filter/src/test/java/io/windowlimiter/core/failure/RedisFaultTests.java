@@ -3,6 +3,9 @@ package io.windowlimiter.core.failure;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +24,7 @@ import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.netty.channel.DefaultEventLoop;
+import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.DecisionWarmUp;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -89,6 +93,8 @@ class RedisFaultTests {
 
 	private RedisGuard guard;
 
+	private LimitScript script;
+
 	private WindowRateLimiter limiter;
 
 	private static final List<String> ROUTES = List.of("open", "closed", "local");
@@ -108,6 +114,7 @@ class RedisFaultTests {
 		ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.guard = new RedisGuard(TIMEOUT, STALL, Duration.ofSeconds(10));
 		LimitScript script = new LimitScript(template);
+		this.script = script;
 		this.limiter = new WindowRateLimiter(RateLimiterCore.of(script, this.guard, new DenyCache(1_000, System::nanoTime),
 				new LocalWindowLimiter(1_000), new RateLimitHeaders(RateLimitHeaders.Names.defaults()),
 				new RateLimitMetrics(this.meters), Clock.systemUTC()), null, false);
@@ -119,10 +126,18 @@ class RedisFaultTests {
 	}
 
 	private void route(String id, String failMode, String instances) {
-		this.limiter.onApplicationEvent(new FilterArgsEvent(this, id,
-				Map.of("window-rate-limiter.algorithm", "sliding-window-counter", "window-rate-limiter.limit", "10",
-						"window-rate-limiter.window", "366d", "window-rate-limiter.fail-mode", failMode,
-						"window-rate-limiter.instances", instances)));
+		route(this.limiter, id, "window-rate-limiter.algorithm=sliding-window-counter", "window-rate-limiter.limit=10",
+				"window-rate-limiter.window=366d", "window-rate-limiter.fail-mode=" + failMode,
+				"window-rate-limiter.instances=" + instances);
+	}
+
+	private static void route(WindowRateLimiter limiter, String id, String... args) {
+		Map<String, Object> map = new java.util.LinkedHashMap<>();
+		for (String arg : args) {
+			String[] pair = arg.split("=", 2);
+			map.put(pair[0], pair[1]);
+		}
+		limiter.onApplicationEvent(new FilterArgsEvent(limiter, id, map));
 	}
 
 	@AfterEach
@@ -486,6 +501,112 @@ class RedisFaultTests {
 		finally {
 			client.shutdown();
 		}
+	}
+
+	/**
+	 * Fail-mode local on a clock of the test's own, Redis killed: a calendar quota is counted per local period
+	 * (a Kiritimati month, which ends at 10:00Z) and answers with the route's quota-status and the period's end;
+	 * a penalty blocks for its block-for, not for its window; a route with max-delay holds nothing.
+	 */
+	@Test
+	void localFailModeKeepsCalendarQuotasPenaltiesAndQuotaStatus() {
+		long monthEnd = Instant.parse("2026-06-30T10:00:00Z").toEpochMilli();
+		SetClock clock = new SetClock(monthEnd - 60_000);
+		WindowRateLimiter limiter = new WindowRateLimiter(RateLimiterCore.of(this.script, this.guard,
+				new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000),
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(this.meters), clock),
+				null, false);
+		String local = "window-rate-limiter.fail-mode=local";
+		String twoInstances = "window-rate-limiter.instances=2";
+		route(limiter, "quota", "window-rate-limiter.limit=6", "window-rate-limiter.calendar=month",
+				"window-rate-limiter.time-zone=Pacific/Kiritimati", "window-rate-limiter.quota-status=403", local,
+				twoInstances);
+		route(limiter, "penalty", "window-rate-limiter.algorithm=fixed-window", "window-rate-limiter.limit=4",
+				"window-rate-limiter.window=1m", "window-rate-limiter.block-for=10m", local, twoInstances);
+		route(limiter, "held", "window-rate-limiter.algorithm=fixed-window", "window-rate-limiter.limit=4",
+				"window-rate-limiter.window=1m", "window-rate-limiter.max-delay=30s", local, twoInstances);
+		this.redis.kill();
+
+		// the month's share, 3, a minute before July begins in Kiritimati
+		for (int i = 0; i < 3; i++) {
+			assertThat(admit(limiter, "quota").passes()).isTrue();
+		}
+		Admission spent = admit(limiter, "quota");
+		assertThat(spent.passes()).isFalse();
+		assertThat(spent.status()).as("the route's quota-status").isEqualTo(403);
+		assertThat(spent.headers()).containsEntry("Retry-After", "60")
+			.containsEntry("X-RateLimit-Reset", "60")
+			.containsEntry("X-RateLimit-Limit", "3");
+		clock.set(monthEnd);
+		Admission july = admit(limiter, "quota");
+		assertThat(july.passes()).as("a new month starts at zero").isTrue();
+		assertThat(july.headers()).containsEntry("X-RateLimit-Remaining", "2")
+			.containsEntry("X-RateLimit-Reset", Long.toString(Duration.ofDays(31).toSeconds()));
+
+		// the penalty route's share, 2 a minute; the third sets a 10-minute block
+		for (int i = 0; i < 2; i++) {
+			assertThat(admit(limiter, "penalty").passes()).isTrue();
+		}
+		Admission refused = admit(limiter, "penalty");
+		assertThat(refused.passes()).isFalse();
+		assertThat(refused.status()).as("a rate limit, not a quota: the usual status").isZero();
+		assertThat(refused.headers()).containsEntry("Retry-After", "600");
+		clock.set(monthEnd + Duration.ofMinutes(2).toMillis());
+		Admission blocked = admit(limiter, "penalty");
+		assertThat(blocked.passes()).as("blocked past the window's end").isFalse();
+		assertThat(blocked.headers()).containsEntry("Retry-After", "480").containsEntry("X-RateLimit-Remaining", "0");
+		clock.set(monthEnd + Duration.ofMinutes(10).toMillis());
+		assertThat(admit(limiter, "penalty").passes()).as("the block over").isTrue();
+
+		// max-delay: the local share passes at once, the next is refused at once, not held
+		for (int i = 0; i < 2; i++) {
+			Admission now = admit(limiter, "held");
+			assertThat(now.passes()).isTrue();
+			assertThat(now.delayMillis()).isZero();
+		}
+		Admission notHeld = admit(limiter, "held");
+		assertThat(notHeld.passes()).isFalse();
+		assertThat(notHeld.delayMillis()).isZero();
+		assertThat(notHeld.headers()).containsKey("Retry-After");
+	}
+
+	private Admission admit(WindowRateLimiter limiter, String route) {
+		return onLoop(limiter.core().admit(route, "kim", Mono.empty())).block(Duration.ofSeconds(30));
+	}
+
+	/** This instance's clock, set by the test. */
+	private static final class SetClock extends Clock {
+
+		private volatile long millis;
+
+		SetClock(long millis) {
+			this.millis = millis;
+		}
+
+		void set(long millis) {
+			this.millis = millis;
+		}
+
+		@Override
+		public long millis() {
+			return this.millis;
+		}
+
+		@Override
+		public Instant instant() {
+			return Instant.ofEpochMilli(this.millis);
+		}
+
+		@Override
+		public ZoneId getZone() {
+			return ZoneOffset.UTC;
+		}
+
+		@Override
+		public Clock withZone(ZoneId zone) {
+			throw new UnsupportedOperationException();
+		}
+
 	}
 
 	@Test

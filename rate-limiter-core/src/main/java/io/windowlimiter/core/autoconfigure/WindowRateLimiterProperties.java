@@ -92,7 +92,10 @@ public class WindowRateLimiterProperties {
 	/** RFC 9457 problem details on refused requests. */
 	private final ProblemDetails problemDetails = new ProblemDetails();
 
-	/** Fail-mode local: how many route-and-client counters this instance holds at most. */
+	/**
+	 * Fail-mode local: how many counters this instance holds at most (one per route, client and limit: a
+	 * window, or a calendar quota's current period; and a client's block on a route).
+	 */
 	private long localMaxClients = 100_000;
 
 	/**

@@ -89,7 +89,10 @@ public final class CompiledPolicy {
 		for (RouteLimit limit : limits) {
 			WindowPolicy own = limit.policy();
 			long share = Math.max(1, own.limit() / route.instances());
-			shares.add(new RouteLimit(limit.name(), new WindowPolicy(own.algorithm(), share, own.window()), limit.scope()));
+			// a calendar quota's share is counted per period too (the local limiter reads calendar())
+			shares.add(new RouteLimit(limit.name(),
+					new WindowPolicy(own.algorithm(), share, own.window(), share, own.calendar()), limit.scope(),
+					limit.blockFor()));
 		}
 		this.shares = new Reported(List.copyOf(shares));
 		this.algorithms = policies.stream().map(policy -> policy.algorithm().id()).distinct().collect(Collectors.joining("+"));
@@ -141,6 +144,11 @@ public final class CompiledPolicy {
 
 	private LimitScript.Arguments withPenalty(LimitScript.Arguments arguments) {
 		return this.penalty ? arguments.withPenalty(this.blockForMillis) : arguments;
+	}
+
+	/** Each limit's block-for in ms, in decision order (0 for none): the penalty fail-mode local applies. */
+	public List<Long> blockForMillis() {
+		return this.blockForMillis;
 	}
 
 	/** The keys the script decides with: the limits' keys, then with a penalty the client's block key. */
