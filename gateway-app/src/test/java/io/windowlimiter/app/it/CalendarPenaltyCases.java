@@ -10,12 +10,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
-import java.util.List;
 import java.util.Map;
 
-import io.windowlimiter.gateway.test.RedisProcess;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import tools.jackson.databind.JsonNode;
@@ -31,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * lifted by a reset made through the other.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CalendarPenaltyJarIT {
+abstract class CalendarPenaltyCases {
 
 	private static final ZoneId KIRITIMATI = ZoneId.of("Pacific/Kiritimati");
 
@@ -39,42 +35,20 @@ class CalendarPenaltyJarIT {
 
 	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-	private RedisProcess redis;
+	private final GatewayJar a;
 
-	private JdkDownstream downstream;
+	private final GatewayJar b;
 
-	private List<GatewayJar> gateways = List.of();
+	CalendarPenaltyCases(JarPair pair) {
+		this.a = pair.a();
+		this.b = pair.b();
+	}
 
-	private GatewayJar a;
-
-	private GatewayJar b;
-
-	@BeforeAll
-	void start() {
-		this.redis = RedisProcess.launch();
-		this.downstream = JdkDownstream.start();
-		RouteFile routes = new RouteFile(this.downstream.uri());
+	static void routes(RouteFile routes) {
 		routes.route("cal-month", Map.<String, Object>of("limit", 3, "calendar", "month", "time-zone",
 				"Pacific/Kiritimati", "quota-status", 403, "name", "monthly"));
 		routes.route("pen-login", Map.<String, Object>of("algorithm", "fixed-window", "limit", 2, "window", "2s",
 				"block-for", "1h", "name", "login"));
-		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(),
-				List.of("--management.endpoints.web.exposure.include=health,ratelimits",
-						"--window-rate-limiter.problem-details.enabled=true"),
-				"cal-a", "cal-b");
-		this.a = this.gateways.get(0);
-		this.b = this.gateways.get(1);
-	}
-
-	@AfterAll
-	void stop() {
-		this.gateways.forEach(GatewayJar::close);
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
 	}
 
 	@Test
