@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -24,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * over HTTP: a monthly quota in Kiritimati's zone (UTC+14) used up through one instance refuses on the
  * other with 403 (its {@code quota-status}) and says when the local month ends; a login route's penalty
  * set through one instance refuses on the other after the window has ended, shows on the endpoint and is
- * lifted by a reset made through the other.
+ * lifted by a reset made through the other; an operator's override into a monthly quota keeps what the
+ * client used of the route's hour, and its clear returns the client to that hour with what it used.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class CalendarPenaltyCases {
@@ -49,6 +51,7 @@ abstract class CalendarPenaltyCases {
 				"Pacific/Kiritimati", "quota-status", 403, "name", "monthly"));
 		routes.route("pen-login", Map.<String, Object>of("algorithm", "fixed-window", "limit", 2, "window", "2s",
 				"block-for", "1h", "name", "login"));
+		routes.route("cal-rolling", RouteFile.with(RouteFile.limit("fixed-window", 10, "1h"), "name", "hourly"));
 	}
 
 	@Test
@@ -106,6 +109,90 @@ abstract class CalendarPenaltyCases {
 			.path("blockedFor").asLong()).isZero();
 	}
 
+	/**
+	 * An operator's override into a calendar quota, with counts in place: a client that used 4 of the route's
+	 * 10 an hour is given 6 a month at Kiritimati through A. The 4 count in the month (the fixed window and the
+	 * calendar quota share the client's key): B reads 2 left without spending any, serves 2, and then both
+	 * refuse until the local month ends. Cleared through B: the route's hour again, with the month's 6 counted
+	 * in it (at most its 10): 4 more across both, then refused until the hour ends, not the month.
+	 */
+	@Test
+	void anOverrideIntoACalendarQuotaKeepsWhatWasUsedAndItsClearReturnsTheRoutesWindow() throws Exception {
+		String client = "rolled-" + this.run;
+		// the 4 within one clock hour (the route's window): an edge between them would start it afresh
+		Limits.awaitRoomInWindow(Duration.ofHours(1), Duration.ofSeconds(10));
+		HttpResponse<String> used = null;
+		for (int i = 0; i < 4; i++) {
+			used = request((i % 2 == 0) ? this.a : this.b, "cal-rolling", client);
+			assertThat(used.statusCode()).isEqualTo(200);
+		}
+		assertThat(used.headers().firstValue("RateLimit").orElse("")).startsWith("\"hourly\";r=6;");
+
+		HttpResponse<String> override = send(this.a, "POST", clientPath("cal-rolling", client),
+				"{\"limit\": 6, \"calendar\": \"month\", \"timeZone\": \"Pacific/Kiritimati\", \"name\": \"monthly\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		JsonNode given = json(override).path("assignment").path("limits").get(0);
+		assertThat(given.path("calendar").asString()).contains("month").contains("Pacific/Kiritimati");
+		assertThat(json(override).path("instancesNotified").asLong()).isEqualTo(2);
+		JsonNode monthly = awaitLimit(this.b, "cal-rolling", client, 6);
+		assertThat(monthly.path("name").asString()).isEqualTo("monthly");
+		assertThat(monthly.path("remaining").asLong()).as("the 4 used count in the month").isEqualTo(2);
+		HttpResponse<String> first = request(this.b, "cal-rolling", client);
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.headers().firstValue("RateLimit-Policy").orElse(""))
+			.isEqualTo("\"monthly\";q=6;w=" + Duration.ofDays(31).toSeconds());
+		assertThat(first.headers().firstValue("RateLimit").orElse("")).startsWith("\"monthly\";r=1;");
+		assertThat(request(this.a, "cal-rolling", client).statusCode()).isEqualTo(200);
+		long before = System.currentTimeMillis();
+		for (GatewayJar gateway : List.of(this.b, this.a)) {
+			HttpResponse<String> refused = request(gateway, "cal-rolling", client);
+			assertThat(refused.statusCode()).as("through " + gateway).isEqualTo(429);
+			long expected = (monthEnd(before) - before) / 1000;
+			assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow()))
+				.as("until the month ends at Kiritimati, through " + gateway)
+				.isBetween(expected - 5, expected + 5);
+		}
+
+		HttpResponse<String> cleared = send(this.b, "POST", clientPath("cal-rolling", client), "{\"clear\": true}");
+		assertThat(cleared.statusCode()).as(cleared.body()).isEqualTo(200);
+		JsonNode hourly = awaitLimit(this.a, "cal-rolling", client, 10);
+		assertThat(hourly.path("name").asString()).isEqualTo("hourly");
+		assertThat(hourly.path("remaining").asLong()).as("the month's 6 count in the hour").isEqualTo(4);
+		for (int i = 0; i < 4; i++) {
+			HttpResponse<String> served = request((i % 2 == 0) ? this.a : this.b, "cal-rolling", client);
+			assertThat(served.statusCode()).as("request " + (i + 1) + " after the clear").isEqualTo(200);
+			assertThat(served.headers().firstValue("RateLimit-Policy").orElse("")).isEqualTo("\"hourly\";q=10;w=3600");
+		}
+		HttpResponse<String> refused = request(this.b, "cal-rolling", client);
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow()))
+			.as("until the hour ends, not the month").isBetween(1L, 3600L);
+	}
+
+	/** When the month in which {@code epochMillis} lies ends at Kiritimati, in epoch ms. */
+	private static long monthEnd(long epochMillis) {
+		return LocalDate.ofInstant(Instant.ofEpochMilli(epochMillis), KIRITIMATI)
+			.withDayOfMonth(1)
+			.plusMonths(1)
+			.atStartOfDay(KIRITIMATI)
+			.toInstant()
+			.toEpochMilli();
+	}
+
+	/** Reads the client (spending nothing) until its first limit is this one; fails past 1 s. Returns that limit. */
+	private JsonNode awaitLimit(GatewayJar gateway, String route, String client, long limit) throws Exception {
+		long started = System.nanoTime();
+		JsonNode read = json(send(gateway, "GET", clientPath(route, client)));
+		while (read.path("limits").path(0).path("limit").asLong() != limit
+				&& System.nanoTime() - started < Duration.ofSeconds(1).toNanos()) {
+			GatewayJar.sleep(20);
+			read = json(send(gateway, "GET", clientPath(route, client)));
+		}
+		assertThat(read.path("limits").path(0).path("limit").asLong()).as("within 1 s through " + gateway + ": " + read)
+			.isEqualTo(limit);
+		return read.path("limits").get(0);
+	}
+
 	private static String clientPath(String route, String client) {
 		return "/actuator/ratelimits/" + route + "/" + URLEncoder.encode(client, StandardCharsets.UTF_8);
 	}
@@ -119,11 +206,22 @@ abstract class CalendarPenaltyCases {
 	}
 
 	private HttpResponse<String> send(GatewayJar gateway, String method, String path) throws Exception {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
-			.method(method, HttpRequest.BodyPublishers.noBody())
-			.timeout(Duration.ofSeconds(5))
-			.build();
-		return this.http.send(request, HttpResponse.BodyHandlers.ofString());
+		return send(gateway, method, path, null);
+	}
+
+	/** @param json the request body, sent as JSON; null for none */
+	private HttpResponse<String> send(GatewayJar gateway, String method, String path, String json) throws Exception {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
+			.method(method, (json != null) ? HttpRequest.BodyPublishers.ofString(json) : HttpRequest.BodyPublishers.noBody())
+			.timeout(Duration.ofSeconds(5));
+		if (json != null) {
+			request.header("Content-Type", "application/json");
+		}
+		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	private static JsonNode json(HttpResponse<String> response) {
+		return JsonMapper.shared().readTree(response.body());
 	}
 
 }
