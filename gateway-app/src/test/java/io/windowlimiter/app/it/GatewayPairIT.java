@@ -3,7 +3,6 @@ package io.windowlimiter.app.it;
 import java.time.Duration;
 import java.util.List;
 
-import io.windowlimiter.gateway.test.RedisProcess;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -25,29 +24,21 @@ class GatewayPairIT {
 
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
-	private RedisProcess redis;
-
-	private JdkDownstream downstream;
+	private JarPair pair;
 
 	private List<GatewayJar> gateways = List.of();
 
 	@BeforeAll
 	void start() {
-		this.redis = RedisProcess.launch();
-		this.downstream = JdkDownstream.start();
-		RouteFile routes = new RouteFile(this.downstream.uri());
-		ROUTES.forEach(route -> routes.route(route.id(), route.args()));
-		this.gateways = GatewayJar.startAll(this.redis.port(), routes.write(), "pair-a", "pair-b");
+		this.pair = JarPair.startTogether("pair",
+				routes -> ROUTES.forEach(route -> routes.route(route.id(), route.args())), List.of());
+		this.gateways = this.pair.both();
 	}
 
 	@AfterAll
 	void stop() {
-		this.gateways.forEach(GatewayJar::close);
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
+		if (this.pair != null) {
+			this.pair.close();
 		}
 	}
 

@@ -8,7 +8,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +15,6 @@ import java.util.Map;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.windowlimiter.gateway.test.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -50,23 +48,23 @@ class RateLimitsEndpointIT {
 
 	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-	private RedisProcess redis;
-
-	private JdkDownstream downstream;
-
-	private List<GatewayJar> gateways = List.of();
+	private JarPair pair;
 
 	private GatewayJar a;
 
 	private GatewayJar b;
 
-	private Path routes;
-
 	@BeforeAll
 	void start() {
-		this.redis = RedisProcess.launch();
-		this.downstream = JdkDownstream.start();
-		RouteFile routes = new RouteFile(this.downstream.uri());
+		List<String> args = new ArrayList<>(List.of(EXPOSE));
+		args.addAll(plan("free", 3, 5));
+		args.addAll(plan("pro", 6, 10));
+		this.pair = JarPair.startTogether("ops", RateLimitsEndpointIT::routes, args);
+		this.a = this.pair.a();
+		this.b = this.pair.b();
+	}
+
+	private static void routes(RouteFile routes) {
 		routes.route("ops-read", RouteFile.limit("sliding-log", 5, HOUR));
 		routes.route("ops-deny", RouteFile.limit("sliding-log", 3, HOUR));
 		routes.route("ops-bucket", RouteFile.with(RouteFile.limit("token-bucket", 10, "1m"), "burst", 4));
@@ -77,13 +75,6 @@ class RateLimitsEndpointIT {
 		routes.route("ops-fixed", RouteFile.limit("fixed-window", 5, "4s"));
 		routes.route("ops-refill", RouteFile.with(RouteFile.limit("token-bucket", 2, "4s"), "burst", 2));
 		routes.route("ops-hourly", RouteFile.limit("fixed-window", 5, HOUR));
-		List<String> args = new ArrayList<>(List.of(EXPOSE));
-		args.addAll(plan("free", 3, 5));
-		args.addAll(plan("pro", 6, 10));
-		this.routes = routes.write();
-		this.gateways = GatewayJar.startAll(this.redis.port(), this.routes, args, "ops-a", "ops-b");
-		this.a = this.gateways.get(0);
-		this.b = this.gateways.get(1);
 	}
 
 	/** A plan as its declaration's arguments: sliding logs, exact, so that no window edge matters. */
@@ -96,12 +87,8 @@ class RateLimitsEndpointIT {
 
 	@AfterAll
 	void stop() {
-		this.gateways.forEach(GatewayJar::close);
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
+		if (this.pair != null) {
+			this.pair.close();
 		}
 	}
 
@@ -419,9 +406,9 @@ class RateLimitsEndpointIT {
 	 */
 	@Test
 	void aWindowWithoutAUnitStopsTheJarWithAFailureAnalysis() {
-		RouteFile bare = new RouteFile(this.downstream.uri());
+		RouteFile bare = new RouteFile(this.pair.downstream());
 		bare.route("ops-bare", RouteFile.limit("fixed-window", 10, "60"));
-		GatewayJar.Exited exited = GatewayJar.startRefused("ops-bare", this.redis.port(), bare.write(),
+		GatewayJar.Exited exited = GatewayJar.startRefused("ops-bare", this.pair.redisPort(), bare.write(),
 				Duration.ofSeconds(60));
 		assertThat(exited.code()).as(exited.output()).isNotZero();
 		assertThat(exited.output()).contains("APPLICATION FAILED TO START")
@@ -477,7 +464,7 @@ class RateLimitsEndpointIT {
 		assertThat(proxied(this.a, "ops-read", client)).isEqualTo(429);
 		List<String> args = new ArrayList<>(plan("free", 3, 5));
 		args.addAll(plan("pro", 6, 10));
-		try (GatewayJar restarted = GatewayJar.start("ops-restarted", this.redis.port(), this.routes,
+		try (GatewayJar restarted = GatewayJar.start("ops-restarted", this.pair.redisPort(), this.pair.routes(),
 				args.toArray(String[]::new))) {
 			HttpResponse<Void> first = request(restarted, "ops-read", client);
 			assertThat(first.statusCode()).as("the first request after the restart").isEqualTo(429);
@@ -691,7 +678,7 @@ class RateLimitsEndpointIT {
 	}
 
 	private void flushRedis() {
-		RedisClient client = RedisClient.create("redis://127.0.0.1:" + this.redis.port());
+		RedisClient client = RedisClient.create("redis://127.0.0.1:" + this.pair.redisPort());
 		try (StatefulRedisConnection<String, String> connection = client.connect()) {
 			connection.sync().flushall();
 		}

@@ -1,20 +1,14 @@
 package io.windowlimiter.app.it;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.stream.Stream;
 
-import io.windowlimiter.gateway.test.RedisProcess;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -27,26 +21,25 @@ import static org.assertj.core.api.Assertions.assertThat;
  * get 429. Both jars run with {@code window-rate-limiter.max-delayed=6}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class MaxDelayJarIT {
+abstract class MaxDelayCases {
 
 	/** How much later than its slot a held request may be answered: timer, round trips, a loaded machine. */
 	private static final long LATE = 1_000;
 
 	private static final int MAX_DELAYED = 6;
 
+	/** The bound of held requests per instance (the pair's; only routes with a max-delay hold any). */
+	static final List<String> ARGS = List.of("--window-rate-limiter.max-delayed=" + MAX_DELAYED);
+
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
-	private RedisProcess redis;
+	private final List<GatewayJar> gateways;
 
-	private JdkDownstream downstream;
+	MaxDelayCases(JarPair pair) {
+		this.gateways = pair.both();
+	}
 
-	private List<GatewayJar> gateways = List.of();
-
-	@BeforeAll
-	void start() {
-		this.redis = RedisProcess.launch();
-		this.downstream = JdkDownstream.start();
-		RouteFile routes = new RouteFile(this.downstream.uri());
+	static void routes(RouteFile routes) {
 		// 3 per 3 s window, held up to a window: this window's room now, the next window's at its start
 		routes.route("held-window", RouteFile.with(RouteFile.limit("fixed-window", 3, "3s"), "max-delay", "3s"));
 		// one every 250 ms, 2 at once, held up to 1 s
@@ -55,41 +48,6 @@ class MaxDelayJarIT {
 		// one every 500 ms, held up to 20 s: more would wait than one instance may hold
 		routes.route("held-bound",
 				RouteFile.with(RouteFile.with(RouteFile.limit("token-bucket", 2, "1s"), "burst", 1), "max-delay", "20s"));
-		Path file = routes.write();
-		// C1 only and one GC thread: both start faster on a machine shared with other builds, and nothing here
-		// needs peak throughput
-		List<String> jvm = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
-		String bound = "--window-rate-limiter.max-delayed=" + MAX_DELAYED;
-		String expose = "--management.endpoints.web.exposure.include=health,ratelimits";
-		List<CompletableFuture<GatewayJar>> starting = Stream.of("held-a", "held-b")
-			.map(name -> CompletableFuture
-				.supplyAsync(() -> GatewayJar.start(name, this.redis.port(), file, jvm, bound, expose)))
-			.toList();
-		List<GatewayJar> started = new ArrayList<>();
-		RuntimeException failure = null;
-		for (CompletableFuture<GatewayJar> future : starting) {
-			try {
-				started.add(future.join());
-			}
-			catch (RuntimeException ex) {
-				failure = ex;
-			}
-		}
-		this.gateways = started;
-		if (failure != null) {
-			throw failure;
-		}
-	}
-
-	@AfterAll
-	void stop() {
-		this.gateways.forEach(GatewayJar::close);
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
 	}
 
 	/** One request's answer: status, when it was sent and answered (epoch ms), and its Retry-After. */

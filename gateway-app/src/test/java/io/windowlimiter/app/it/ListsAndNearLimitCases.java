@@ -7,7 +7,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -16,11 +15,11 @@ import java.util.List;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.windowlimiter.gateway.test.RedisProcess;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -34,29 +33,36 @@ import static org.assertj.core.api.Assertions.assertThat;
  * counted and logged; a bad list entry stops the jar naming route and property.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ListsAndNearLimitIT {
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+abstract class ListsAndNearLimitCases {
 
 	private static final String HOUR = "1h";
+
+	/** The gateway's lists and near-limit settings (the pair's, read by these tests only). */
+	static final List<String> ARGS = List.of("--window-rate-limiter.deny=gateway-banned",
+			"--window-rate-limiter.allow=gateway-vip,route-banned", "--window-rate-limiter.near-limit.share=0.6",
+			"--window-rate-limiter.near-limit.log-interval=1h");
 
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
 	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-	private RedisProcess redis;
+	private final JarPair pair;
 
-	private JdkDownstream downstream;
+	private final List<GatewayJar> gateways;
 
-	private List<GatewayJar> gateways = List.of();
+	private final GatewayJar a;
 
-	private GatewayJar a;
+	private final GatewayJar b;
 
-	private GatewayJar b;
+	ListsAndNearLimitCases(JarPair pair) {
+		this.pair = pair;
+		this.gateways = pair.both();
+		this.a = pair.a();
+		this.b = pair.b();
+	}
 
-	@BeforeAll
-	void start() {
-		this.redis = RedisProcess.launch();
-		this.downstream = JdkDownstream.start();
-		RouteFile routes = new RouteFile(this.downstream.uri());
+	static void routes(RouteFile routes) {
 		routes.route("lists", RouteFile.with(RouteFile.with(RouteFile.limit("sliding-log", 2, HOUR), "deny",
 				"route-banned,gateway-vip"), "allow", "partner"));
 		routes.route("by-ip", "clientIpKeyResolver",
@@ -64,33 +70,6 @@ class ListsAndNearLimitIT {
 		routes.route("rules", RouteFile.limit("sliding-log", 2, HOUR));
 		routes.route("scoped", RouteFile.with(RouteFile.limit("sliding-log", 2, HOUR), "scope", "shared"));
 		routes.route("near", RouteFile.with(RouteFile.limit("sliding-log", 5, HOUR), "name", "five"));
-		String[] args = { "--management.endpoints.web.exposure.include=health,prometheus,ratelimits",
-				"--window-rate-limiter.problem-details.enabled=true", "--window-rate-limiter.deny=gateway-banned",
-				"--window-rate-limiter.allow=gateway-vip,route-banned", "--window-rate-limiter.near-limit.share=0.6",
-				"--window-rate-limiter.near-limit.log-interval=1h" };
-		// one after the other: two JVMs starting at once on a loaded machine each took over 90 s
-		Path file = routes.write();
-		List<GatewayJar> started = new ArrayList<>();
-		try {
-			started.add(GatewayJar.start("lists-a", this.redis.port(), file, args));
-			started.add(GatewayJar.start("lists-b", this.redis.port(), file, args));
-		}
-		finally {
-			this.gateways = started;
-		}
-		this.a = this.gateways.get(0);
-		this.b = this.gateways.get(1);
-	}
-
-	@AfterAll
-	void stop() {
-		this.gateways.forEach(GatewayJar::close);
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
 	}
 
 	/**
@@ -225,8 +204,12 @@ class ListsAndNearLimitIT {
 		assertThat(absent(json(send(this.b, "GET", clientPath("rules", client))).path("access"))).isTrue();
 	}
 
-	/** 5 per hour at a share of 0.6: the 3rd, 4th and 5th count; the line is logged once per hour. */
+	/**
+	 * 5 per hour at a share of 0.6: the 3rd, 4th and 5th count; the line is logged once per hour. First of
+	 * all the pair's tests: the line is logged at most once an hour per gateway, whoever is near a limit.
+	 */
 	@Test
+	@Order(1)
 	void nearTheLimitIsCountedAndLoggedOnce() throws Exception {
 		String client = "near-" + this.run;
 		double before = nearLimit(this.a);
@@ -245,9 +228,9 @@ class ListsAndNearLimitIT {
 	/** A bad entry in a route's list stops the jar, naming route, property and what is allowed. */
 	@Test
 	void aBadListEntryStopsTheJar() {
-		RouteFile bad = new RouteFile(this.downstream.uri());
+		RouteFile bad = new RouteFile(this.pair.downstream());
 		bad.route("bad-list", RouteFile.with(RouteFile.limit("fixed-window", 10, "1m"), "deny", "\"ok,10.0.0.0/33\""));
-		GatewayJar.Exited exited = GatewayJar.startRefused("bad-list", this.redis.port(), bad.write(),
+		GatewayJar.Exited exited = GatewayJar.startRefused("bad-list", this.pair.redisPort(), bad.write(),
 				Duration.ofSeconds(90));
 		assertThat(exited.code()).as(exited.output()).isNotZero();
 		assertThat(exited.output()).contains("APPLICATION FAILED TO START")
@@ -269,7 +252,7 @@ class ListsAndNearLimitIT {
 
 	/** Redis keys whose name holds {@code text}. */
 	private List<String> keysNaming(String text) {
-		RedisClient client = RedisClient.create("redis://127.0.0.1:" + this.redis.port());
+		RedisClient client = RedisClient.create("redis://127.0.0.1:" + this.pair.redisPort());
 		try (StatefulRedisConnection<String, String> connection = client.connect()) {
 			return connection.sync().keys("*" + text + "*");
 		}

@@ -1,0 +1,78 @@
+package io.windowlimiter.app.it;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.ClassOrderer;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.TestClassOrder;
+
+/**
+ * The feature tests of the packaged jar that need two instances but nothing of a jar to themselves
+ * (lists and near-limit, calendar quotas and penalties, max-delay): one pair of jars, started once, the
+ * way users run them, serves them all (a pair takes 20 s to start on an idle machine, over a minute on a
+ * loaded one). Each feature's routes, client keys and gateway settings are its own, so no test sees
+ * another's counts; the tests are in {@link ListsAndNearLimitCases}, {@link CalendarPenaltyCases} and
+ * {@link MaxDelayCases}.
+ */
+@TestClassOrder(ClassOrderer.OrderAnnotation.class)
+class FeaturePairIT {
+
+	private static JarPair pair;
+
+	@BeforeAll
+	static void start() {
+		List<String> args = new ArrayList<>(List.of(
+				"--management.endpoints.web.exposure.include=health,prometheus,ratelimits",
+				"--window-rate-limiter.problem-details.enabled=true"));
+		args.addAll(ListsAndNearLimitCases.ARGS);
+		args.addAll(MaxDelayCases.ARGS);
+		pair = JarPair.start("feature", routes -> {
+			ListsAndNearLimitCases.routes(routes);
+			CalendarPenaltyCases.routes(routes);
+			MaxDelayCases.routes(routes);
+		}, args);
+	}
+
+	@AfterAll
+	static void stop() {
+		if (pair != null) {
+			pair.close();
+		}
+	}
+
+	/** First: its near-limit line is logged at most once an hour per gateway, whoever comes near a limit. */
+	@Nested
+	@Order(1)
+	class ListsAndNearLimit extends ListsAndNearLimitCases {
+
+		ListsAndNearLimit() {
+			super(pair);
+		}
+
+	}
+
+	@Nested
+	@Order(2)
+	class CalendarPenalty extends CalendarPenaltyCases {
+
+		CalendarPenalty() {
+			super(pair);
+		}
+
+	}
+
+	@Nested
+	@Order(3)
+	class MaxDelay extends MaxDelayCases {
+
+		MaxDelay() {
+			super(pair);
+		}
+
+	}
+
+}
