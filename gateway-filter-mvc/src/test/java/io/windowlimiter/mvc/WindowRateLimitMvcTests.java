@@ -6,6 +6,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
 
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
@@ -17,6 +19,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * A Server MVC gateway (Tomcat) with WindowRateLimit routes from properties and from the Java DSL, over a
@@ -47,6 +50,10 @@ class WindowRateLimitMvcTests {
 		route(registry, 2, "two-limits", "limits[0].limit=2", "limits[0].window=1m", "limits[1].limit=5",
 				"limits[1].window=1h", "limits[1].name=hourly");
 		route(registry, 3, "open-door", "limit=1", "window=1m", "deny-empty-key=false");
+		// what the core decides for any adapter: a calendar quota, a penalty, lists
+		route(registry, 4, "monthly", "limit=1", "calendar=month", "time-zone=Pacific/Kiritimati", "quota-status=403",
+				"name=monthly");
+		route(registry, 5, "penalty", "limit=1", "window=1s", "block-for=10m", "deny=banned-key", "allow=vip-key");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
@@ -127,6 +134,65 @@ class WindowRateLimitMvcTests {
 		assertThat(second.headers().firstValue("X-RateLimit-Limit")).hasValue("2");
 		assertThat(get("/dsl/x", key, null).statusCode()).isEqualTo(429);
 		assertThat(downstream.hits("/dsl/x", key)).isEqualTo(2);
+	}
+
+	@Test
+	void aCalendarQuotaAnswersItsQuotaStatusWithARetryAfterToThePeriodsEndInItsZone() throws Exception {
+		String key = "monthly-" + RUN;
+		assertThat(get("/monthly/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> quota = get("/monthly/x", key, null);
+		assertThat(quota.statusCode()).as("the quota-status").isEqualTo(403);
+		assertThat(quota.body()).contains("\"status\":403", "\"violated-policies\":[\"monthly\"]");
+		assertThat(retryAfter(quota)).isCloseTo(untilNextMonth("Pacific/Kiritimati"), within(5L));
+		assertThat(downstream.hits("/monthly/x", key)).isEqualTo(1);
+	}
+
+	@Test
+	void aPenaltyBlocksPastTheWindowAndListsAllowOrDeny() throws Exception {
+		String key = "penalised-" + RUN;
+		assertThat(get("/penalty/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> blocked = get("/penalty/x", key, null);
+		assertThat(blocked.statusCode()).isEqualTo(429);
+		assertThat(retryAfter(blocked)).as("the penalty's").isBetween(590L, 600L);
+		Thread.sleep(1_100);
+		assertThat(get("/penalty/x", key, null).statusCode()).as("blocked past the 1 s window").isEqualTo(429);
+
+		HttpResponse<String> denied = get("/penalty/x", "banned-key", null);
+		assertThat(denied.statusCode()).isEqualTo(403);
+		assertThat(denied.headers().firstValue("Retry-After")).as("no wait ends a deny list's refusal").isEmpty();
+		assertThat(denied.body()).contains("\"status\":403").doesNotContain("violated-policies");
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/penalty/x", "vip-key", null).statusCode()).as("allowed: never limited").isEqualTo(200);
+		}
+		assertThat(downstream.hits("/penalty/x", "banned-key")).isZero();
+		assertThat(downstream.hits("/penalty/x", "vip-key")).isEqualTo(3);
+	}
+
+	/** The same arguments set in the Java DSL: a daily quota in Kiritimati, a deny and an allow list. */
+	@Test
+	void takesTheCalendarAndListArgumentsInTheJavaDsl() throws Exception {
+		String key = "dsl-quota-" + RUN;
+		assertThat(get("/dsl-quota/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> quota = get("/dsl-quota/x", key, null);
+		assertThat(quota.statusCode()).isEqualTo(403);
+		ZonedDateTime now = ZonedDateTime.now(ZoneId.of("Pacific/Kiritimati"));
+		long untilTomorrow = Duration.between(now, now.toLocalDate().plusDays(1).atStartOfDay(now.getZone()))
+			.toSeconds();
+		assertThat(retryAfter(quota)).isCloseTo(untilTomorrow, within(5L));
+		assertThat(get("/dsl-quota/x", "dsl-banned", null).statusCode()).isEqualTo(403);
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/dsl-quota/x", "dsl-vip", null).statusCode()).isEqualTo(200);
+		}
+	}
+
+	private static long retryAfter(HttpResponse<String> response) {
+		return Long.parseLong(response.headers().firstValue("Retry-After").orElseThrow());
+	}
+
+	private static long untilNextMonth(String zone) {
+		ZonedDateTime now = ZonedDateTime.now(ZoneId.of(zone));
+		return Duration.between(now, now.toLocalDate().withDayOfMonth(1).plusMonths(1).atStartOfDay(now.getZone()))
+			.toSeconds();
 	}
 
 	/**
