@@ -54,6 +54,7 @@ class WindowRateLimitMvcTests {
 		route(registry, 4, "monthly", "limit=1", "calendar=month", "time-zone=Pacific/Kiritimati", "quota-status=403",
 				"name=monthly");
 		route(registry, 5, "penalty", "limit=1", "window=1s", "block-for=10m", "deny=banned-key", "allow=vip-key");
+		route(registry, 6, "ops", "limit=3", "window=1m");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
@@ -195,12 +196,7 @@ class WindowRateLimitMvcTests {
 			.toSeconds();
 	}
 
-	/**
-	 * The operator's endpoint and the health indicator are the core's. On Server MVC the endpoint's routes
-	 * answer; its per-client operations (read, reset, assign) return a Mono of WebEndpointResponse, which
-	 * Boot's servlet endpoint adapter does not unwrap (seen: a 200 with the wrapper serialised): not yet
-	 * supported there, see docs/server-mvc.md.
-	 */
+	/** The operator's endpoint (its routes) and the health indicator are the core's, on Server MVC too. */
 	@Test
 	void answersTheRatelimitsEndpointsRoutesAndHealth() throws Exception {
 		assertThat(get("/limited/x", "ops-" + RUN, null).statusCode()).isEqualTo(200);
@@ -210,6 +206,58 @@ class WindowRateLimitMvcTests {
 		HttpResponse<String> health = get("/actuator/health", null, null);
 		assertThat(health.statusCode()).isEqualTo(200);
 		assertThat(health.body()).contains("\"UP\"");
+	}
+
+	/**
+	 * The endpoint's per-client operations answer the JSON and statuses they answer on WebFlux: a client's
+	 * quota read after requests, an override posted and enforced, a reset; 404 for an unknown route, 400
+	 * naming a bad field. (Their results are Monos, which Boot's servlet adapter does not unwrap by itself.)
+	 */
+	@Test
+	void readsOverridesAndResetsAClientThroughTheEndpoint() throws Exception {
+		String key = "ops-client-" + RUN;
+		String client = "/actuator/ratelimits/ops/" + key;
+		assertThat(get("/ops/x", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/ops/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> read = send("GET", client, null);
+		assertThat(read.statusCode()).as(read.body()).isEqualTo(200);
+		assertThat(read.body()).contains("\"client\":\"" + key + "\"", "\"limit\":3", "\"remaining\":1")
+			.doesNotContain("\"body\"");
+
+		HttpResponse<String> override = send("POST", client,
+				"{\"limit\": 5, \"window\": \"1h\", \"algorithm\": \"fixed-window\", \"name\": \"raised\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		assertThat(override.body()).contains("\"change\":\"override\"", "\"name\":\"raised\"");
+		for (int i = 1; i <= 5; i++) {
+			HttpResponse<String> passed = get("/ops/x", key, null);
+			assertThat(passed.statusCode()).as("request " + i + " of the override's 5").isEqualTo(200);
+			assertThat(passed.headers().firstValue("RateLimit-Policy")).hasValue("\"raised\";q=5;w=3600");
+		}
+		assertThat(get("/ops/x", key, null).statusCode()).as("the override's sixth").isEqualTo(429);
+		assertThat(send("GET", client, null).body()).contains("\"name\":\"raised\"", "\"remaining\":0");
+
+		HttpResponse<String> reset = send("DELETE", client, null);
+		assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
+		assertThat(reset.body()).as("the route's count and the override's").contains("\"deletedKeys\":2");
+		assertThat(get("/ops/x", key, null).statusCode()).as("reset: the override's quota afresh").isEqualTo(200);
+		assertThat(send("GET", client, null).body()).contains("\"remaining\":4");
+
+		HttpResponse<String> unknown = send("GET", "/actuator/ratelimits/nowhere/" + key, null);
+		assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+		assertThat(unknown.body()).contains("No route or scope 'nowhere'");
+		HttpResponse<String> bad = send("POST", client, "{\"limit\": 5, \"window\": \"soon\"}");
+		assertThat(bad.statusCode()).as(bad.body()).isEqualTo(400);
+		assertThat(bad.body()).contains("\"field\":\"window\"");
+		assertThat(send("POST", client, "{\"clear\": true}").statusCode()).isEqualTo(200);
+	}
+
+	private HttpResponse<String> send(String method, String path, String json) throws IOException, InterruptedException {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.timeout(Duration.ofSeconds(10))
+			.header("Content-Type", "application/json")
+			.method(method, (json != null) ? HttpRequest.BodyPublishers.ofString(json) : HttpRequest.BodyPublishers.noBody())
+			.build();
+		return client.send(request, HttpResponse.BodyHandlers.ofString());
 	}
 
 	private HttpResponse<String> get(String path, String apiKey, String cost) throws IOException, InterruptedException {
