@@ -37,8 +37,9 @@ import org.springframework.web.servlet.function.ServerResponse;
 /**
  * Decides a Server MVC request with the core, on the request's own thread: resolves the client's key
  * (and its plan, and a cost from a header), waits for the core's decision at most a hard bound, and
- * answers a refusal with 429, {@code Retry-After}, the rate-limit headers and (when on) a problem-details
- * body, or passes the request on and adds the headers to its response.
+ * answers a refusal with 429 (or the core's status: 403 for a listed or blocked client, a calendar quota's
+ * {@code quota-status}), {@code Retry-After}, the rate-limit headers and (when on) a problem-details body,
+ * or passes the request on and adds the headers to its response.
  *
  * <p>Blocking: the core's decision is a Mono the Redis guard ends within {@code redis-timeout}, and at
  * once while Redis is stalled, so a dead Redis holds no servlet thread longer than that. This thread
@@ -225,12 +226,21 @@ public final class MvcRateLimiter {
 		return new Admission(false, Map.of(RateLimitHeaders.RETRY_AFTER, "1"), List.of());
 	}
 
+	/**
+	 * 429, or the core's own status when it has one (as the WebFlux filter answers): 403 for a client on a
+	 * deny list or blocked by an operator, a calendar quota's {@code quota-status}. The core's headers go as
+	 * they are: a deny list's refusal has no Retry-After, since no wait ends it.
+	 */
 	private ServerResponse refusal(Admission admission) {
-		ServerResponse.BodyBuilder refusal = ServerResponse.status(HttpStatus.TOO_MANY_REQUESTS)
+		int status = (admission.status() != 0) ? admission.status() : HttpStatus.TOO_MANY_REQUESTS.value();
+		ServerResponse.BodyBuilder refusal = ServerResponse.status(status)
 			.headers(headers -> admission.headers().forEach(headers::set));
+		if (this.problemDetails && admission.forbidden()) {
+			return refusal.contentType(MediaType.APPLICATION_PROBLEM_JSON).body(QuotaProblem.FORBIDDEN);
+		}
 		if (this.problemDetails && !admission.violated().isEmpty()) {
 			return refusal.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-				.body(QuotaProblem.json(HttpStatus.TOO_MANY_REQUESTS.value(), admission.violated()));
+				.body(QuotaProblem.json(status, admission.violated()));
 		}
 		return refusal.build();
 	}

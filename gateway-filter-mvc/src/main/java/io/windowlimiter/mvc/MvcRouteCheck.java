@@ -6,10 +6,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.mvc.key.MvcKeyResolver;
 
@@ -24,18 +26,22 @@ import org.springframework.core.env.Environment;
  * Checks every {@code WindowRateLimit} filter of the routes in properties
  * ({@code spring.cloud.gateway.server.webmvc.routes} and {@code routes-map}) before Server MVC builds
  * them, and gives the core their limits. A mistake stops start-up with the route and the property named:
- * an argument the filter does not have (Server MVC's binding would drop it silently), a missing or unknown
+ * an argument the filter does not have (Server MVC's binding would drop it silently) or a {@code max-delay}
+ * (it would park a servlet thread), a {@code unit} other than {@code requests}, a missing or unknown
  * key resolver, limits {@link RouteArgs} refuses, a second {@code WindowRateLimit} on one route.
  */
 public final class MvcRouteCheck {
 
 	static final String FILTER_NAME = "windowRateLimit";
 
+	/** What the core decides for any adapter, as on the WebFlux filter; {@code unit} is checked here. */
 	private static final Set<String> LIMITER_ARGUMENTS = Set.of("algorithm", "limit", "window", "log-storage", "burst",
-			"name", "scope", "plan", "cost", "shadow", "fail-mode", "instances");
+			"name", "scope", "plan", "cost", "shadow", "fail-mode", "instances", "calendar", "time-zone", "week-start",
+			"block-for", "quota-status", "allow", "deny");
 
 	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
-			+ "name, plan, scope, shadow, window, limits[i].*, key-resolver, deny-empty-key, cost-from-header";
+			+ "name, plan, scope, shadow, window, unit, calendar, time-zone, week-start, block-for, quota-status, "
+			+ "allow, deny, limits[i].*, key-resolver, deny-empty-key, cost-from-header";
 
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[\\d+]|\\.\\d+)\\.([a-z-]+)");
 
@@ -94,7 +100,19 @@ public final class MvcRouteCheck {
 			if (WindowRateLimitConfig.ADAPTER_ARGUMENTS.contains(name)) {
 				return;
 			}
-			if (!LIMITER_ARGUMENTS.contains(name) && !INDEXED.matcher(name).matches()) {
+			if (name.equals(MaxDelay.PROPERTY)) {
+				throw new InvalidRouteConfigurationException(routeId, path + name, "is not available on Server MVC: "
+						+ "holding a request until its later slot would park its servlet thread that long",
+						"no max-delay on Server MVC (a refusal answers at once, with Retry-After); requests are held "
+								+ "on the WebFlux gateway only");
+			}
+			Matcher indexed = INDEXED.matcher(name);
+			if (name.equals("unit") || indexed.matches() && indexed.group(1).equals("unit")) {
+				// what an LLM route's limits count on WebFlux; the core never sees it
+				WindowRateLimitConfig.checkUnit(routeId, path + name, value);
+				return;
+			}
+			if (!LIMITER_ARGUMENTS.contains(name) && !indexed.matches()) {
 				throw new InvalidRouteConfigurationException(routeId, path + name, "is no argument of WindowRateLimit",
 						ARGUMENTS);
 			}

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.RouteArgs;
 import org.jspecify.annotations.Nullable;
 
@@ -26,6 +27,11 @@ public class WindowRateLimitConfig {
 	/** What the response decides (the settle step); not on Server MVC yet. */
 	public static final List<String> RESPONSE_ARGUMENTS = List.of("count-statuses", "cost-from-response-header");
 
+	/** How a route built in the Java DSL is named in messages before its id is known. */
+	static final String DSL_ROUTE = "(WindowRateLimit)";
+
+	private static final String UNIT = "unit";
+
 	private final Map<String, String> route = new LinkedHashMap<>();
 
 	private List<Map<String, String>> limits = new ArrayList<>();
@@ -40,15 +46,45 @@ public class WindowRateLimitConfig {
 
 	private @Nullable String costFromResponseHeader;
 
-	/** The limiter arguments, prefixed as {@link RouteArgs#parse} reads them. */
+	/**
+	 * The limiter arguments, prefixed as {@link RouteArgs#parse} reads them; {@code unit} (checked, and
+	 * {@code requests} on Server MVC) is not one of them.
+	 * @throws InvalidRouteConfigurationException for a {@code unit} other than {@code requests}
+	 */
 	public Map<String, Object> limiterArguments() {
 		Map<String, Object> args = new LinkedHashMap<>();
-		this.route.forEach((name, value) -> args.put(RouteArgs.PREFIX + name, value));
+		this.route.forEach((name, value) -> {
+			if (name.equals(UNIT)) {
+				checkUnit(DSL_ROUTE, UNIT, value);
+			}
+			else {
+				args.put(RouteArgs.PREFIX + name, value);
+			}
+		});
 		for (int i = 0; i < this.limits.size(); i++) {
-			String prefix = RouteArgs.PREFIX + "limits[" + i + "].";
-			this.limits.get(i).forEach((name, value) -> args.put(prefix + name, value));
+			String prefix = "limits[" + i + "].";
+			this.limits.get(i).forEach((name, value) -> {
+				if (name.equals(UNIT)) {
+					checkUnit(DSL_ROUTE, prefix + UNIT, value);
+				}
+				else {
+					args.put(RouteArgs.PREFIX + prefix + name, value);
+				}
+			});
 		}
 		return args;
+	}
+
+	/**
+	 * A limit's {@code unit}: on the WebFlux filter {@code tokens} counts an LLM call's tokens (with its
+	 * {@code llm} argument); Server MVC has no LLM filter, so only {@code requests}, the default, is allowed.
+	 */
+	static void checkUnit(String routeId, String property, String unit) {
+		if (!unit.strip().equals("requests")) {
+			throw new InvalidRouteConfigurationException(routeId, property, "is '" + unit + "'",
+					"requests (the default); tokens needs the llm argument of the WebFlux gateway's filter, "
+							+ "which Server MVC does not have");
+		}
 	}
 
 	private WindowRateLimitConfig put(String name, @Nullable String value) {
@@ -218,6 +254,78 @@ public class WindowRateLimitConfig {
 
 	public WindowRateLimitConfig setInstances(String instances) {
 		return put("instances", instances);
+	}
+
+	public @Nullable String getCalendar() {
+		return this.route.get("calendar");
+	}
+
+	/** A calendar quota: {@code day}, {@code week} or {@code month}, in {@code time-zone}, instead of a window. */
+	public WindowRateLimitConfig setCalendar(String calendar) {
+		return put("calendar", calendar);
+	}
+
+	public @Nullable String getTimeZone() {
+		return this.route.get("time-zone");
+	}
+
+	/** The calendar quota's zone, such as {@code Europe/Paris}; UTC when absent. */
+	public WindowRateLimitConfig setTimeZone(String timeZone) {
+		return put("time-zone", timeZone);
+	}
+
+	public @Nullable String getWeekStart() {
+		return this.route.get("week-start");
+	}
+
+	/** The day a weekly quota starts, such as {@code sunday}; Monday when absent. */
+	public WindowRateLimitConfig setWeekStart(String weekStart) {
+		return put("week-start", weekStart);
+	}
+
+	public @Nullable String getQuotaStatus() {
+		return this.route.get("quota-status");
+	}
+
+	/** The status of a refusal by the calendar quota (400 to 499, such as 403); 429 when absent. */
+	public WindowRateLimitConfig setQuotaStatus(String quotaStatus) {
+		return put("quota-status", quotaStatus);
+	}
+
+	public @Nullable String getBlockFor() {
+		return this.route.get("block-for");
+	}
+
+	/** A penalty: a client a limit refuses is refused this long, past the window. */
+	public WindowRateLimitConfig setBlockFor(String blockFor) {
+		return put("block-for", blockFor);
+	}
+
+	public @Nullable String getAllow() {
+		return this.route.get("allow");
+	}
+
+	/** Client keys (for the client-IP resolver also CIDR ranges) never limited, comma separated. */
+	public WindowRateLimitConfig setAllow(String allow) {
+		return put("allow", allow);
+	}
+
+	public @Nullable String getDeny() {
+		return this.route.get("deny");
+	}
+
+	/** Client keys (addresses, ranges) refused with 403 whatever their quota, comma separated. */
+	public WindowRateLimitConfig setDeny(String deny) {
+		return put("deny", deny);
+	}
+
+	public @Nullable String getUnit() {
+		return this.route.get("unit");
+	}
+
+	/** What the limits count: {@code requests}, the only unit on Server MVC (no {@code llm} filter here). */
+	public WindowRateLimitConfig setUnit(String unit) {
+		return put(UNIT, unit);
 	}
 
 }

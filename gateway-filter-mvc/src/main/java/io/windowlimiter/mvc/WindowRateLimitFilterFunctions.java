@@ -48,7 +48,7 @@ public abstract class WindowRateLimitFilterFunctions {
 			}
 		}
 		// checked now, so a Java DSL route fails where it is built; YAML routes were checked by MvcRouteCheck
-		RouteArgs.parse("(WindowRateLimit)", config.limiterArguments());
+		RouteArgs.parse(WindowRateLimitConfig.DSL_ROUTE, config.limiterArguments());
 		AtomicReference<MvcRateLimiter> limiter = new AtomicReference<>();
 		return (request, next) -> {
 			MvcRateLimiter found = limiter.get();

@@ -86,6 +86,43 @@ class MvcRouteCheckTests {
 			.hasMessageContaining(ROUTE + "filters[0].args.count-statuses is a response-dependent argument");
 	}
 
+	/** What the core decides for any adapter: a calendar quota, a penalty, lists, as on WebFlux. */
+	@Test
+	void takesTheCalendarPenaltyAndListArguments() {
+		check("key-resolver", "headerKeyResolver", "limit", "1", "calendar", "week", "time-zone",
+				"Pacific/Kiritimati", "week-start", "sunday", "quota-status", "403", "unit", "requests");
+		assertThat(this.core.route("r").policy.quotaStatus()).isEqualTo(403);
+		check("key-resolver", "headerKeyResolver", "limit", "1", "window", "1s", "block-for", "10m", "allow", "vip",
+				"deny", "banned");
+		assertThat(this.core.route("r").lists.deny().matches("banned")).isTrue();
+	}
+
+	@Test
+	void namesTheRouteThePropertyAndTheAllowedValuesOfABadCalendarArgument() {
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "1", "calendar", "fortnight"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("route 'r'")
+			.hasMessageContaining(ROUTE + "filters[0].args.calendar is 'fortnight'")
+			.hasMessageContaining("day, week, month");
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "1", "window", "1m",
+				"quota-status", "403"))
+			.hasMessageContaining(ROUTE + "filters[0].args.quota-status is '403' on a route without a calendar quota");
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "1", "window", "1m", "unit",
+				"tokens"))
+			.hasMessageContaining(ROUTE + "filters[0].args.unit is 'tokens'")
+			.hasMessageContaining("requests");
+	}
+
+	/** Holding a request would park a servlet thread for the delay: refused, and the message says so. */
+	@Test
+	void refusesMaxDelaySayingWhy() {
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s",
+				"max-delay", "2s"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining(ROUTE + "filters[0].args.max-delay is not available on Server MVC")
+			.hasMessageContaining("servlet thread");
+	}
+
 	@Test
 	void refusesASecondWindowRateLimitOnOneRoute() {
 		MockEnvironment environment = environment("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s");

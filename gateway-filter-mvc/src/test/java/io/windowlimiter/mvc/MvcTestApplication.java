@@ -26,4 +26,20 @@ public class MvcTestApplication {
 			.build();
 	}
 
+	/** {@code /dsl-quota/**}: 1 a day in Kiritimati (403 past it), one key denied and one allowed, in Java. */
+	@Bean
+	public RouterFunction<ServerResponse> dslQuotaRoute(Environment environment) {
+		return GatewayRouterFunctions.route("dsl-quota")
+			.route(path("/dsl-quota/**"), HandlerFunctions.http())
+			.before(uri(environment.getRequiredProperty("test.downstream")))
+			.filter(windowRateLimit(c -> c.setKeyResolver("headerKeyResolver")
+				.setLimit("1")
+				.setCalendar("day")
+				.setTimeZone("Pacific/Kiritimati")
+				.setQuotaStatus("403")
+				.setDeny("dsl-banned")
+				.setAllow("dsl-vip")))
+			.build();
+	}
+
 }

@@ -6,6 +6,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
 
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
@@ -17,6 +19,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * A Server MVC gateway (Tomcat) with WindowRateLimit routes from properties and from the Java DSL, over a
@@ -47,6 +50,11 @@ class WindowRateLimitMvcTests {
 		route(registry, 2, "two-limits", "limits[0].limit=2", "limits[0].window=1m", "limits[1].limit=5",
 				"limits[1].window=1h", "limits[1].name=hourly");
 		route(registry, 3, "open-door", "limit=1", "window=1m", "deny-empty-key=false");
+		// what the core decides for any adapter: a calendar quota, a penalty, lists
+		route(registry, 4, "monthly", "limit=1", "calendar=month", "time-zone=Pacific/Kiritimati", "quota-status=403",
+				"name=monthly");
+		route(registry, 5, "penalty", "limit=1", "window=1s", "block-for=10m", "deny=banned-key", "allow=vip-key");
+		route(registry, 6, "ops", "limit=3", "window=1m");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
@@ -129,12 +137,66 @@ class WindowRateLimitMvcTests {
 		assertThat(downstream.hits("/dsl/x", key)).isEqualTo(2);
 	}
 
-	/**
-	 * The operator's endpoint and the health indicator are the core's. On Server MVC the endpoint's routes
-	 * answer; its per-client operations (read, reset, assign) return a Mono of WebEndpointResponse, which
-	 * Boot's servlet endpoint adapter does not unwrap (seen: a 200 with the wrapper serialised): not yet
-	 * supported there, see docs/server-mvc.md.
-	 */
+	@Test
+	void aCalendarQuotaAnswersItsQuotaStatusWithARetryAfterToThePeriodsEndInItsZone() throws Exception {
+		String key = "monthly-" + RUN;
+		assertThat(get("/monthly/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> quota = get("/monthly/x", key, null);
+		assertThat(quota.statusCode()).as("the quota-status").isEqualTo(403);
+		assertThat(quota.body()).contains("\"status\":403", "\"violated-policies\":[\"monthly\"]");
+		assertThat(retryAfter(quota)).isCloseTo(untilNextMonth("Pacific/Kiritimati"), within(5L));
+		assertThat(downstream.hits("/monthly/x", key)).isEqualTo(1);
+	}
+
+	@Test
+	void aPenaltyBlocksPastTheWindowAndListsAllowOrDeny() throws Exception {
+		String key = "penalised-" + RUN;
+		assertThat(get("/penalty/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> blocked = get("/penalty/x", key, null);
+		assertThat(blocked.statusCode()).isEqualTo(429);
+		assertThat(retryAfter(blocked)).as("the penalty's").isBetween(590L, 600L);
+		Thread.sleep(1_100);
+		assertThat(get("/penalty/x", key, null).statusCode()).as("blocked past the 1 s window").isEqualTo(429);
+
+		HttpResponse<String> denied = get("/penalty/x", "banned-key", null);
+		assertThat(denied.statusCode()).isEqualTo(403);
+		assertThat(denied.headers().firstValue("Retry-After")).as("no wait ends a deny list's refusal").isEmpty();
+		assertThat(denied.body()).contains("\"status\":403").doesNotContain("violated-policies");
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/penalty/x", "vip-key", null).statusCode()).as("allowed: never limited").isEqualTo(200);
+		}
+		assertThat(downstream.hits("/penalty/x", "banned-key")).isZero();
+		assertThat(downstream.hits("/penalty/x", "vip-key")).isEqualTo(3);
+	}
+
+	/** The same arguments set in the Java DSL: a daily quota in Kiritimati, a deny and an allow list. */
+	@Test
+	void takesTheCalendarAndListArgumentsInTheJavaDsl() throws Exception {
+		String key = "dsl-quota-" + RUN;
+		assertThat(get("/dsl-quota/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> quota = get("/dsl-quota/x", key, null);
+		assertThat(quota.statusCode()).isEqualTo(403);
+		ZonedDateTime now = ZonedDateTime.now(ZoneId.of("Pacific/Kiritimati"));
+		long untilTomorrow = Duration.between(now, now.toLocalDate().plusDays(1).atStartOfDay(now.getZone()))
+			.toSeconds();
+		assertThat(retryAfter(quota)).isCloseTo(untilTomorrow, within(5L));
+		assertThat(get("/dsl-quota/x", "dsl-banned", null).statusCode()).isEqualTo(403);
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/dsl-quota/x", "dsl-vip", null).statusCode()).isEqualTo(200);
+		}
+	}
+
+	private static long retryAfter(HttpResponse<String> response) {
+		return Long.parseLong(response.headers().firstValue("Retry-After").orElseThrow());
+	}
+
+	private static long untilNextMonth(String zone) {
+		ZonedDateTime now = ZonedDateTime.now(ZoneId.of(zone));
+		return Duration.between(now, now.toLocalDate().withDayOfMonth(1).plusMonths(1).atStartOfDay(now.getZone()))
+			.toSeconds();
+	}
+
+	/** The operator's endpoint (its routes) and the health indicator are the core's, on Server MVC too. */
 	@Test
 	void answersTheRatelimitsEndpointsRoutesAndHealth() throws Exception {
 		assertThat(get("/limited/x", "ops-" + RUN, null).statusCode()).isEqualTo(200);
@@ -144,6 +206,58 @@ class WindowRateLimitMvcTests {
 		HttpResponse<String> health = get("/actuator/health", null, null);
 		assertThat(health.statusCode()).isEqualTo(200);
 		assertThat(health.body()).contains("\"UP\"");
+	}
+
+	/**
+	 * The endpoint's per-client operations answer the JSON and statuses they answer on WebFlux: a client's
+	 * quota read after requests, an override posted and enforced, a reset; 404 for an unknown route, 400
+	 * naming a bad field. (Their results are Monos, which Boot's servlet adapter does not unwrap by itself.)
+	 */
+	@Test
+	void readsOverridesAndResetsAClientThroughTheEndpoint() throws Exception {
+		String key = "ops-client-" + RUN;
+		String client = "/actuator/ratelimits/ops/" + key;
+		assertThat(get("/ops/x", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/ops/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> read = send("GET", client, null);
+		assertThat(read.statusCode()).as(read.body()).isEqualTo(200);
+		assertThat(read.body()).contains("\"client\":\"" + key + "\"", "\"limit\":3", "\"remaining\":1")
+			.doesNotContain("\"body\"");
+
+		HttpResponse<String> override = send("POST", client,
+				"{\"limit\": 5, \"window\": \"1h\", \"algorithm\": \"fixed-window\", \"name\": \"raised\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		assertThat(override.body()).contains("\"change\":\"override\"", "\"name\":\"raised\"");
+		for (int i = 1; i <= 5; i++) {
+			HttpResponse<String> passed = get("/ops/x", key, null);
+			assertThat(passed.statusCode()).as("request " + i + " of the override's 5").isEqualTo(200);
+			assertThat(passed.headers().firstValue("RateLimit-Policy")).hasValue("\"raised\";q=5;w=3600");
+		}
+		assertThat(get("/ops/x", key, null).statusCode()).as("the override's sixth").isEqualTo(429);
+		assertThat(send("GET", client, null).body()).contains("\"name\":\"raised\"", "\"remaining\":0");
+
+		HttpResponse<String> reset = send("DELETE", client, null);
+		assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
+		assertThat(reset.body()).as("the route's count and the override's").contains("\"deletedKeys\":2");
+		assertThat(get("/ops/x", key, null).statusCode()).as("reset: the override's quota afresh").isEqualTo(200);
+		assertThat(send("GET", client, null).body()).contains("\"remaining\":4");
+
+		HttpResponse<String> unknown = send("GET", "/actuator/ratelimits/nowhere/" + key, null);
+		assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+		assertThat(unknown.body()).contains("No route or scope 'nowhere'");
+		HttpResponse<String> bad = send("POST", client, "{\"limit\": 5, \"window\": \"soon\"}");
+		assertThat(bad.statusCode()).as(bad.body()).isEqualTo(400);
+		assertThat(bad.body()).contains("\"field\":\"window\"");
+		assertThat(send("POST", client, "{\"clear\": true}").statusCode()).isEqualTo(200);
+	}
+
+	private HttpResponse<String> send(String method, String path, String json) throws IOException, InterruptedException {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.timeout(Duration.ofSeconds(10))
+			.header("Content-Type", "application/json")
+			.method(method, (json != null) ? HttpRequest.BodyPublishers.ofString(json) : HttpRequest.BodyPublishers.noBody())
+			.build();
+		return client.send(request, HttpResponse.BodyHandlers.ofString());
 	}
 
 	private HttpResponse<String> get(String path, String apiKey, String cost) throws IOException, InterruptedException {

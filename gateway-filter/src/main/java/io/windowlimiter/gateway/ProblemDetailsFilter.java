@@ -97,8 +97,7 @@ public class ProblemDetailsFilter implements GlobalFilter, Ordered {
 	}
 
 	/** RFC 9457's generic problem: the status says it all; no quota was exceeded, so not quota-exceeded. */
-	static final String FORBIDDEN_BODY = "{\"type\":\"about:blank\",\"title\":\"Forbidden\",\"status\":403,"
-			+ "\"detail\":\"This client may not use this route: it is on a deny list or blocked by an operator\"}";
+	static final String FORBIDDEN_BODY = QuotaProblem.FORBIDDEN;
 
 	static String problem(int status, String violated) {
 		return QuotaProblem.json(status, names(violated));

@@ -14,6 +14,13 @@ public final class QuotaProblem {
 	/** Its media type. */
 	public static final String MEDIA_TYPE = "application/problem+json";
 
+	/**
+	 * The body of a 403 for who the client is (a deny list, an operator's block): RFC 9457's generic problem,
+	 * since no quota was exceeded.
+	 */
+	public static final String FORBIDDEN = "{\"type\":\"about:blank\",\"title\":\"Forbidden\",\"status\":403,"
+			+ "\"detail\":\"This client may not use this route: it is on a deny list or blocked by an operator\"}";
+
 	private QuotaProblem() {
 	}
 

@@ -1,6 +1,10 @@
 package io.windowlimiter.app.it;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,13 +26,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * gateway-app-mvc's packaged jar, run twice at once on one real {@code redis-server}, as gateway-app's jar ITs
  * run theirs: one on platform threads (Java 17, Tomcat capped at {@value #TOMCAT_THREADS} threads), one on
  * virtual threads ({@code spring.threads.virtual.enabled}, on a Java 21+ JDK). In order: exact limits under
  * racing bursts on each fresh instance and across both, hundreds of keep-alive clients into their limits with
- * every request answered, then Redis frozen and killed under load with every answer within the bound. Two
- * JVMs serve every case, so the order matters: the faults come last.
+ * every request answered, then Redis frozen and killed under load with every answer within the bound, then
+ * the ratelimits endpoint's read of a client. Two JVMs serve every case, so the order matters: the faults
+ * come late.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -71,6 +78,11 @@ class MvcGatewayJarIT {
 	private static final Limits.Route LOAD = new Limits.Route("load",
 			RouteFile.limit("sliding-window-counter", 1_000_000, "1m"), false);
 
+	/** The route whose client the ratelimits endpoint reads. */
+	private static final String OPS = "ops";
+
+	private static final HttpClient OPS_CLIENT = HttpClient.newHttpClient();
+
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
 	private RedisProcess redis;
@@ -92,8 +104,9 @@ class MvcGatewayJarIT {
 		Stream.of(RACE_PLATFORM, RACE_VIRTUAL, PAIR, KEEP_ALIVE, List.of(LOAD))
 			.flatMap(List::stream)
 			.forEach(route -> routes.route(route.id(), route.args()));
+		routes.route(OPS, java.util.Map.of("limit", 5, "window", "1h"));
 		Path file = routes.write();
-		String expose = "--management.endpoints.web.exposure.include=health,prometheus,threaddump";
+		String expose = "--management.endpoints.web.exposure.include=health,prometheus,threaddump,ratelimits";
 		// Tomcat closes a keep-alive connection after 100 requests by default; the clients here send more
 		String keepAlive = "--server.tomcat.max-keep-alive-requests=-1";
 		String java = ProcessHandle.current().info().command().orElse("java");
@@ -325,6 +338,48 @@ class MvcGatewayJarIT {
 				.isPositive();
 		}
 		return softly;
+	}
+
+	/**
+	 * The ratelimits endpoint's per-client read on the packaged jar (a servlet server, where Boot's endpoint
+	 * adapter once served the operation's Mono wrapper): a client's quota after its requests, on each instance.
+	 * Run alone, the JVMs are cold: on a loaded machine their first decisions can take longer than the Redis
+	 * guard's 400 ms, which then answers by fail-mode (uncounted) and refuses reads for a moment. So each
+	 * instance first serves another client until a read of it answers; what is counted comes after.
+	 */
+	@Test
+	@Order(6)
+	void readsAClientsQuotaThroughTheRatelimitsEndpoint() throws Exception {
+		String key = "ops-" + this.run;
+		for (GatewayJar gateway : List.of(this.platform, this.virtual)) {
+			String warm = "warm-" + gateway.port() + "-" + this.run;
+			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			GatewayJar.Probe read;
+			do {
+				assertThat(send(gateway, warm)).isEqualTo(200);
+				read = gateway.get("/actuator/ratelimits/" + OPS + "/" + warm, UNANSWERED_AFTER);
+			}
+			while (read.status() != 200 && System.nanoTime() < deadline);
+			System.out.println("[mvc ops] warm-up read of " + gateway + ": " + read);
+		}
+		for (GatewayJar gateway : List.of(this.platform, this.virtual)) {
+			assertThat(send(gateway, key)).isEqualTo(200);
+		}
+		for (GatewayJar gateway : List.of(this.platform, this.virtual)) {
+			GatewayJar.Probe read = gateway.get("/actuator/ratelimits/" + OPS + "/" + key, UNANSWERED_AFTER);
+			assertThat(read.status()).as(gateway + ": " + read).isEqualTo(200);
+			assertThat(read.body()).as(gateway.toString())
+				.contains("\"client\":\"" + key + "\"", "\"limit\":5", "\"remaining\":3")
+				.doesNotContain("\"body\"");
+		}
+	}
+
+	private static int send(GatewayJar gateway, String key) throws IOException, InterruptedException {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/" + OPS + "/x"))
+			.header("X-API-Key", key)
+			.timeout(UNANSWERED_AFTER)
+			.build();
+		return OPS_CLIENT.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
 	}
 
 	/** A Java 21+ {@code java} for virtual threads: {@code -Dit.java21}, this JVM if it is one, or one installed. */

@@ -169,8 +169,9 @@ public class RateLimitsEndpoint {
 
 	/**
 	 * The client key from the path's remaining segments, each already URL-decoded, or null when there is
-	 * none. Boot 4.0 hands an {@code ALL_REMAINING} selector every segment from the first selector on, so
-	 * the first is the target (the tests pin this).
+	 * none. Boot 4.0's WebFlux adapter hands an {@code ALL_REMAINING} selector every segment from the first
+	 * selector on, so the first is the target (the tests pin this); its servlet adapter hands only the rest,
+	 * and the Server MVC adapter's web extension puts the target first before calling here.
 	 */
 	private static @Nullable String client(String[] segments) {
 		return (segments.length > 1) ? String.join("/", Arrays.asList(segments).subList(1, segments.length)) : null;
