@@ -334,7 +334,7 @@ public final class RateLimiterCore {
 	private static @Nullable Reservation reservation(String routeId, CompiledPolicy policy, List<String> keys,
 			long cost, Verdict verdict) {
 		return (verdict.allowed() && cost > 0)
-				? new Reservation(routeId, policy, keys, cost, verdict.now(), verdict.decisions()) : null;
+				? new Reservation(routeId, policy, keys, cost, verdict.now(), verdict.decisionsFromNow()) : null;
 	}
 
 	/**
