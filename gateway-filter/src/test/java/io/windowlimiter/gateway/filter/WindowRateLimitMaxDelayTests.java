@@ -6,16 +6,23 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.windowlimiter.core.HeldRequests;
 import io.windowlimiter.gateway.GatewayTestApplication;
 import io.windowlimiter.gateway.test.ScriptedDownstream;
 import io.windowlimiter.gateway.test.TestRoutes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.http.ResponseEntity;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -27,10 +34,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code max-delay} on the {@code WindowRateLimit} filter, in a gateway from properties with a real Redis and a
  * real downstream that notes when each request reached it: held requests reach it no sooner than their slot,
  * the rest are refused; a held request's reservation is settled after its response like any other, the
- * refund from the window or bucket time it was counted in; several holding filters hold in turn. Redis and
- * the downstream share this machine's clock.
+ * refund from the window or bucket time it was counted in; several holding filters hold in turn; a client
+ * gone while held. Redis and the downstream share this machine's clock.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = { GatewayTestApplication.class, WindowRateLimitMaxDelayTests.Meters.class },
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class WindowRateLimitMaxDelayTests {
 
 	static final ScriptedDownstream downstream = ScriptedDownstream.start();
@@ -44,6 +52,20 @@ class WindowRateLimitMaxDelayTests {
 
 	@Value("${local.server.port}")
 	private int port;
+
+	@Autowired
+	private MeterRegistry meters;
+
+	/** A registry of our own: this test's class path has no metrics auto-configuration. */
+	@Configuration(proxyBeanMethods = false)
+	static class Meters {
+
+		@Bean
+		SimpleMeterRegistry meters() {
+			return new SimpleMeterRegistry();
+		}
+
+	}
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
@@ -62,6 +84,8 @@ class WindowRateLimitMaxDelayTests {
 						"1s", "burst", "1", "max-delay", "2s"),
 				Map.of("id", "ip", "key-resolver", "#{@clientIpKeyResolver}", "algorithm", "token-bucket", "limit",
 						"1", "window", "1s", "burst", "1", "max-delay", "2s")));
+		route(registry, 4, "gone", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "algorithm",
+				"token-bucket", "limit", "1", "window", "1s", "burst", "1", "max-delay", "3s")));
 	}
 
 	/** Route {@code /<id>/**} to the downstream with one WindowRateLimit filter per map of arguments. */
@@ -219,6 +243,34 @@ class WindowRateLimitMaxDelayTests {
 		// a second apart
 		assertThat(arrivals.get(1)).isGreaterThanOrEqualTo(sent + 1_000);
 		assertThat(arrivals.get(2)).isGreaterThanOrEqualTo(sent + 2_000);
+	}
+
+	@Test
+	void aClientGoneWhileHeldReturnsItsLeaveAndItsSlotStaysSpent() throws InterruptedException {
+		assertThat(get("/gone/warm", UUID.randomUUID().toString()).getStatusCode().value()).isEqualTo(200);
+		String apiKey = UUID.randomUUID().toString();
+		long sent = System.currentTimeMillis();
+		assertThat(get("/gone/a", apiKey).getStatusCode().value()).isEqualTo(200);
+		// held about a second, for its slot; the client hangs up after 300 ms
+		Disposable b = send("/gone/b", apiKey).subscribe();
+		Thread.sleep(300);
+		assertThat(held()).as("b held").isEqualTo(1);
+		b.dispose();
+		long deadline = System.currentTimeMillis() + 2_000;
+		while (held() > 0 && System.currentTimeMillis() < deadline) {
+			Thread.sleep(5);
+		}
+		assertThat(held()).as("b's leave returned").isZero();
+		assertThat(System.currentTimeMillis()).as("before its slot").isLessThan(sent + 1_000);
+
+		// its slot, a second on, stays spent: c's is two seconds on, and b never went downstream
+		assertThat(get("/gone/c", apiKey).getStatusCode().value()).isEqualTo(200);
+		assertThat(arrival("/gone/c")).isGreaterThanOrEqualTo(sent + 2_000);
+		assertThat(downstream.hits("/gone/b")).isZero();
+	}
+
+	private double held() {
+		return this.meters.get(HeldRequests.GAUGE).gauge().value();
 	}
 
 }
