@@ -182,6 +182,11 @@ public final class RateLimiterCore {
 	}
 
 	private Mono<Admission> decideEach(String routeId, CompiledPolicy policy, String id, long[] costs) {
+		if (policy.route.holds()) {
+			// the script would reserve slots ahead that nothing here waits for (adapters refuse the combination)
+			return Mono.error(new IllegalStateException("Route '" + routeId + "' holds requests (max-delay); a cost "
+					+ "per limit is decided for now only"));
+		}
 		if (costs.length != policy.limits.size()) {
 			return Mono.error(new IllegalArgumentException("Route '" + routeId + "' has " + policy.limits.size()
 					+ " limits for this client, given " + costs.length + " costs"));
@@ -334,7 +339,7 @@ public final class RateLimiterCore {
 	private static @Nullable Reservation reservation(String routeId, CompiledPolicy policy, List<String> keys,
 			long cost, Verdict verdict) {
 		return (verdict.allowed() && cost > 0)
-				? new Reservation(routeId, policy, keys, cost, verdict.now(), verdict.decisions()) : null;
+				? new Reservation(routeId, policy, keys, cost, verdict.now(), verdict.decisionsFromNow()) : null;
 	}
 
 	/**

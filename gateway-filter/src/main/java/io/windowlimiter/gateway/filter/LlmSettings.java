@@ -94,6 +94,14 @@ record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 								+ other + " a WindowRateLimit filter of its own (with an id)");
 			}
 		}
+		Object maxDelay = limitArgs.get(RouteArgs.PREFIX + "max-delay");
+		if (maxDelay != null && !maxDelay.toString().trim().equals("0")) {
+			// the core decides an LLM call's limits at a cost per limit and does not hold it: a slot reserved
+			// ahead would be spent by a call forwarded at once
+			throw new InvalidRouteConfigurationException(policyId, "max-delay", "is '" + maxDelay + "' beside llm",
+					"no max-delay on an LLM filter (its calls are refused at once, with Retry-After); hold requests "
+							+ "on a WindowRateLimit filter without llm");
+		}
 		if (limitArgs.containsKey(RouteArgs.PREFIX + "plan")) {
 			throw new InvalidRouteConfigurationException(policyId, "plan", "is set beside llm",
 					"limits of the filter's own (limits[i].*, with unit: tokens on the token limits): plans on LLM "

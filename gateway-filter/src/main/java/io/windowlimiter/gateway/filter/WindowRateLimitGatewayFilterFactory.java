@@ -539,6 +539,18 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			return limit("deny", deny);
 		}
 
+		public @Nullable String getMaxDelay() {
+			return this.limit.get("max-delay");
+		}
+
+		/**
+		 * How long a request the limits take a little later is held before it goes downstream, instead of
+		 * refused: a duration up to 1m, with token-bucket or fixed-window limits (see docs/max-delay.md).
+		 */
+		public Config setMaxDelay(@Nullable String maxDelay) {
+			return limit("max-delay", maxDelay);
+		}
+
 		public List<Map<String, String>> getLimits() {
 			return this.limits;
 		}

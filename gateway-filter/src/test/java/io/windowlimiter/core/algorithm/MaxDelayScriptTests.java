@@ -259,4 +259,48 @@ class MaxDelayScriptTests extends ScriptTestSupport {
 		assertThat(back.retryAfterMillis()).isEqualTo(1_000);
 	}
 
+	/** Settles a reservation of this test's key to {@code actual}, as the core does: from its slot. */
+	private Settlement settle(WindowPolicy policy, Verdict reserved, long actual, long now) {
+		return this.script.settle(List.of(this.key), this.key + ":settled:" + UUID.randomUUID(), List.of(policy),
+				List.of(reserved.decisionsFromNow().get(0).resetMillis()), reserved.now(), 1, actual, Long.toString(now))
+			.block(TIMEOUT);
+	}
+
+	@Test
+	void aHeldBucketRequestRefundedGivesBackOnlyWhatIsStillOwedAfterItsSlot() {
+		// one a second, one at once
+		WindowPolicy one = new WindowPolicy(Algorithm.TOKEN_BUCKET, 60, Duration.ofMinutes(1), 1);
+		hold(one, T0, 3_000);
+		Verdict held = hold(one, T0, 3_000);
+		assertThat(held.holdMillis()).isEqualTo(1_000);
+		assertThat(held.now()).isEqualTo(T0 + 1_000);
+		hold(one, T0, 3_000);
+		assertThat(tat()).isEqualTo(T0 + 3_000);
+		// passed at T0 + 1 s, its interval of refill ends at T0 + 2 s: at T0 + 1.5 s half of it is owed, not
+		// the whole interval that its reset from the decision (2 s, from T0) read from its slot would suggest
+		assertThat(settle(one, held, 0, T0 + 1_500).changes()).containsExactly(-1L);
+		assertThat(tat()).isEqualTo(T0 + 2_500);
+
+		Verdict late = hold(one, T0 + 1_600, 3_000);
+		assertThat(late.now()).isEqualTo(T0 + 2_500);
+		hold(one, T0 + 1_600, 3_000);
+		// refunded after its interval ended: nothing is owed, nothing given back
+		assertThat(settle(one, late, 0, T0 + 3_600).changes()).containsExactly(0L);
+		assertThat(tat()).isEqualTo(T0 + 4_500);
+	}
+
+	@Test
+	void aHeldFixedWindowRequestRefundedGivesBackToTheWindowItWasCountedIn() {
+		for (int i = 0; i < 3; i++) {
+			hold(this.window, T0 + 200, 1_500);
+		}
+		Verdict held = hold(this.window, T0 + 200, 1_500);
+		assertThat(held.holdMillis()).isEqualTo(800);
+		assertThat(settle(this.window, held, 0, T0 + 1_100).changes()).containsExactly(-1L);
+		for (int i = 0; i < 3; i++) {
+			assertThat(hold(this.window, T0 + 1_100, 1_500).holdMillis()).as("the window of T0 + 1 s has room for 3")
+				.isZero();
+		}
+	}
+
 }

@@ -91,4 +91,42 @@ class WindowRateLimitFilterStartupTests {
 			.hasMessageStartingWith("Invalid rate limit on route 'orders': key-resolver is missing; allowed: ");
 	}
 
+	@Test
+	void maxDelayIsCheckedAsOnRequestRateLimiterRoutes() {
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "algorithm=sliding-log", "limit=10",
+				"window=1m", "max-delay=1s")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': max-delay is '1s' with limit 'orders' counted by "
+					+ "sliding-log (ring); allowed: token-bucket or fixed-window limits only, which reserve a later slot "
+					+ "exactly (a sliding log or counter cannot: see docs/max-delay.md); remove max-delay or count every "
+					+ "limit with one of those");
+		// the default algorithm, the sliding window counter, cannot hold either
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "limit=10", "window=1m",
+				"max-delay=1s")))
+			.hasMessageContaining("max-delay is '1s' with limit 'orders' counted by sliding-window-counter");
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "algorithm=token-bucket",
+				"limit=10", "window=1s", "max-delay=2s", "shadow=true")))
+			.hasMessage("Invalid rate limit on route 'orders': max-delay is '2s' on a shadow route; allowed: no "
+					+ "max-delay with shadow: true (a shadow route never refuses, so it has nothing to hold)");
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "algorithm=fixed-window",
+				"limit=10", "window=1s", "max-delay=2m")))
+			.hasMessage("Invalid rate limit on route 'orders': max-delay is '2m'; allowed: a duration of whole "
+					+ "milliseconds from 0 (none) to 1m, such as 500ms, 2s or 30s");
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "id=ip", "algorithm=fixed-window",
+				"limit=10", "window=1s", "max-delay=2")))
+			.hasMessageStartingWith("Invalid rate limit on route 'orders@ip': max-delay is '2', a number without a "
+					+ "unit, which would mean 2 ms; allowed: a duration with its unit: did you mean 2s?");
+	}
+
+	@Test
+	void maxDelayOnAnLlmFilterStopsStartUp() {
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "llm=openai",
+				"limits[0].algorithm=token-bucket", "limits[0].limit=100000", "limits[0].window=1m",
+				"limits[0].unit=tokens", "max-delay=2s")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': max-delay is '2s' beside llm; allowed: no max-delay on "
+					+ "an LLM filter (its calls are refused at once, with Retry-After); hold requests on a "
+					+ "WindowRateLimit filter without llm");
+	}
+
 }

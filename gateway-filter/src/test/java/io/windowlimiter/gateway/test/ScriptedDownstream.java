@@ -1,8 +1,10 @@
 package io.windowlimiter.gateway.test;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Mono;
@@ -13,7 +15,8 @@ import reactor.netty.http.server.HttpServer;
 /**
  * A real HTTP server behind the gateway that answers as each request tells it: the status in
  * {@code X-Downstream-Status} (default 200), a response header {@code X-Downstream-Cost} copied from the
- * request's {@code X-Downstream-Cost}, after {@code X-Downstream-Delay-Ms}. It counts requests per path.
+ * request's {@code X-Downstream-Cost}, after {@code X-Downstream-Delay-Ms}. It counts requests per path, and
+ * notes when each arrived.
  */
 public final class ScriptedDownstream implements AutoCloseable {
 
@@ -25,10 +28,13 @@ public final class ScriptedDownstream implements AutoCloseable {
 
 	private final Map<String, AtomicInteger> hits = new ConcurrentHashMap<>();
 
+	private final Map<String, List<Long>> arrivals = new ConcurrentHashMap<>();
+
 	private final DisposableServer server;
 
 	private ScriptedDownstream() {
 		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
+			this.arrivals.computeIfAbsent(request.uri(), k -> new CopyOnWriteArrayList<>()).add(System.currentTimeMillis());
 			this.hits.computeIfAbsent(request.uri(), k -> new AtomicInteger()).incrementAndGet();
 			String status = request.requestHeaders().get(STATUS, "200");
 			String cost = request.requestHeaders().get(COST);
@@ -55,6 +61,11 @@ public final class ScriptedDownstream implements AutoCloseable {
 	public int hits(String path) {
 		AtomicInteger count = this.hits.get(path);
 		return (count != null) ? count.get() : 0;
+	}
+
+	/** When requests for one path (with its query) arrived here, in ms since the epoch, in arrival order. */
+	public List<Long> arrivals(String path) {
+		return List.copyOf(this.arrivals.getOrDefault(path, List.of()));
 	}
 
 	@Override

@@ -43,6 +43,23 @@ public record Verdict(boolean allowed, List<Decision> decisions, long blockedMil
 	}
 
 	/**
+	 * The decisions with each reset counted from {@link #now()}, where a settle reads it. The script gives
+	 * resets from the time it decided, which for a held request is its hold before the slot it was counted
+	 * at; read from the slot, they would place the reservation a hold later than it landed: a refund of bucket
+	 * time the client no longer owed, or from a window it was not counted in. The hold is rounded up, so a
+	 * reset is never moved later than where the reservation landed.
+	 */
+	public List<Decision> decisionsFromNow() {
+		if (this.holdMillis == 0) {
+			return this.decisions;
+		}
+		return this.decisions.stream()
+			.map(decision -> new Decision(decision.allowed(), decision.remaining(),
+					Math.max(0, decision.resetMillis() - this.holdMillis), decision.retryAfterMillis()))
+			.toList();
+	}
+
+	/**
 	 * How long a denied client must wait: the longest wait of the limits that denied it, or
 	 * {@link Decision#NEVER} when one of them can never allow the request.
 	 */
