@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
@@ -88,7 +89,8 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		Map<String, Object> limitArgs = config.limitArgs();
 		LlmSettings llm = LlmSettings.of(settings.policyId(), config.ownArgs(), limitArgs);
 		try {
-			this.core.configure(settings.policyId(), LlmSettings.withoutUnits(limitArgs));
+			// the filter releases concurrency slots when each response ends (WindowRateLimitFilter)
+			this.core.configure(settings.policyId(), LlmSettings.withoutUnits(limitArgs), true);
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			throw unprefixed(ex);
@@ -128,7 +130,7 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		Map<String, Object> limits = LlmSettings.withoutUnits(withUnits);
 		if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
 			try {
-				registry.check(Map.of(settings.policyId(), limits));
+				registry.check(Map.of(settings.policyId(), limits), Set.of(settings.policyId()));
 			}
 			catch (InvalidRouteConfigurationException ex) {
 				throw unprefixed(ex);

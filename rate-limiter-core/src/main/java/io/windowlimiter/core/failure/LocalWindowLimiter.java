@@ -2,6 +2,7 @@ package io.windowlimiter.core.failure;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -11,13 +12,16 @@ import io.windowlimiter.core.algorithm.WindowPolicy;
 
 /**
  * The stand-in for Redis in fail-mode {@code local}: a sliding window counter per route and client in
- * this instance's memory. It only ever sees this instance's traffic, so routes give it their limit
+ * this instance's memory (for a concurrency limit, a count of the requests in flight). It only ever sees this instance's traffic, so routes give it their limit
  * divided by the number of instances. Memory is bounded: at most {@code maxClients} entries (least
  * recently used go first), each dropped two windows after its last write.
  */
 public class LocalWindowLimiter {
 
 	private final Cache<String, Counts> counts;
+
+	/** Concurrency limits' requests in flight on this instance, by key; absent at 0. */
+	private final ConcurrentHashMap<String, Long> inFlight = new ConcurrentHashMap<>();
 
 	public LocalWindowLimiter(long maxClients) {
 		this.counts = Caffeine.newBuilder().maximumSize(maxClients).expireAfter(new TwoWindows()).build();
@@ -31,6 +35,42 @@ public class LocalWindowLimiter {
 	 */
 	public Decision decide(String key, long limit, Duration window, long cost, long nowMillis) {
 		return decide(key, limit, window, cost, nowMillis, true);
+	}
+
+	private Decision decide(String key, WindowPolicy policy, long cost, long nowMillis, boolean record) {
+		if (policy.algorithm().countsRequests()) {
+			return inFlight(key, policy, record);
+		}
+		return decide(key, policy.limit(), policy.window(), cost, nowMillis, record);
+	}
+
+	/**
+	 * A concurrency limit in memory: the requests of this instance in flight, each one slot until
+	 * {@link #release} gives it back. Entries leave when their count is back to 0, so memory follows the
+	 * requests in flight.
+	 */
+	private Decision inFlight(String key, WindowPolicy policy, boolean record) {
+		long limit = policy.limit();
+		long[] held = new long[1];
+		boolean[] allowed = new boolean[1];
+		this.inFlight.compute(key, (k, count) -> {
+			long now = (count != null) ? count : 0;
+			allowed[0] = now < limit;
+			held[0] = (allowed[0] && record) ? now + 1 : now;
+			return (held[0] > 0) ? held[0] : null;
+		});
+		if (!allowed[0]) {
+			// no one knows when a response ends: try again in a second, as the script answers
+			return new Decision(false, 0, policy.windowMillis(), Math.min(1_000, policy.windowMillis()));
+		}
+		return new Decision(true, limit - held[0] - (record ? 0 : 1), policy.windowMillis(), 0);
+	}
+
+	/** Gives back one slot of each of these concurrency keys, taken by {@link #decideAll}. */
+	public void release(List<String> keys) {
+		for (String key : keys) {
+			this.inFlight.computeIfPresent(key, (k, count) -> (count > 1) ? count - 1 : null);
+		}
 	}
 
 	private Decision decide(String key, long limit, Duration window, long cost, long nowMillis, boolean record) {
@@ -50,18 +90,16 @@ public class LocalWindowLimiter {
 	 */
 	public Reported decideAll(List<String> keys, List<WindowPolicy> limits, long cost, long nowMillis) {
 		for (int i = 0; i < keys.size(); i++) {
-			WindowPolicy limit = limits.get(i);
-			Decision decision = decide(keys.get(i), limit.limit(), limit.window(), cost, nowMillis, false);
+			Decision decision = decide(keys.get(i), limits.get(i), cost, nowMillis, false);
 			if (!decision.allowed()) {
 				return new Reported(i, decision);
 			}
 		}
 		Reported closest = null;
 		for (int i = 0; i < keys.size(); i++) {
-			WindowPolicy limit = limits.get(i);
 			// two requests of one client on two event loops may pass the check above together: as the
 			// script's all-or-nothing, this is a local estimate, not an exact count
-			Decision decision = decide(keys.get(i), limit.limit(), limit.window(), cost, nowMillis, true);
+			Decision decision = decide(keys.get(i), limits.get(i), cost, nowMillis, true);
 			if (closest == null || decision.remaining() < closest.decision().remaining()) {
 				closest = new Reported(i, decision);
 			}
