@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteArgs;
@@ -88,9 +89,18 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		FilterSettings settings = FilterSettings.of(routeId, config.ownArgs());
 		Map<String, Object> limitArgs = config.limitArgs();
 		LlmSettings llm = LlmSettings.of(settings.policyId(), config.ownArgs(), limitArgs);
+		boolean releasesSlots;
 		try {
-			// the filter releases concurrency slots when each response ends (WindowRateLimitFilter)
-			this.core.configure(settings.policyId(), LlmSettings.withoutUnits(limitArgs), true);
+			Map<String, Object> args = LlmSettings.withoutUnits(limitArgs);
+			this.core.configure(settings.policyId(), args, true);
+			CompiledRoute route = this.core.route(settings.policyId());
+			// a slot is released when the exchange ends, which is when the response is written only for a filter
+			// ordered before the gateway writes it: what a filter counting concurrency (or an LLM filter) is
+			releasesSlots = llm != null || (route != null && route.countsConcurrency());
+			if (!releasesSlots) {
+				// so an override counting concurrency is refused on it, as on a route of another adapter
+				this.core.configure(settings.policyId(), args, false);
+			}
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			throw unprefixed(ex);
@@ -102,8 +112,9 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		WindowRateLimitFilter filter = new WindowRateLimitFilter(this.core, settings, keyResolver,
 				config.getCostResolver(), this.planResolver, this.problemDetails, llm);
 		// an LLM filter decorates the response, which NettyWriteResponseFilter (order -1) writes: it must come
-		// before it, as the gateway's ModifyResponseBody does
-		return (llm != null) ? new OrderedGatewayFilter(filter, NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1)
+		// before it, as the gateway's ModifyResponseBody does; a filter counting concurrency too, so that its
+		// exchange ends (and its slots are released) once the whole response is written, not at its headers
+		return releasesSlots ? new OrderedGatewayFilter(filter, NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1)
 				: filter;
 	}
 
