@@ -11,6 +11,7 @@ import java.util.function.BooleanSupplier;
 
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.gateway.GatewayTestApplication;
+import io.windowlimiter.gateway.test.FakeLlmServer;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -54,6 +55,8 @@ class ConcurrencyLimitTests {
 
 	static final HeldDownstream downstream = new HeldDownstream();
 
+	static final FakeLlmServer llm = FakeLlmServer.start();
+
 	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
 
 	@Autowired
@@ -87,6 +90,19 @@ class ConcurrencyLimitTests {
 		properties.add(mixed + "filters[0].args.limits[1].algorithm=concurrency");
 		properties.add(mixed + "filters[0].args.limits[1].limit=2");
 		properties.add(mixed + "filters[0].args.limits[1].window=10m");
+		String chat = ROUTES + "[2].";
+		properties.add(chat + "id=chat");
+		properties.add(chat + "uri=" + llm.baseUrl());
+		properties.add(chat + "predicates[0]=Path=/v1/**");
+		properties.add(chat + "filters[0].name=WindowRateLimit");
+		properties.add(chat + "filters[0].args.key-resolver=#{@headerKeyResolver}");
+		properties.add(chat + "filters[0].args.llm=openai");
+		properties.add(chat + "filters[0].args.limits[0].limit=100000");
+		properties.add(chat + "filters[0].args.limits[0].window=1m");
+		properties.add(chat + "filters[0].args.limits[0].unit=tokens");
+		properties.add(chat + "filters[0].args.limits[1].algorithm=concurrency");
+		properties.add(chat + "filters[0].args.limits[1].limit=1");
+		properties.add(chat + "filters[0].args.limits[1].window=1m");
 		return properties;
 	}
 
@@ -114,6 +130,7 @@ class ConcurrencyLimitTests {
 	@AfterAll
 	static void stop() {
 		downstream.close();
+		llm.close();
 	}
 
 	private WebClient client(int port) {
@@ -222,6 +239,43 @@ class ConcurrencyLimitTests {
 		assertThat(get(client, "/mixed/fourth").block(WAIT)).startsWith("429");
 		assertThat(inFlight("mixed", 1, 2)).isZero();
 		assertThat(downstream.hits()).isEqualTo(3);
+	}
+
+	@Test
+	void anLlmStreamHoldsItsSlotUntilItsLastEventAndThenFreesIt() throws InterruptedException {
+		WebClient client = client(port());
+		Queue<String> events = new ConcurrentLinkedQueue<>();
+		AtomicInteger ended = new AtomicInteger();
+		// six deltas 300 ms apart: the stream lasts about two seconds
+		Disposable stream = chat(client, true).subscribe(events::add, error -> ended.incrementAndGet(),
+				ended::incrementAndGet);
+		await("the stream's first event", () -> !events.isEmpty());
+		assertThat(chat(client, false).collectList().block(WAIT)).as("a second call while it streams")
+			.containsExactly("429 1");
+		assertThat(inFlight("chat", 1, 1)).isEqualTo(1);
+		await("the stream ended", () -> ended.get() == 1);
+		stream.dispose();
+		await("its slot released", () -> inFlight("chat", 1, 1) == 0);
+		assertThat(chat(client, false).collectList().block(WAIT)).hasSize(1).allMatch(answer -> answer.startsWith("200"));
+	}
+
+	/** A chat call: a stream's events as they come, or a call's status and Retry-After as "429 1". */
+	private Flux<String> chat(WebClient client, boolean stream) {
+		WebClient.RequestHeadersSpec<?> call = client.post()
+			.uri("/v1/chat/completions")
+			.header("X-API-Key", this.apiKey)
+			.header(FakeLlmServer.HEADER_DELAY_MS, "300")
+			.header(FakeLlmServer.HEADER_DELTAS, "6")
+			.header("Content-Type", "application/json")
+			.bodyValue("{\"model\":\"gpt-4.1\",\"stream\":" + stream
+					+ ",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
+		if (stream) {
+			return call.retrieve().bodyToFlux(String.class);
+		}
+		return call.exchangeToMono(response -> response.bodyToMono(String.class)
+			.defaultIfEmpty("")
+			.thenReturn(response.statusCode().value() + " " + response.headers().asHttpHeaders().getFirst("Retry-After")))
+			.flux();
 	}
 
 	@Test
