@@ -55,7 +55,10 @@ local horizon = 1
 for i = 1, limits do
   local base = 5 + 5 * (i - 1)
   local limit, window = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
-  horizon = math.max(horizon, window)
+  -- a concurrency limit's window is how long a slot may be held, not a span a refund could reach into
+  if ARGV[base] ~= 'CONCURRENCY' then
+    horizon = math.max(horizon, window)
+  end
   if ARGV[base] == 'TOKEN_BUCKET' then
     horizon = math.max(horizon, math.ceil(tonumber(ARGV[base + 3]) * window / limit))
   end

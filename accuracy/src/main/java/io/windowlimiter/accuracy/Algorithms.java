@@ -35,6 +35,7 @@ public final class Algorithms {
 			case SLIDING_LOG_SORTED_SET -> "sliding-log (sorted-set)";
 			case SLIDING_WINDOW_COUNTER -> "sliding-window-counter";
 			case TOKEN_BUCKET -> "token-bucket (burst = limit)";
+			case CONCURRENCY -> "concurrency";
 		};
 	}
 
@@ -45,6 +46,7 @@ public final class Algorithms {
 			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> "sliding log (exact)";
 			case SLIDING_WINDOW_COUNTER -> "sliding window counter";
 			case TOKEN_BUCKET -> "token bucket (burst = limit)";
+			case CONCURRENCY -> "concurrency (requests in flight, not a rate)";
 		};
 	}
 
@@ -55,6 +57,7 @@ public final class Algorithms {
 			case SLIDING_LOG, SLIDING_LOG_SORTED_SET -> "#1b9e77";
 			case SLIDING_WINDOW_COUNTER -> "#7570b3";
 			case TOKEN_BUCKET -> "#e7298a";
+			case CONCURRENCY -> "#666666";
 		};
 	}
 

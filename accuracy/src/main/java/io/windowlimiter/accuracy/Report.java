@@ -37,7 +37,7 @@ public final class Report {
 			.append("| overshoot | clients over limit (limited by the exact log) | count error ÷ limit | count error ÷ true |\n");
 		md.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
 		for (Trace trace : traces) {
-			for (Algorithm algorithm : Algorithm.values()) {
+			for (Algorithm algorithm : Algorithm.rates()) {
 				Score s = results.score(trace.name(), algorithm);
 				md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %s | %s | %s | %.2fx | %d of %d (%d) | %s | %s |%n",
 						trace.name(), Algorithms.name(algorithm), s.requests(), s.allowed(), signedPercent(s.allowedVsExact()),
@@ -98,7 +98,7 @@ public final class Report {
 				+ "wrongly_allowed,wrongly_denied,overshoot,clients_over_limit,clients_limited,count_error_of_limit,"
 				+ "count_error_of_true,model_mismatches\n");
 		for (Trace trace : traces) {
-			for (Algorithm algorithm : Algorithm.values()) {
+			for (Algorithm algorithm : Algorithm.rates()) {
 				Score s = results.score(trace.name(), algorithm);
 				csv.append(String.format(Locale.ROOT, "%s,%.4f,%d,%s,%d,%d,%d,%d,%d,%.4f,%d,%d,%.6f,%.6f,%d%n", trace.name(),
 						trace.level(), s.clients(), Algorithms.name(algorithm), s.requests(), s.allowed(), s.exactAllowed(),

@@ -67,6 +67,8 @@ public final class WindowModel {
 					double allowAt = from + interval - limit * interval;
 					yield new View((from - now) / interval, !(now < allowAt), (long) Math.floor((now - allowAt) / interval));
 				}
+				// requests in flight, not per window: accuracy runs replay rates only (Algorithm.rates())
+				case CONCURRENCY -> throw new IllegalArgumentException("concurrency is not a rate");
 			};
 			double estimate = view.estimate();
 			boolean allows = view.allows();

@@ -52,10 +52,10 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 		long allowed = Settings.allowedLimit();
 		List<HttpCase> cases = new ArrayList<>();
 		cases.add(new HttpCase(NONE, null, false, false, 0));
-		for (Algorithm algorithm : Algorithm.values()) {
+		for (Algorithm algorithm : Algorithm.rates()) {
 			cases.add(new HttpCase(Algorithms.name(algorithm), algorithm, false, false, allowed));
 		}
-		for (Algorithm algorithm : Algorithm.values()) {
+		for (Algorithm algorithm : Algorithm.rates()) {
 			// the ring only: a sorted-set log is refused above 10,000 (one entry per unit of cost blocks Redis)
 			if (algorithm == Algorithm.SLIDING_LOG && allowed != Algorithms.MAX_LOG_LIMIT) {
 				cases.add(new HttpCase(Algorithms.name(algorithm) + "-" + Algorithms.MAX_LOG_LIMIT, algorithm, false,
@@ -69,7 +69,7 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 				Integration.FILTER));
 		cases.add(new HttpCase("filter-settle-" + Algorithms.name(counter), counter, false, false, allowed,
 				Integration.FILTER_SETTLING));
-		for (Algorithm algorithm : Algorithm.values()) {
+		for (Algorithm algorithm : Algorithm.rates()) {
 			cases.add(new HttpCase("flood-" + Algorithms.name(algorithm), algorithm, false, true,
 					GatewayRoutes.FLOOD_LIMIT));
 		}

@@ -60,6 +60,15 @@ class MvcRouteCheckTests {
 	}
 
 	@Test
+	void refusesAConcurrencyLimitWhichServerMvcCannotRelease() {
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "algorithm", "concurrency", "limit", "2",
+				"window", "30s"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining(ROUTE + "filters[0].args.algorithm is 'concurrency'; allowed: algorithm concurrency "
+					+ "only on the WindowRateLimit filter (WebFlux)");
+	}
+
+	@Test
 	void refusesAnArgumentTheFilterDoesNotHave() {
 		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "windw", "10s"))
 			.hasMessageContaining(ROUTE + "filters[0].args.windw is no argument of WindowRateLimit");

@@ -84,6 +84,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 	@Override
 	public void afterSingletonsInstantiated() {
 		Map<String, Map<String, ?>> limited = new LinkedHashMap<>();
+		Set<String> releasing = new HashSet<>();
 		String defaults = RouteDefinitionRouteLocator.DEFAULT_FILTERS;
 		int inDefaults = check(defaults, this.gatewayProperties.getDefaultFilters(), limited);
 		onePerRoute(defaults, inDefaults, "appears " + inDefaults + " times among the default filters");
@@ -91,17 +92,19 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			int own = check(route.getId(), route.getFilters(), limited);
 			onePerRoute(route.getId(), own + inDefaults, (inDefaults == 0) ? "appears " + own + " times"
 					: "appears on the route and among the default filters, which apply to it too");
-			windowRateLimits(route, own > 0, limited);
+			windowRateLimits(route, own > 0, limited, releasing);
 		}
-		// each route on its own and with the plans, then every scope across the routes
-		this.registry.check(limited);
+		// each route on its own and with the plans, then every scope across the routes; concurrency only where
+		// a WindowRateLimit filter releases its slots
+		this.registry.check(limited, releasing);
 	}
 
 	/**
 	 * Checks the route's WindowRateLimit filters (the default filters' apply to it too): each one's
 	 * arguments, and that each has a policy of its own, apart from the route's RequestRateLimiter's.
 	 */
-	private void windowRateLimits(RouteDefinition route, boolean usesLimiter, Map<String, Map<String, ?>> limited) {
+	private void windowRateLimits(RouteDefinition route, boolean usesLimiter, Map<String, Map<String, ?>> limited,
+			Set<String> releasing) {
 		String routeId = route.getId();
 		List<FilterDefinition> filters = new ArrayList<>(this.gatewayProperties.getDefaultFilters());
 		filters.addAll(route.getFilters());
@@ -123,6 +126,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			Map<String, Object> limits = WindowRateLimitGatewayFilterFactory.limitArgs(filter.getArgs());
 			if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
 				limited.put(policyId, limits);
+				releasing.add(policyId);
 			}
 		}
 	}

@@ -88,14 +88,16 @@ class ExampleConfigTests {
 	}
 
 	@Test
-	void theWindowRateLimitExampleStartsWithALoginFormATwoKeyRouteAndABatchRoute() {
+	void theWindowRateLimitExampleStartsWithALoginFormATwoKeyRouteABatchRouteAndAnLlmRoute() {
 		try (ConfigurableApplicationContext context = start("gateway-window-rate-limit.yml")) {
-			assertThat(routeIds(context)).containsExactlyInAnyOrder("login", "orders", "batch");
+			assertThat(routeIds(context)).containsExactlyInAnyOrder("login", "orders", "batch", "chat");
 			PolicyRegistry registry = context.getBean(PolicyRegistry.class);
 			assertThat(registry.policies()).containsKeys("login", "orders", "orders@ip", "batch");
 			assertThat(registry.route("orders@ip").byDefault.reported.policyHeader()).isEqualTo("\"orders@ip\";q=300;w=60");
 			assertThat(registry.route("batch").byDefault.reported.policyHeader())
 				.isEqualTo("\"burst\";q=50;w=10, \"hourly\";q=1000;w=3600");
+			assertThat(registry.route("chat").byDefault.policies).extracting(policy -> policy.algorithm().id())
+				.containsExactly("sliding-window-counter", "sliding-window-counter", "concurrency");
 		}
 	}
 

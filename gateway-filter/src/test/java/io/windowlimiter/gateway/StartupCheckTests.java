@@ -72,7 +72,7 @@ class StartupCheckTests {
 				"window-rate-limiter.window=1m"))
 			.isInstanceOf(InvalidRouteConfigurationException.class)
 			.hasMessage("Invalid rate limit on route 'orders': window-rate-limiter.algorithm is 'leaky-bucket'; "
-					+ "allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket");
+					+ "allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket, concurrency");
 	}
 
 	/** Route 'orders' with this limiter and no key-resolver; {@code sources} beside the test application. */
@@ -245,7 +245,7 @@ class StartupCheckTests {
 				"window-rate-limiter.plans.free.limits[0].algorithm=leaky-bucket")))
 			.isInstanceOf(InvalidRouteConfigurationException.class)
 			.hasMessage("Invalid rate limit on plan 'free': window-rate-limiter.plans.free.limits[0].algorithm is "
-					+ "'leaky-bucket'; allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket");
+					+ "'leaky-bucket'; allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket, concurrency");
 	}
 
 	@Test

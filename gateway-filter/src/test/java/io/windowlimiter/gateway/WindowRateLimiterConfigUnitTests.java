@@ -49,8 +49,8 @@ class WindowRateLimiterConfigUnitTests {
 
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', textBlock = """
-			token-buket            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter, token-bucket
-			SLIDING_LOG            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter, token-bucket
+			token-buket            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter, token-bucket, concurrency
+			SLIDING_LOG            | 10   | 1m    | window-rate-limiter.algorithm | one of fixed-window, sliding-log, sliding-window-counter, token-bucket, concurrency
 			fixed-window           | 0    | 1m    | window-rate-limiter.limit     | a whole number from 1 to
 			fixed-window           | -5   | 1m    | window-rate-limiter.limit     | a whole number from 1 to
 			fixed-window           | ten  | 1m    | window-rate-limiter.limit     | a whole number from 1 to

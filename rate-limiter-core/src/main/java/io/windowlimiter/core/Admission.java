@@ -24,11 +24,14 @@ import org.jspecify.annotations.Nullable;
  * @param reservation what Redis counted for this request, for an adapter whose cost depends on the response
  * to {@linkplain RateLimiterCore#settle settle}; null when nothing was counted in Redis (refused, refused on a
  * shadow route, answered by the deny cache or the fail-mode, cost 0)
+ * @param slots the concurrency slots the request holds until its response ends, for the adapter to
+ * {@linkplain Slots#release release} then; null when it holds none (no concurrency limit, refused, or passed
+ * by fail-mode open)
  *
  * <p>Made once per request: the maps and lists are the core's, not copied; adapters read them.
  */
 public record Admission(boolean passes, Map<String, String> headers, List<String> violated, int status,
-		long remaining, long delayMillis, @Nullable Reservation reservation) {
+		long remaining, long delayMillis, @Nullable Reservation reservation, @Nullable Slots slots) {
 
 	/** The status of a client refused for who it is, not for its quota. */
 	public static final int FORBIDDEN = 403;
@@ -38,7 +41,7 @@ public record Admission(boolean passes, Map<String, String> headers, List<String
 	 * with {@link #withStatus}: this constructor's last number is what remains.)
 	 */
 	public Admission(boolean passes, Map<String, String> headers, List<String> violated, long remaining) {
-		this(passes, headers, violated, 0, remaining, 0, null);
+		this(passes, headers, violated, 0, remaining, 0, null, null);
 	}
 
 	/** As {@link #Admission(boolean, Map, List, long)}, reporting no limit. */
@@ -49,19 +52,25 @@ public record Admission(boolean passes, Map<String, String> headers, List<String
 	/** This admission refused with {@code status} (0: the usual). */
 	public Admission withStatus(int status) {
 		return (status == this.status) ? this : new Admission(this.passes, this.headers, this.violated, status,
-				this.remaining, this.delayMillis, this.reservation);
+				this.remaining, this.delayMillis, this.reservation, this.slots);
 	}
 
 	/** This admission held for {@code delayMillis} before it passes. */
 	public Admission withDelay(long delayMillis) {
 		return new Admission(this.passes, this.headers, this.violated, this.status, this.remaining, delayMillis,
-				this.reservation);
+				this.reservation, this.slots);
 	}
 
 	/** This admission with what Redis counted for it. */
 	public Admission withReservation(@Nullable Reservation reservation) {
 		return new Admission(this.passes, this.headers, this.violated, this.status, this.remaining, this.delayMillis,
-				reservation);
+				reservation, this.slots);
+	}
+
+	/** This admission holding these concurrency slots until its response ends. */
+	public Admission withSlots(@Nullable Slots slots) {
+		return new Admission(this.passes, this.headers, this.violated, this.status, this.remaining, this.delayMillis,
+				this.reservation, slots);
 	}
 
 	/**

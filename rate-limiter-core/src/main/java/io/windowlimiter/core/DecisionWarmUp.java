@@ -102,7 +102,8 @@ public class DecisionWarmUp implements SmartLifecycle {
 			keys.add(RedisKeys.of("window-rate-limiter", client, algorithm.keySuffix()));
 			policies.add(new WindowPolicy(algorithm, LIMIT, WINDOW));
 		}
-		LimitScript.Arguments arguments = LimitScript.arguments(policies, 1, "");
+		// the concurrency limit records every warm-up decision by one id: one slot, expiring after WINDOW
+		LimitScript.Arguments arguments = LimitScript.arguments(policies, 1, "").withRequestId(client);
 		try {
 			// a blocking wait, once, at start-up: nothing is served before it ends
 			Long decided = this.script.load()

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * {@code gateway.ratelimit.plans.unknown} counts clients whose plan nobody declared;
  * {@code gateway.ratelimit.near_limit} counts allowed requests near a limit ({@link NearLimit});
  * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis;
- * {@code gateway.ratelimit.settles} counts settles of reservations by result. Without a registry it
+ * {@code gateway.ratelimit.settles} counts settles of reservations by result;
+ * {@code gateway.ratelimit.releases} counts releases of concurrency slots by result. Without a registry it
  * records nothing.
  */
 public class RateLimitMetrics {
@@ -114,6 +115,22 @@ public class RateLimitMetrics {
 			this.counters.computeIfAbsent("settle\n" + route + '\n' + result,
 					k -> Counter.builder("gateway.ratelimit.settles")
 						.description("Settles of reservations by route and result; dropped: Redis could not take it")
+						.tags("route", route, "result", result)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/**
+	 * A request's concurrency slots were released so ({@code released}; {@code gone}: none was held any more,
+	 * the response outlived the window; {@code dropped}: Redis could not take it, the slots expire after their
+	 * window).
+	 */
+	public void release(String route, String result) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("release\n" + route + '\n' + result,
+					k -> Counter.builder("gateway.ratelimit.releases")
+						.description("Releases of concurrency slots by route and result; dropped: Redis could not take it")
 						.tags("route", route, "result", result)
 						.register(this.registry))
 				.increment();

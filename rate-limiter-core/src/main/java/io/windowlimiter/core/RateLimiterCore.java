@@ -2,6 +2,7 @@ package io.windowlimiter.core;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -199,7 +200,9 @@ public final class RateLimiterCore {
 			most = Math.max(most, costs[i]);
 		}
 		long cost = most;
-		LimitScript.Arguments arguments = policy.arguments(this.clock.millis()).withCosts(costs);
+		long requestId = Reservation.newId();
+		LimitScript.Arguments arguments = withRequestId(policy, policy.arguments(this.clock.millis()).withCosts(costs),
+				requestId);
 		List<String> keys = policy.keysFor(id);
 		Timer.Sample sample = this.metrics.startRedis();
 		return this.guard
@@ -209,7 +212,7 @@ public final class RateLimiterCore {
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, denyKey(policy, keys), cost, verdict,
 					verdict.allowed() ? new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
-							verdict.decisions()) : null))
+							verdict.decisions(), requestId) : null))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, cost)));
 	}
 
@@ -271,7 +274,15 @@ public final class RateLimiterCore {
 	 * throws {@link io.windowlimiter.core.policy.InvalidRouteConfigurationException}.
 	 */
 	public void configure(String routeId, Map<String, Object> args) {
-		if (this.registry.put(routeId, args)) {
+		configure(routeId, args, false);
+	}
+
+	/**
+	 * As {@link #configure(String, Map)}, for an adapter that releases concurrency slots when each response
+	 * ends ({@link Admission#slots()}): only such an adapter's routes may have {@code algorithm: concurrency}.
+	 */
+	public void configure(String routeId, Map<String, Object> args, boolean releasesSlots) {
+		if (this.registry.put(routeId, args, releasesSlots)) {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
 		}
@@ -303,6 +314,8 @@ public final class RateLimiterCore {
 			}
 			arguments = arguments.withCost(cost);
 		}
+		long requestId = Reservation.newId();
+		arguments = withRequestId(policy, arguments, requestId);
 		List<String> keys = policy.keysFor(id);
 		String cacheKey = denyKey(policy, keys);
 		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey, cost);
@@ -316,13 +329,19 @@ public final class RateLimiterCore {
 		if (policy.route.holds()) {
 			LimitScript.Arguments held = arguments;
 			return this.held.hold(mayHold -> fromRedis(routeId, policy, id, cost, keys,
-					mayHold ? held : held.withoutHold(), cacheKey));
+					mayHold ? held : held.withoutHold(), cacheKey, requestId));
 		}
-		return fromRedis(routeId, policy, id, cost, keys, arguments, cacheKey);
+		return fromRedis(routeId, policy, id, cost, keys, arguments, cacheKey, requestId);
+	}
+
+	/** The arguments recording the request by its id in the policy's concurrency limits, if it has any. */
+	private static LimitScript.Arguments withRequestId(CompiledPolicy policy, LimitScript.Arguments arguments,
+			long requestId) {
+		return (policy.concurrency.length == 0) ? arguments : arguments.withRequestId(Reservation.idText(requestId));
 	}
 
 	private Mono<Admission> fromRedis(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
-			LimitScript.Arguments arguments, String cacheKey) {
+			LimitScript.Arguments arguments, String cacheKey, long requestId) {
 		Timer.Sample sample = this.metrics.startRedis();
 		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
 		return this.guard
@@ -331,15 +350,51 @@ public final class RateLimiterCore {
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, cacheKey, cost, verdict,
-					reservation(routeId, policy, keys, cost, verdict)))
+					reservation(routeId, policy, keys, cost, verdict, requestId)))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, cost)));
 	}
 
 	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */
 	private static @Nullable Reservation reservation(String routeId, CompiledPolicy policy, List<String> keys,
-			long cost, Verdict verdict) {
+			long cost, Verdict verdict, long requestId) {
 		return (verdict.allowed() && cost > 0)
-				? new Reservation(routeId, policy, keys, cost, verdict.now(), verdict.decisionsFromNow()) : null;
+				? new Reservation(routeId, policy, keys, cost, null, verdict.now(), verdict.decisionsFromNow(), requestId) : null;
+	}
+
+	/**
+	 * Releases the concurrency slots a reservation took, once its response has ended: one Redis call through
+	 * the same guard as settles (bounded by {@code redis-timeout}, refused at once while Redis is stalled), never
+	 * queued or retried; a release Redis cannot take is dropped, and the slots expire after their window.
+	 * Idempotent in Redis (removing an id twice removes it once). Never fails.
+	 */
+	Mono<Released> release(Reservation reservation) {
+		CompiledPolicy policy = reservation.policy();
+		List<String> all = reservation.keys();
+		List<String> keys = new ArrayList<>(policy.concurrency.length);
+		for (int i : policy.concurrency) {
+			keys.add(all.get(i));
+		}
+		String routeId = reservation.routeId();
+		return this.guard.protect(this.script.nodeOf(keys), this.script.release(keys, reservation.id()),
+				this.script.probe(keys))
+			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE)
+			.doOnNext(released -> this.denyCache.forget(denyKey(policy, all)))
+			.onErrorResume(error -> Mono.just(Released.DROPPED))
+			.doOnNext(released -> this.metrics.release(routeId, released.tag));
+	}
+
+	/** What became of a release of concurrency slots. */
+	public enum Released {
+
+		/** Redis gave the slots back. */
+		RELEASED,
+		/** Redis held none of them: released before, or expired (the response outlived the window). */
+		GONE,
+		/** Redis could not take it in time: the slots expire after their window. */
+		DROPPED;
+
+		final String tag = name().toLowerCase();
+
 	}
 
 	/**
@@ -470,6 +525,9 @@ public final class RateLimiterCore {
 				violated)
 			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()))
 			.withReservation(reservation);
+		if (reservation != null && policy.concurrency.length > 0) {
+			admission = admission.withSlots(new Slots(() -> release(reservation)));
+		}
 		return (verdict.holdMillis() > 0) ? admission.withDelay(verdict.holdMillis()) : admission;
 	}
 
@@ -520,6 +578,9 @@ public final class RateLimiterCore {
 	private static long maxCost(CompiledPolicy policy) {
 		long max = Long.MAX_VALUE;
 		for (RouteLimit limit : policy.limits) {
+			if (limit.policy().algorithm().countsRequests()) {
+				continue;
+			}
 			max = Math.min(max, Math.min(limit.policy().limit(), limit.policy().burst()));
 		}
 		return max;
@@ -536,9 +597,18 @@ public final class RateLimiterCore {
 				? new LocalWindowLimiter.Penalty(policy.blockKeyFor(id), policy.blockForMillis()) : null;
 		Verdict verdict = this.localLimiter.decideAll(keys, shares, penalty, cost, this.clock.millis());
 		List<String> violated = verdict.denying().stream().map(i -> policy.shares.list().get(i).name()).toList();
-		return answer(policy, policy.shares, verdict.reported(), verdict.reportedDecision(), verdict.allowed(),
+		Admission admission = answer(policy, policy.shares, verdict.reported(), verdict.reportedDecision(), verdict.allowed(),
 				violated)
 			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()));
+		if (policy.concurrency.length == 0 || !verdict.allowed()) {
+			return admission;
+		}
+		List<String> slots = new ArrayList<>(policy.concurrency.length);
+		for (int i : policy.concurrency) {
+			slots.add(keys.get(i));
+		}
+		// taken in this instance's memory: released there, wherever Redis is by then
+		return admission.withSlots(new Slots(() -> Mono.fromRunnable(() -> this.localLimiter.release(slots))));
 	}
 
 	// For operators (io.windowlimiter.core.operations): routes, and one client's standing, off the decision path.
@@ -681,6 +751,7 @@ public final class RateLimiterCore {
 			CompiledRoute route = route(routeId);
 			if (route != null) {
 				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
+				this.registry.checkOverrideReleased(target, routeId, limits);
 				MaxDelay.checkOverride(target, routeId, route.policy, limits);
 			}
 		}

@@ -40,8 +40,11 @@ public final class Reservation {
 	/** The decision of each limit when it reserved: their resets say where the reservation landed. */
 	private final List<Decision> decisions;
 
-	/** Unique among the client's reservations while markers live (ten minutes at most): 64 random bits. */
-	private final long id = ThreadLocalRandom.current().nextLong();
+	/**
+	 * Unique among the client's reservations while markers live (ten minutes at most) and among its requests
+	 * in flight (a concurrency limit records it): 64 random bits, made by the gateway.
+	 */
+	private final long id;
 
 	/** 1 once settled: made for every admitted request, so a field updater rather than an object more. */
 	private volatile int settled;
@@ -52,12 +55,13 @@ public final class Reservation {
 	/** Made for every request Redis counted: nothing here is worked out until a settle asks. */
 	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long reservedAt,
 			List<Decision> decisions) {
-		this(routeId, policy, keys, cost, null, reservedAt, decisions);
+		this(routeId, policy, keys, cost, null, reservedAt, decisions, newId());
 	}
 
 	/** @param costs the cost reserved in each limit, when they differ; null when {@code cost} is every limit's */
 	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long @Nullable [] costs,
-			long reservedAt, List<Decision> decisions) {
+			long reservedAt, List<Decision> decisions, long id) {
+		this.id = id;
 		this.routeId = routeId;
 		this.policy = policy;
 		this.keys = keys;
@@ -122,7 +126,16 @@ public final class Reservation {
 
 	/** What tells this reservation apart from the client's others: part of its marker. */
 	public String id() {
-		return Long.toHexString(this.id);
+		return idText(this.id);
+	}
+
+	/** A new id, made before the decision when a concurrency limit must record the request by it. */
+	static long newId() {
+		return ThreadLocalRandom.current().nextLong();
+	}
+
+	static String idText(long id) {
+		return Long.toHexString(id);
 	}
 
 	/** The key the settle script sets once this reservation is settled, under the client's hash tag. */

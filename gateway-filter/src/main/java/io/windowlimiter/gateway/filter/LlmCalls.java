@@ -10,6 +10,7 @@ import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
+import io.windowlimiter.core.Slots;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.metering.LlmRequest;
@@ -122,7 +123,9 @@ final class LlmCalls {
 					exchange.getResponse().getHeaders().set(REMAINING_TOKENS, Long.toString(remaining));
 				}
 			}
-			return call(exchange, chain, request, estimate, body, reservation, refusedLater);
+			Mono<Void> call = call(exchange, chain, request, estimate, body, reservation, refusedLater);
+			Slots slots = admission.slots();
+			return (slots != null) ? WindowRateLimitFilter.releasedAtTheEnd(call, slots) : call;
 		});
 	}
 

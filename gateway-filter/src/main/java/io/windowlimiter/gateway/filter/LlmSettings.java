@@ -115,8 +115,16 @@ record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 			}
 		});
 		boolean any = false;
-		for (boolean token : tokens) {
-			any |= token;
+		for (int i = 0; i < count; i++) {
+			any |= tokens[i];
+			Object algorithm = limitArgs.get(RouteArgs.PREFIX + "limits[" + i + "].algorithm");
+			algorithm = (algorithm != null) ? algorithm : limitArgs.get(RouteArgs.PREFIX + "limits." + i + ".algorithm");
+			algorithm = (algorithm != null) ? algorithm : limitArgs.get(RouteArgs.PREFIX + "algorithm");
+			if (tokens[i] && algorithm != null && "concurrency".equals(algorithm.toString().trim())) {
+				throw new InvalidRouteConfigurationException(policyId, several ? "limits[" + i + "].unit" : "unit",
+						"is 'tokens' on a limit of algorithm concurrency",
+						"unit: requests (the default) there: a concurrency limit counts requests in flight, one slot each");
+			}
 		}
 		if (!any) {
 			throw new InvalidRouteConfigurationException(policyId, "llm", "is set but no limit counts tokens",

@@ -8,6 +8,7 @@ import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.CostAboveLimitException;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
+import io.windowlimiter.core.Slots;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.plan.PlanResolver;
@@ -170,13 +171,23 @@ final class WindowRateLimitFilter implements GatewayFilter {
 			admission.headers().forEach(response.getHeaders()::set);
 		}
 		Reservation reservation = admission.reservation();
+		Slots slots = admission.slots();
 		if (reservation != null) {
 			// settled when the response starts: its status and headers are known, and the client sees it only
 			// after the settle (its next request finds the refund made). A client gone before then never gets
 			// a response started: it stays charged what was reserved, so hanging up never makes a call free.
 			response.beforeCommit(() -> settle(response, limits, reservation));
 		}
-		return chain.filter(exchange);
+		return (slots != null) ? releasedAtTheEnd(chain.filter(exchange), slots) : chain.filter(exchange);
+	}
+
+	/**
+	 * The exchange, giving its concurrency slots back when it ends: completed (the response written), failed,
+	 * or cancelled (the client gone). Not on the response's path: one Redis call nobody waits for; one Redis
+	 * cannot take is dropped, and the slot expires after its window.
+	 */
+	static Mono<Void> releasedAtTheEnd(Mono<Void> exchange, Slots slots) {
+		return exchange.doFinally(signal -> slots.release().subscribe());
 	}
 
 	/**

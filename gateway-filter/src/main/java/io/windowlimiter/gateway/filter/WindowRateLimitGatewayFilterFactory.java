@@ -4,8 +4,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteArgs;
@@ -87,8 +89,18 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		FilterSettings settings = FilterSettings.of(routeId, config.ownArgs());
 		Map<String, Object> limitArgs = config.limitArgs();
 		LlmSettings llm = LlmSettings.of(settings.policyId(), config.ownArgs(), limitArgs);
+		boolean releasesSlots;
 		try {
-			this.core.configure(settings.policyId(), LlmSettings.withoutUnits(limitArgs));
+			Map<String, Object> args = LlmSettings.withoutUnits(limitArgs);
+			this.core.configure(settings.policyId(), args, true);
+			CompiledRoute route = this.core.route(settings.policyId());
+			// a slot is released when the exchange ends, which is when the response is written only for a filter
+			// ordered before the gateway writes it: what a filter counting concurrency (or an LLM filter) is
+			releasesSlots = llm != null || (route != null && route.countsConcurrency());
+			if (!releasesSlots) {
+				// so an override counting concurrency is refused on it, as on a route of another adapter
+				this.core.configure(settings.policyId(), args, false);
+			}
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			throw unprefixed(ex);
@@ -100,8 +112,9 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		WindowRateLimitFilter filter = new WindowRateLimitFilter(this.core, settings, keyResolver,
 				config.getCostResolver(), this.planResolver, this.problemDetails, llm);
 		// an LLM filter decorates the response, which NettyWriteResponseFilter (order -1) writes: it must come
-		// before it, as the gateway's ModifyResponseBody does
-		return (llm != null) ? new OrderedGatewayFilter(filter, NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1)
+		// before it, as the gateway's ModifyResponseBody does; a filter counting concurrency too, so that its
+		// exchange ends (and its slots are released) once the whole response is written, not at its headers
+		return releasesSlots ? new OrderedGatewayFilter(filter, NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1)
 				: filter;
 	}
 
@@ -128,7 +141,7 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		Map<String, Object> limits = LlmSettings.withoutUnits(withUnits);
 		if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
 			try {
-				registry.check(Map.of(settings.policyId(), limits));
+				registry.check(Map.of(settings.policyId(), limits), Set.of(settings.policyId()));
 			}
 			catch (InvalidRouteConfigurationException ex) {
 				throw unprefixed(ex);

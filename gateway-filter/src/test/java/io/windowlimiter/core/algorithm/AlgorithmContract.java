@@ -143,7 +143,7 @@ abstract class AlgorithmContract {
 	// every algorithm
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void theWindowEdgeCaseOfTheDesignNotes(Algorithm algorithm) {
 		// limit 100 per minute; 100 requests at second 59 and 100 at second 61
 		WindowPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1));
@@ -155,12 +155,13 @@ abstract class AlgorithmContract {
 			case SLIDING_WINDOW_COUNTER -> 100 + (int) Math.floor(100 - 100 * (60.0 - 1) / 60);
 			// full at second 59; two seconds refill floor(2000 / 600) = 3 requests at 100 per minute
 			case TOKEN_BUCKET -> 100 + (int) Math.floor(2_000 / (60_000.0 / 100));
+			case CONCURRENCY -> throw new IllegalArgumentException("not a rate");
 		};
 		assertThat(allowed).isEqualTo(expected);
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void retryAfterIsTruthfulAndTight(Algorithm algorithm) {
 		WindowPolicy policy = policy(algorithm, 7, Duration.ofSeconds(60));
 		Random random = new Random(42);
@@ -181,7 +182,7 @@ abstract class AlgorithmContract {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void exactlyTheLimitPassesUnderConcurrencyOnTheRedisClock(Algorithm algorithm) {
 		// 366-day epoch-aligned windows: an edge falls inside this test's second once a year at most
 		WindowPolicy policy = policy(algorithm, 50, WindowPolicy.MAX_WINDOW);
@@ -198,7 +199,7 @@ abstract class AlgorithmContract {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aCostAboveTheLimitIsRefusedForGoodWithoutAnErrorOrWriting(Algorithm algorithm) {
 		// 5 a minute (the bucket: burst 5, one back every 12 s)
 		WindowPolicy five = policy(algorithm, 5, Duration.ofMinutes(1));
@@ -241,7 +242,7 @@ abstract class AlgorithmContract {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aFlushedScriptCacheIsRefilledTransparently(Algorithm algorithm) {
 		WindowPolicy policy = policy(algorithm, 2, Duration.ofMinutes(1));
 		assertThat(decide(policy, T0).allowed()).isTrue();
@@ -255,7 +256,7 @@ abstract class AlgorithmContract {
 	 * slot, and after a script flush it is loaded again as the decision script is.
 	 */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aReservationSettlesOnceAfterTheScriptCacheWasFlushed(Algorithm algorithm) {
 		WindowPolicy policy = policy(algorithm, 10, Duration.ofMinutes(1));
 		Verdict reserved = script().decide(List.of(new LimitScript.Limit(this.key, policy)), 6, Long.toString(T0))

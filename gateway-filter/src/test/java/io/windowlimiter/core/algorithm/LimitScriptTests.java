@@ -65,7 +65,7 @@ class LimitScriptTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aRequestConsumesItsCost(Algorithm algorithm) {
 		List<LimitScript.Limit> limit = List.of(limit(algorithm, 10, Duration.ofMinutes(1), "cost"));
 		assertThat(decide(limit, 4, T0).decisions().get(0)).extracting(Decision::allowed, Decision::remaining)
@@ -78,7 +78,7 @@ class LimitScriptTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void retryAfterStaysTruthfulAndTightWithCosts(Algorithm algorithm) {
 		List<LimitScript.Limit> limit = List.of(limit(algorithm, 9, Duration.ofMinutes(1), "truth"));
 		Random random = new Random(7);
@@ -102,7 +102,7 @@ class LimitScriptTests {
 
 	/** Cost 0 is the operator's read: the client's standing now, and not a byte written. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aPeekTellsTheStandingAndWritesNothing(Algorithm algorithm) {
 		LimitScript.Limit limit = limit(algorithm, 5, Duration.ofMinutes(1), "peek");
 		List<LimitScript.Limit> limits = List.of(limit);

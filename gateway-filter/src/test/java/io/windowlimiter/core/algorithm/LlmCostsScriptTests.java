@@ -52,7 +52,7 @@ class LlmCostsScriptTests extends ScriptTestSupport {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "TOKEN_BUCKET", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "TOKEN_BUCKET", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void eachLimitCountsItsOwnCostAllOrNothing(Algorithm algorithm) {
 		Verdict first = decide(algorithm, 300, T0);
 		assertThat(first.allowed()).isTrue();
@@ -77,7 +77,7 @@ class LlmCostsScriptTests extends ScriptTestSupport {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aRefundAfterTheWindowRolledNeverGivesMoreThanTheLimit(Algorithm algorithm) {
 		long at = T0 + 59_900;
 		Verdict reserved = decide(algorithm, 900, at);

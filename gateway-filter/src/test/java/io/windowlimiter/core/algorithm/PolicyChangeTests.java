@@ -31,7 +31,7 @@ class PolicyChangeTests extends ScriptTestSupport {
 
 	/** A partner's 1d/100,000 override with 20,000 used ends at 10:30 into the plan's 1h/1,000. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void anOverrideOfADayEndingIntoAnHourlyPlanRefusesAtMostUntilTheHourEnds(Algorithm algorithm) {
 		WindowPolicy override = limit(algorithm, 100_000, Duration.ofDays(1));
 		WindowPolicy plan = limit(algorithm, 1_000, Duration.ofHours(1));
@@ -56,7 +56,7 @@ class PolicyChangeTests extends ScriptTestSupport {
 
 	/** A client used up 1000/1d; an override of 100/1m meant to unlock it does, within a minute. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void anUnlockOverrideOfAMinuteAllowsWithinAMinute(Algorithm algorithm) {
 		WindowPolicy daily = limit(algorithm, 1_000, Duration.ofDays(1));
 		WindowPolicy unlock = limit(algorithm, 100, Duration.ofMinutes(1));
@@ -97,7 +97,7 @@ class PolicyChangeTests extends ScriptTestSupport {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aLongerWindowWithALargerLimitKeepsWhatWasUsed(Algorithm algorithm) {
 		// 4 of 10 an hour used at 00:10; at 00:20 the client gets 20 a day
 		WindowPolicy hourly = limit(algorithm, 10, Duration.ofHours(1));
@@ -121,7 +121,7 @@ class PolicyChangeTests extends ScriptTestSupport {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aShorterWindowWithASmallerLimitRefusesAtMostUntilItsWindowEnds(Algorithm algorithm) {
 		// 40 of 50 an hour used at 00:05; at 00:30 the client gets 10 a minute
 		WindowPolicy hourly = limit(algorithm, 50, Duration.ofHours(1));

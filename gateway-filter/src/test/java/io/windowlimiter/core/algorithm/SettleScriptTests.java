@@ -47,7 +47,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	void theDecisionScriptCarriesNoSettleCode() {
 		String decision = this.script.script().getScriptAsString();
 		assertThat(decision).contains("algorithms['TOKEN_BUCKET']").doesNotContain("settles");
-		for (Algorithm algorithm : Algorithm.values()) {
+		for (Algorithm algorithm : Algorithm.rates()) {
 			assertThat(decision).contains("algorithms['" + algorithm.name() + "']");
 		}
 	}
@@ -100,7 +100,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aRefundWithinTheWindowLeavesTheClientWhereTheActualCostWould(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		long at = reserve(policy, 6, T0 + 1_000);
@@ -119,7 +119,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void actualZeroGivesTheWholeReservationBack(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		long at = reserve(policy, 10, T0 + 1_000);
@@ -130,7 +130,7 @@ class SettleScriptTests extends ScriptTestSupport {
 
 	/** Once the reservation's window has passed, it holds nothing: a refund gives nothing and writes nothing. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aRefundAfterTheReservationsWindowHasPassedGivesNothing(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		long at = reserve(policy, 10, T0 + 59_000);
@@ -183,7 +183,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	 * (each algorithm's horizon: the window's end, the counter's fade, the log's window, an empty bucket).
 	 */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aLateChargePastTheLimitMakesLaterRequestsWait(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		long at = reserve(policy, 2, T0 + 1_000);
@@ -215,7 +215,7 @@ class SettleScriptTests extends ScriptTestSupport {
 
 	/** A late charge below the limit: the rest of the window holds that much less, as if it had been reserved. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aLateChargeWithinTheLimitCountsAsIfItHadBeenReserved(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		long at = reserve(policy, 2, T0 + 1_000);
@@ -227,7 +227,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aSecondSettleOfTheSameReservationChangesNothing(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		long at = reserve(policy, 6, T0 + 1_000);
@@ -255,7 +255,7 @@ class SettleScriptTests extends ScriptTestSupport {
 
 	/** The limit changed between reserve and settle, the window not: the refund applies to the same count. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aRaisedLimitKeepsTheRefundExact(Algorithm algorithm) {
 		WindowPolicy ten = tenAMinute(algorithm);
 		WindowPolicy twenty = new WindowPolicy(algorithm, 20, Duration.ofMinutes(1));
@@ -271,7 +271,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	 * than a client whose request cost nothing from the start; a late charge still counts.
 	 */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aChangedWindowNeverHandsOutFreshQuota(Algorithm algorithm) {
 		WindowPolicy minute = tenAMinute(algorithm);
 		WindowPolicy hour = new WindowPolicy(algorithm, 100, Duration.ofHours(1));
@@ -300,7 +300,7 @@ class SettleScriptTests extends ScriptTestSupport {
 
 	/** Redis's clock stepped back between reserve and settle (a failover to a lagging replica). */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aClockSteppingBackBetweenReserveAndSettleRefundsTheSame(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		long at = reserve(policy, 6, T0 + 30_000);
@@ -313,7 +313,7 @@ class SettleScriptTests extends ScriptTestSupport {
 
 	/** Reserved just after a window edge, settled on a clock back before it: still the reservation's window. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aClockSteppingBackAcrossAWindowEdgeRefundsTheReservationsWindow(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		reserve(policy, 3, T0 + 10_000);
@@ -362,7 +362,7 @@ class SettleScriptTests extends ScriptTestSupport {
 
 	/** A reservation of the whole limit, refunded whole; a cost above the limit is refused and reserves nothing. */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void costsAtAndAboveTheLimit(Algorithm algorithm) {
 		WindowPolicy policy = tenAMinute(algorithm);
 		Verdict above = reserve(this.key, policy, 11, T0 + 1_000);
@@ -380,7 +380,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	 * time per unit: the ring copes; the sorted set spends tens of microseconds per unit (printed).
 	 */
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void largeCostsSettleExactly(Algorithm algorithm) {
 		WindowPolicy policy = new WindowPolicy(algorithm, 100_000, Duration.ofMinutes(1));
 		reserve(policy, 1, T0);
@@ -464,7 +464,7 @@ class SettleScriptTests extends ScriptTestSupport {
 		List<String> written = new ArrayList<>();
 		long markers = 0;
 		for (int i = 0; i < 2_000; i++) {
-			Algorithm algorithm = Algorithm.values()[i % Algorithm.values().length];
+			Algorithm algorithm = Algorithm.rates().get(i % Algorithm.rates().size());
 			WindowPolicy policy = tenAMinute(algorithm);
 			String client = UUID.randomUUID().toString();
 			String key = RedisKeys.of("settle-fresh", client, algorithm.keySuffix());

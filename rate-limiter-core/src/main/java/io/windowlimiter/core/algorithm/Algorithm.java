@@ -1,6 +1,7 @@
 package io.windowlimiter.core.algorithm;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
@@ -41,7 +42,15 @@ public enum Algorithm {
 	 * GCRA: {@code limit} per window sustained, up to {@code burst} at once; one small key holding the
 	 * theoretical arrival time at any limit. Its extra argument is the burst.
 	 */
-	TOKEN_BUCKET("token-bucket", null, "token_bucket.lua", "tb");
+	TOKEN_BUCKET("token-bucket", null, "token_bucket.lua", "tb"),
+
+	/**
+	 * At most {@code limit} requests of a client in flight at once: a sorted set of the ids of its requests in
+	 * flight, each released when its response ends or, when no release comes (the instance holding it died),
+	 * expiring after {@code window}. A request takes one slot whatever its cost. Its extra argument is the
+	 * request's id, which the core sets per request ({@link LimitScript.Arguments#withRequestId}).
+	 */
+	CONCURRENCY("concurrency", null, "concurrency.lua", "cc");
 
 	private final String id;
 
@@ -78,9 +87,25 @@ public enum Algorithm {
 		return this.keySuffix;
 	}
 
-	/** The module's extra argument for this policy: the token bucket's burst, "" for the others. */
+	/**
+	 * The module's extra argument for this policy: the token bucket's burst, "" for the others (a concurrency
+	 * limit's is the request's id, set per request).
+	 */
 	public String extra(WindowPolicy policy) {
 		return (this == TOKEN_BUCKET) ? Long.toString(policy.burst()) : "";
+	}
+
+	/** Whether a request takes one unit of this limit whatever its cost (a slot in flight). */
+	public boolean countsRequests() {
+		return this == CONCURRENCY;
+	}
+
+	/**
+	 * The algorithms that count requests per window: every one but {@link #CONCURRENCY}, which counts requests
+	 * in flight. What accuracy runs and rate benchmarks compare.
+	 */
+	public static List<Algorithm> rates() {
+		return Arrays.stream(values()).filter(algorithm -> !algorithm.countsRequests()).toList();
 	}
 
 	/** The configuration names of all algorithms, for error messages. */

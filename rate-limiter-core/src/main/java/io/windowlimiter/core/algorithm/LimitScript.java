@@ -40,6 +40,9 @@ public final class LimitScript {
 
 	private final ScriptSender.Script settle;
 
+	/** Releases a request's concurrency slots when its response ends: {@code release.lua}, on its own. */
+	private final ScriptSender.Script release;
+
 	/**
 	 * @param redis the template whose connection factory, a {@link LettuceConnectionFactory} (the only one
 	 * with reactive support), reaches Redis
@@ -70,8 +73,10 @@ public final class LimitScript {
 		settleSource.append(withoutComments(read("settle.lua")));
 		this.script = (RedisScript) RedisScript.of(source.toString(), List.class);
 		this.settle = new ScriptSender.Script(RedisScript.of(settleSource.toString()).getSha1(), settleSource.toString());
+		String releaseSource = withoutComments(read("release.lua"));
+		this.release = new ScriptSender.Script(RedisScript.of(releaseSource).getSha1(), releaseSource);
 		this.sender = new ScriptSender(factory, new ScriptSender.Script(this.script.getSha1(), source.toString()),
-				this.settle);
+				this.settle, this.release);
 	}
 
 	/**
@@ -205,6 +210,22 @@ public final class LimitScript {
 	}
 
 	/**
+	 * Releases one request's concurrency slots: removes its id from each key's set. Idempotent: a second call
+	 * removes nothing.
+	 * @param keys the client's keys of the request's concurrency limits, sharing one hash tag
+	 * @param requestId the id the decision recorded ({@link Arguments#withRequestId})
+	 * @return how many slots were removed
+	 */
+	public Mono<Long> release(List<String> keys, String requestId) {
+		byte[][] encodedKeys = new byte[keys.size()][];
+		for (int i = 0; i < encodedKeys.length; i++) {
+			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		byte[][] args = { requestId.getBytes(StandardCharsets.UTF_8) };
+		return this.sender.run(this.release, encodedKeys, args).map(reply -> reply.get(0));
+	}
+
+	/**
 	 * A call that reaches the node deciding for these keys and changes nothing there: what a stalled guard
 	 * tries before it sends a decision (see {@link io.windowlimiter.core.failure.RedisGuard}).
 	 */
@@ -319,6 +340,25 @@ public final class LimitScript {
 			List<String> values = new ArrayList<>(this.values);
 			values.set(values.size() - 1, "0");
 			return new Arguments(values);
+		}
+
+		/**
+		 * These arguments for one request whose concurrency limits record it by {@code requestId}: unique per
+		 * request, made by the gateway, never by the client (it is the member of the client's set that the
+		 * release removes). The same arguments when no limit counts concurrency.
+		 */
+		public Arguments withRequestId(String requestId) {
+			List<String> values = null;
+			String concurrency = Algorithm.CONCURRENCY.name();
+			for (int at = 2; at + 3 < this.values.size(); at += 4) {
+				if (concurrency.equals(this.values.get(at))) {
+					if (values == null) {
+						values = new ArrayList<>(this.values);
+					}
+					values.set(at + 3, requestId);
+				}
+			}
+			return (values != null) ? new Arguments(values) : this;
 		}
 
 		/** The arguments as text, in order, e.g. to replay them with redis-cli. */

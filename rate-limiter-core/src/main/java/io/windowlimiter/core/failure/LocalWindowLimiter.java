@@ -3,6 +3,7 @@ package io.windowlimiter.core.failure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -17,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * The stand-in for Redis in fail-mode {@code local}, in this instance's memory, per route and client: a
  * sliding window counter for a window measured from the epoch, a count per local period for a calendar
  * quota (from the period's start in its zone to its end, as {@code calendar.lua} counts), and a client's
- * penalty ({@code block-for}) on the route. It only ever sees this instance's traffic, so routes give it
+ * penalty ({@code block-for}) on the route, and a concurrency limit's requests in flight on this instance. It only ever sees this instance's traffic, so routes give it
  * their limit divided by the number of instances. Memory is bounded: at most {@code maxEntries} entries
  * (least recently used go first); a window's count is dropped two windows after its last use, a period's
  * when the period ends, a block when it ends.
@@ -25,6 +26,9 @@ import org.jspecify.annotations.Nullable;
 public class LocalWindowLimiter {
 
 	private final Cache<String, Entry> entries;
+
+	/** Concurrency limits' requests in flight on this instance, by key; absent at 0. */
+	private final ConcurrentHashMap<String, Long> inFlight = new ConcurrentHashMap<>();
 
 	public LocalWindowLimiter(long maxEntries) {
 		this.entries = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new UntilUseless()).build();
@@ -41,6 +45,9 @@ public class LocalWindowLimiter {
 	}
 
 	private Decision decide(String key, WindowPolicy limit, long cost, long nowMillis, boolean record) {
+		if (limit.algorithm().countsRequests()) {
+			return inFlight(key, limit, record);
+		}
 		long own = Math.min(cost, limit.limit());
 		CalendarPeriod calendar = limit.calendar();
 		if (calendar == null) {
@@ -55,6 +62,35 @@ public class LocalWindowLimiter {
 		Period entry = (found instanceof Period period) ? period : replace(periodKey, new Period(end, nowMillis));
 		synchronized (entry) {
 			return entry.decide(limit.limit(), own, nowMillis, record);
+		}
+	}
+
+	/**
+	 * A concurrency limit in memory: the requests of this instance in flight, each one slot until
+	 * {@link #release} gives it back. Entries leave when their count is back to 0, so memory follows the
+	 * requests in flight.
+	 */
+	private Decision inFlight(String key, WindowPolicy policy, boolean record) {
+		long limit = policy.limit();
+		long[] held = new long[1];
+		boolean[] allowed = new boolean[1];
+		this.inFlight.compute(key, (k, count) -> {
+			long now = (count != null) ? count : 0;
+			allowed[0] = now < limit;
+			held[0] = (allowed[0] && record) ? now + 1 : now;
+			return (held[0] > 0) ? held[0] : null;
+		});
+		if (!allowed[0]) {
+			// no one knows when a response ends: try again in a second, as the script answers
+			return new Decision(false, 0, policy.windowMillis(), Math.min(1_000, policy.windowMillis()));
+		}
+		return new Decision(true, limit - held[0] - (record ? 0 : 1), policy.windowMillis(), 0);
+	}
+
+	/** Gives back one slot of each of these concurrency keys, taken by {@link #decideAll}. */
+	public void release(List<String> keys) {
+		for (String key : keys) {
+			this.inFlight.computeIfPresent(key, (k, count) -> (count > 1) ? count - 1 : null);
 		}
 	}
 

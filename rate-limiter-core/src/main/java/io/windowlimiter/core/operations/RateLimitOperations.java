@@ -146,8 +146,12 @@ public class RateLimitOperations {
 			for (int i = 0; i < standing.limits().size(); i++) {
 				RouteLimit limit = standing.limits().get(i);
 				Decision decision = standing.decisions().get(i);
+				// a concurrency limit's read counts the slots held: what is in flight, read with the rest
+				Long inFlight = limit.policy().algorithm().countsRequests()
+						? limit.policy().limit() - decision.remaining() : null;
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
-						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis())));
+						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis()),
+						inFlight));
 			}
 			Access access = this.limiter.accessOf(target, client);
 			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client),
@@ -560,10 +564,12 @@ public class RateLimitOperations {
 	 * @param limit requests per window
 	 * @param window ISO-8601, e.g. {@code PT1M}
 	 * @param remaining requests the client may still make now
-	 * @param reset seconds until quota frees, rounded up, as in {@code X-RateLimit-Reset}
+	 * @param reset seconds until quota frees, rounded up, as in {@code X-RateLimit-Reset} (for a concurrency
+	 * limit: until the oldest slot held expires at the latest)
+	 * @param inFlight for a concurrency limit, the client's requests in flight now (slots held); null for the others
 	 */
 	public record LimitStanding(String name, @Nullable String scope, long limit, String window, long remaining,
-			long reset) {
+			long reset, @Nullable Long inFlight) {
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.algorithm.WindowPolicy;
@@ -56,6 +57,12 @@ public final class CompiledPolicy {
 
 	public final Reported reported;
 
+	/**
+	 * The positions of the concurrency limits, whose slots a request holds until its response ends; empty
+	 * when there are none.
+	 */
+	public final int[] concurrency;
+
 	/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
 	public final Reported shares;
 
@@ -85,6 +92,9 @@ public final class CompiledPolicy {
 		this.arguments = withPenalty(LimitScript.arguments(policies, route.cost(), REDIS_CLOCK,
 				System.currentTimeMillis(), route.maxDelay().toMillis()));
 		this.reported = new Reported(this.limits);
+		this.concurrency = IntStream.range(0, policies.size())
+			.filter(i -> policies.get(i).algorithm().countsRequests())
+			.toArray();
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {
 			WindowPolicy own = limit.policy();

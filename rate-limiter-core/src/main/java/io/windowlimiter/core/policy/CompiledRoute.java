@@ -64,6 +64,11 @@ public final class CompiledRoute {
 		return (compiled != null) ? compiled : this.byDefault;
 	}
 
+	/** Whether a client's limits here may count requests in flight (its own, or any plan's). */
+	public boolean countsConcurrency() {
+		return choices().stream().anyMatch(choice -> choice.concurrency.length > 0);
+	}
+
 	private List<CompiledPolicy> choices() {
 		return this.plans.isEmpty() ? List.of(this.byDefault) : List.copyOf(this.plans.values());
 	}

@@ -49,6 +49,9 @@ public class PolicyRegistry {
 
 	private final Map<String, CompiledRoute> routes = new ConcurrentHashMap<>();
 
+	/** The routes (filters' policies) whose adapter gives concurrency slots back when responses end. */
+	private final Set<String> releasing = ConcurrentHashMap.newKeySet();
+
 	/**
 	 * @param plans each plan's properties by name, {@code limits[i].limit} and so on, unprefixed
 	 * @throws InvalidRouteConfigurationException naming the plan and property, if a plan is wrong
@@ -112,12 +115,31 @@ public class PolicyRegistry {
 	 * @throws InvalidRouteConfigurationException if the route is wrong; the route's previous policy stays
 	 */
 	public synchronized boolean put(String routeId, Map<String, ?> args) {
+		return put(routeId, args, false);
+	}
+
+	/**
+	 * As {@link #put(String, Map)}, for an adapter that may ({@code releasesSlots}) or may not give back a
+	 * concurrency limit's slot when each response ends: only the {@code WindowRateLimit} filter sees that end.
+	 * @throws InvalidRouteConfigurationException also when the route's limits (or a plan's) count concurrency
+	 * and its adapter releases no slot
+	 */
+	public synchronized boolean put(String routeId, Map<String, ?> args, boolean releasesSlots) {
 		CompiledRoute route = compile(routeId, args);
+		if (!releasesSlots) {
+			checkNoConcurrency(routeId, route, args);
+		}
 		this.routes.forEach((otherId, other) -> {
 			if (!otherId.equals(routeId)) {
 				checkScopes(routeId, route, otherId, other);
 			}
 		});
+		if (releasesSlots) {
+			this.releasing.add(routeId);
+		}
+		else {
+			this.releasing.remove(routeId);
+		}
 		CompiledRoute previous = this.routes.put(routeId, route);
 		return previous == null || !previous.policy.equals(route.policy) || !previous.lists.equals(route.lists);
 	}
@@ -135,6 +157,7 @@ public class PolicyRegistry {
 		gone.removeIf(id -> id.lastIndexOf(FILTER_SEPARATOR) > 0
 				&& routeIds.contains(id.substring(0, id.lastIndexOf(FILTER_SEPARATOR))));
 		this.routes.keySet().removeAll(gone);
+		this.releasing.removeAll(gone);
 		return gone;
 	}
 
@@ -143,8 +166,73 @@ public class PolicyRegistry {
 	 * @param routes each route's limiter arguments by route id
 	 */
 	public void check(Map<String, ? extends Map<String, ?>> routes) {
+		check(routes, Set.of());
+	}
+
+	/**
+	 * As {@link #check(Map)}, where the routes (or filters' policies) named in {@code releasingSlots} are
+	 * decided by an adapter that releases concurrency slots (the {@code WindowRateLimit} filter).
+	 */
+	public void check(Map<String, ? extends Map<String, ?>> routes, Set<String> releasingSlots) {
 		PolicyRegistry scratch = new PolicyRegistry(this);
-		routes.forEach(scratch::put);
+		routes.forEach((routeId, args) -> scratch.put(routeId, args, releasingSlots.contains(routeId)));
+	}
+
+	private static final String ONLY_RELEASING = "algorithm concurrency only on the WindowRateLimit filter (WebFlux), "
+			+ "which gives each slot back when the response ends; this route's adapter (the RequestRateLimiter filter, "
+			+ "Server MVC) cannot see that end, so slots would stay taken for their whole window";
+
+	/** A route whose adapter releases no slot may not count concurrency, by its own limits or a plan's. */
+	private void checkNoConcurrency(String routeId, CompiledRoute route, Map<String, ?> args) {
+		RoutePolicy policy = route.policy;
+		if (!policy.usesPlans()) {
+			int index = concurrencyIndex(policy.limits());
+			if (index >= 0) {
+				boolean single = args.keySet().stream().noneMatch(key -> key.startsWith(RouteArgs.PREFIX + "limits"));
+				throw new InvalidRouteConfigurationException(routeId,
+						RouteArgs.PREFIX + (single ? "" : "limits[" + index + "].") + "algorithm", "is 'concurrency'",
+						ONLY_RELEASING);
+			}
+			return;
+		}
+		this.plans.forEach((plan, limits) -> {
+			int index = concurrencyIndex(limits);
+			if (index >= 0) {
+				throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
+						"is '" + policy.plan() + "' and plan '" + plan + "' (which this route's clients may be on) has limit '"
+								+ limits.get(index).name() + "' of algorithm concurrency",
+						ONLY_RELEASING + "; give this route plans without concurrency, or move it to WindowRateLimit");
+			}
+		});
+	}
+
+	/** Whether the route's adapter releases slots; a route without limits of its own is the default filters'. */
+	private boolean releasesSlots(String routeId) {
+		return this.releasing.contains(this.routes.containsKey(routeId) ? routeId : DEFAULT_FILTERS);
+	}
+
+	/** The position of the first concurrency limit, or -1. */
+	private static int concurrencyIndex(List<RouteLimit> limits) {
+		for (int i = 0; i < limits.size(); i++) {
+			if (limits.get(i).policy().algorithm().countsRequests()) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/**
+	 * An override with a concurrency limit only applies on routes whose adapter releases slots.
+	 * @param target the route or scope the override is for, named in the message
+	 * @param routeId a route the override applies on
+	 * @throws InvalidRouteConfigurationException naming {@code limits[i].algorithm}, if it would apply elsewhere
+	 */
+	public void checkOverrideReleased(String target, String routeId, List<RouteLimit> limits) {
+		int index = concurrencyIndex(limits);
+		if (index >= 0 && !releasesSlots(routeId)) {
+			throw new InvalidRouteConfigurationException("override for", target, "limits[" + index + "].algorithm",
+					"is 'concurrency' on route '" + routeId + "'", ONLY_RELEASING);
+		}
 	}
 
 	/** Every route's policy, by route id: for operators. */
@@ -173,7 +261,8 @@ public class PolicyRegistry {
 	 */
 	public @Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits, boolean unnamed) {
 		if (RouteArgs.indexTooSmallFor(route.policy.cost(), limits) >= 0
-				|| MaxDelay.indexNotHolding(route.policy.maxDelay(), limits) >= 0) {
+				|| MaxDelay.indexNotHolding(route.policy.maxDelay(), limits) >= 0
+				|| (!releasesSlots(routeId) && concurrencyIndex(limits) >= 0)) {
 			return null;
 		}
 		return route.override(List.of(limits, unnamed), key -> {
@@ -192,7 +281,8 @@ public class PolicyRegistry {
 	public @Nullable CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
 			List<RouteLimit> limits, boolean unnamed) {
 		if (RouteArgs.indexTooSmallFor(base.route.cost(), limits) >= 0
-				|| MaxDelay.indexNotHolding(base.route.maxDelay(), limits) >= 0) {
+				|| MaxDelay.indexNotHolding(base.route.maxDelay(), limits) >= 0
+				|| (!releasesSlots(routeId) && concurrencyIndex(limits) >= 0)) {
 			return null;
 		}
 		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {

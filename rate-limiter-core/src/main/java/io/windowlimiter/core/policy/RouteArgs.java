@@ -202,7 +202,8 @@ public final class RouteArgs {
 	public static int indexTooSmallFor(long cost, List<RouteLimit> limits) {
 		for (int i = 0; i < limits.size(); i++) {
 			WindowPolicy policy = limits.get(i).policy();
-			if (cost > policy.limit() || cost > policy.burst()) {
+			// a concurrency limit counts a request as one slot, whatever it costs
+			if (!policy.algorithm().countsRequests() && (cost > policy.limit() || cost > policy.burst())) {
 				return i;
 			}
 		}
@@ -345,6 +346,13 @@ public final class RouteArgs {
 		}
 		long limit = number(prefix + "limit", limitText, WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
 		Duration blockFor = CalendarArgs.blockFor(values.get("block-for"), problem);
+		if (algorithm == Algorithm.CONCURRENCY && !blockFor.isZero()) {
+			throw invalid(this.prefix + prefix + "block-for", "is '" + values.get("block-for") + "' on a limit of algorithm '"
+					+ algorithm.id() + "'" + (this.route.containsKey("block-for") && prefix.startsWith("limits[")
+							? " (the route's block-for applies to each of its limits)" : ""),
+					"no block-for with concurrency: a slot frees when a response ends; a penalty on the route's other "
+							+ "limits goes on each of them (limits[i].block-for)");
+		}
 		if (calendar != null) {
 			CalendarArgs.checkCalendar(algorithm, values, problem);
 			if (name.isEmpty()) {
