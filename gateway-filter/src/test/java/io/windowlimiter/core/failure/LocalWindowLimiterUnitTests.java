@@ -175,20 +175,20 @@ class LocalWindowLimiterUnitTests {
 		List<String> keys = List.of("rate", "slots");
 		List<WindowPolicy> limits = List.of(policy(10),
 				new WindowPolicy(Algorithm.CONCURRENCY, 2, Duration.ofMinutes(10)));
-		assertThat(local.decideAll(keys, limits, 1, T0).decision()).isEqualTo(new Decision(true, 1, 600_000, 0));
-		assertThat(local.decideAll(keys, limits, 1, T0).decision().allowed()).isTrue();
-		LocalWindowLimiter.Reported refused = local.decideAll(keys, limits, 1, T0);
-		assertThat(refused.limitIndex()).isEqualTo(1);
-		assertThat(refused.decision()).isEqualTo(new Decision(false, 0, 600_000, 1_000));
+		assertThat(local.decideAll(keys, limits, 1, T0).reportedDecision()).isEqualTo(new Decision(true, 1, 600_000, 0));
+		assertThat(local.decideAll(keys, limits, 1, T0).reportedDecision().allowed()).isTrue();
+		Verdict refused = local.decideAll(keys, limits, 1, T0);
+		assertThat(refused.reported()).isEqualTo(1);
+		assertThat(refused.reportedDecision()).isEqualTo(new Decision(false, 0, 600_000, 1_000));
 		// the rate counted the two that passed only
 		assertThat(local.decide("rate", 10, Duration.ofMinutes(1), 0, T0).remaining()).isEqualTo(8);
 		local.release(List.of("slots"));
-		assertThat(local.decideAll(keys, limits, 1, T0).decision().allowed()).isTrue();
+		assertThat(local.decideAll(keys, limits, 1, T0).reportedDecision().allowed()).isTrue();
 		local.release(List.of("slots"));
 		local.release(List.of("slots"));
 		// releasing more than was taken never goes below none in flight
 		local.release(List.of("slots"));
-		assertThat(local.decideAll(keys, limits, 1, T0).decision()).isEqualTo(new Decision(true, 1, 600_000, 0));
+		assertThat(local.decideAll(keys, limits, 1, T0).reportedDecision()).isEqualTo(new Decision(true, 1, 600_000, 0));
 	}
 
 	private static WindowPolicy policy(long limit) {
