@@ -14,6 +14,8 @@ import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.Reservation;
+import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.failure.FailMode;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.RouteArgs;
@@ -30,6 +32,7 @@ import org.springframework.cloud.gateway.server.mvc.common.MvcUtils;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.util.StringUtils;
+import org.springframework.web.ErrorResponse;
 import org.springframework.web.servlet.function.HandlerFunction;
 import org.springframework.web.servlet.function.ServerRequest;
 import org.springframework.web.servlet.function.ServerResponse;
@@ -46,6 +49,12 @@ import org.springframework.web.servlet.function.ServerResponse;
  * waits for it at most {@code redis-timeout} plus {@link #WAIT_MARGIN} (for a CPU too busy to run the
  * guard's timer on time); past that it gives up the decision and answers by the route's fail-mode. On a
  * virtual thread the wait parks the virtual thread, not its carrier.
+ *
+ * <p>With {@code count-statuses} or {@code cost-from-response-header} the request's reservation is settled
+ * once the downstream's response is known (its status and headers, before its body is written), as the
+ * WebFlux filter settles when its response starts: the client's next request finds the refund made. That
+ * wait has the same bound; a settle Redis cannot take in time is dropped (the request stays charged what
+ * was reserved), counted, never retried.
  */
 public final class MvcRateLimiter {
 
@@ -68,6 +77,8 @@ public final class MvcRateLimiter {
 
 	private final AtomicLong waitsGivenUp = new AtomicLong();
 
+	private final AtomicLong settlesGivenUp = new AtomicLong();
+
 	/**
 	 * @param redisTimeout the guard's hard bound on a decision ({@code window-rate-limiter.redis-timeout})
 	 * @param beans where key resolvers are found by name
@@ -89,6 +100,14 @@ public final class MvcRateLimiter {
 	/** How many decisions took longer than {@link #waitBound()} and were answered by the fail-mode. */
 	public long waitsGivenUp() {
 		return this.waitsGivenUp.get();
+	}
+
+	/**
+	 * How many settles took longer than {@link #waitBound()} and were given up; those Redis refused at once
+	 * the core counts as dropped ({@code gateway.ratelimit.settles{result=dropped}}).
+	 */
+	public long settlesGivenUp() {
+		return this.settlesGivenUp.get();
 	}
 
 	/** Limits the request by the filter's arguments, on its route. */
@@ -115,9 +134,77 @@ public final class MvcRateLimiter {
 		if (!admission.passes()) {
 			return refusal(admission);
 		}
-		ServerResponse response = next.handle(request);
+		Reservation reservation = admission.reservation();
+		ServerResponse response;
+		if (reservation == null || !config.settlesOnResponse()) {
+			response = next.handle(request);
+		}
+		else {
+			response = handleAndSettle(request, next, config, reservation);
+		}
 		addHeaders(response, admission.headers());
 		return response;
+	}
+
+	/**
+	 * The downstream's response, the reservation settled to what it says the request cost. An exception
+	 * (downstream unreachable, timed out) is settled by the status the client will be answered, as on
+	 * WebFlux, where the gateway's error handling answers it before the settle.
+	 */
+	private ServerResponse handleAndSettle(ServerRequest request, HandlerFunction<ServerResponse> next,
+			WindowRateLimitConfig config, Reservation reservation) throws Exception {
+		ServerResponse response;
+		try {
+			response = next.handle(request);
+		}
+		catch (Exception ex) {
+			settle(reservation, ResponseCost.actual(config.statusesThatCount(), failedStatus(ex), null,
+					reservation.cost()));
+			throw ex;
+		}
+		String header = config.getCostFromResponseHeader();
+		settle(reservation, ResponseCost.actual(config.statusesThatCount(), response.statusCode().value(),
+				(header != null) ? response.headers().getFirst(header) : null, reservation.cost()));
+		return response;
+	}
+
+	/** The status an exception is answered with: its own (a {@link ErrorResponse}), else a 500. */
+	private static int failedStatus(Exception ex) {
+		return (ex instanceof ErrorResponse error) ? error.getStatusCode().value()
+				: HttpStatus.INTERNAL_SERVER_ERROR.value();
+	}
+
+	/**
+	 * Settles, waiting at most the bound: past it the settle is cancelled (sent or not, never again) and
+	 * the request stays charged what was reserved. Nothing is sent when the cost is as reserved.
+	 */
+	private void settle(Reservation reservation, long actual) {
+		if (actual != reservation.cost()) {
+			awaitSettle(reservation.routeId(), this.core.settle(reservation, actual));
+		}
+	}
+
+	/** A settle, waited for at most {@link #waitBound()}; past it cancelled and counted as given up. */
+	void awaitSettle(String routeId, Mono<?> settle) {
+		CompletableFuture<?> settled = settle.toFuture();
+		try {
+			settled.get(this.waitNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException | InterruptedException ex) {
+			settled.cancel(true);
+			if (ex instanceof InterruptedException) {
+				// the response is known: it goes out, and whoever interrupted still finds the flag set
+				Thread.currentThread().interrupt();
+				return;
+			}
+			this.settlesGivenUp.incrementAndGet();
+			logger.warn("No settle for route '" + routeId + "' within " + waitBound().toMillis()
+					+ " ms; the request stays charged what was reserved");
+		}
+		catch (ExecutionException ex) {
+			// the core answers a settle Redis cannot take as dropped; anything else is a bug, not the client's
+			logger.warn("Settle for route '" + routeId + "' failed", ex.getCause());
+		}
 	}
 
 	/**

@@ -9,7 +9,9 @@ import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.windowlimiter.core.CountStatuses;
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.RouteArgs;
@@ -28,7 +30,8 @@ import org.springframework.core.env.Environment;
  * them, and gives the core their limits. A mistake stops start-up with the route and the property named:
  * an argument the filter does not have (Server MVC's binding would drop it silently) or a {@code max-delay}
  * (it would park a servlet thread), a {@code unit} other than {@code requests}, a missing or unknown
- * key resolver, limits {@link RouteArgs} refuses, a second {@code WindowRateLimit} on one route.
+ * key resolver, limits {@link RouteArgs} refuses, a bad {@code count-statuses} or header name, a second
+ * {@code WindowRateLimit} on one route.
  */
 public final class MvcRouteCheck {
 
@@ -41,7 +44,8 @@ public final class MvcRouteCheck {
 
 	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
 			+ "name, plan, scope, shadow, window, unit, calendar, time-zone, week-start, block-for, quota-status, "
-			+ "allow, deny, limits[i].*, key-resolver, deny-empty-key, cost-from-header";
+			+ "allow, deny, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
+			+ "cost-from-response-header";
 
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[\\d+]|\\.\\d+)\\.([a-z-]+)");
 
@@ -92,10 +96,11 @@ public final class MvcRouteCheck {
 		args.forEach((written, value) -> {
 			// keyResolver and key-resolver bind alike; the checks know the dashed form
 			String name = written.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
-			if (WindowRateLimitConfig.RESPONSE_ARGUMENTS.contains(name)) {
-				throw new InvalidRouteConfigurationException(routeId, path + name,
-						"is a response-dependent argument, not available on Server MVC yet",
-						"costs known from the request: cost, cost-from-header");
+			if (name.equals("count-statuses")) {
+				CountStatuses.parse(routeId, path + name, value);
+			}
+			if (name.equals("cost-from-header") || name.equals("cost-from-response-header")) {
+				ResponseCost.headerName(routeId, path + name, value);
 			}
 			if (WindowRateLimitConfig.ADAPTER_ARGUMENTS.contains(name)) {
 				return;

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.RouteArgs;
 import org.jspecify.annotations.Nullable;
@@ -24,9 +26,6 @@ public class WindowRateLimitConfig {
 	public static final List<String> ADAPTER_ARGUMENTS = List.of("key-resolver", "deny-empty-key", "cost-from-header",
 			"count-statuses", "cost-from-response-header");
 
-	/** What the response decides (the settle step); not on Server MVC yet. */
-	public static final List<String> RESPONSE_ARGUMENTS = List.of("count-statuses", "cost-from-response-header");
-
 	/** How a route built in the Java DSL is named in messages before its id is known. */
 	static final String DSL_ROUTE = "(WindowRateLimit)";
 
@@ -45,6 +44,9 @@ public class WindowRateLimitConfig {
 	private @Nullable String countStatuses;
 
 	private @Nullable String costFromResponseHeader;
+
+	/** {@code count-statuses} read, by {@link #checkResponseArguments}: the filter reads it per request. */
+	private @Nullable CountStatuses statusesThatCount;
 
 	/**
 	 * The limiter arguments, prefixed as {@link RouteArgs#parse} reads them; {@code unit} (checked, and
@@ -73,6 +75,30 @@ public class WindowRateLimitConfig {
 			});
 		}
 		return args;
+	}
+
+	/**
+	 * Reads {@code count-statuses} and checks {@code cost-from-response-header}, once, where the filter is
+	 * built (a YAML route's were checked at start-up by {@link MvcRouteCheck}, naming their whole path).
+	 * @throws InvalidRouteConfigurationException naming the route, the argument and what is allowed
+	 */
+	void checkResponseArguments(String routeId) {
+		String statuses = this.countStatuses;
+		this.statusesThatCount = (statuses != null) ? CountStatuses.parse(routeId, "count-statuses", statuses) : null;
+		String header = this.costFromResponseHeader;
+		if (header != null) {
+			this.costFromResponseHeader = ResponseCost.headerName(routeId, "cost-from-response-header", header);
+		}
+	}
+
+	/** The statuses that count, as read by {@link #checkResponseArguments}; null: every response counts. */
+	@Nullable CountStatuses statusesThatCount() {
+		return this.statusesThatCount;
+	}
+
+	/** Whether a request's reservation is settled once its response is known (one more Redis call). */
+	boolean settlesOnResponse() {
+		return this.countStatuses != null || this.costFromResponseHeader != null;
 	}
 
 	/**
@@ -136,6 +162,10 @@ public class WindowRateLimitConfig {
 		return this.countStatuses;
 	}
 
+	/**
+	 * Only responses with these statuses count, such as {@code 401,403} or {@code 4xx}; the others are
+	 * refunded once the response is known. Absent: every response counts.
+	 */
 	public WindowRateLimitConfig setCountStatuses(String countStatuses) {
 		this.countStatuses = countStatuses;
 		return this;
@@ -145,6 +175,10 @@ public class WindowRateLimitConfig {
 		return this.costFromResponseHeader;
 	}
 
+	/**
+	 * A response header whose whole number (0 or more) is what the call cost: the reservation is settled to
+	 * it, a refund when lower, a charge past the limit when higher; absent or unreadable: as reserved.
+	 */
 	public WindowRateLimitConfig setCostFromResponseHeader(String costFromResponseHeader) {
 		this.costFromResponseHeader = costFromResponseHeader;
 		return this;

@@ -39,14 +39,7 @@ public abstract class WindowRateLimitFilterFunctions {
 			throw new IllegalArgumentException("WindowRateLimit needs key-resolver: the name of a MvcKeyResolver bean "
 					+ "(built in: headerKeyResolver, clientIpKeyResolver, principalKeyResolver)");
 		}
-		for (String argument : WindowRateLimitConfig.RESPONSE_ARGUMENTS) {
-			boolean set = argument.equals("count-statuses") ? config.getCountStatuses() != null
-					: config.getCostFromResponseHeader() != null;
-			if (set) {
-				throw new IllegalArgumentException("WindowRateLimit " + argument + " is not available on Server MVC "
-						+ "yet; allowed: costs known from the request (cost, cost-from-header)");
-			}
-		}
+		config.checkResponseArguments(WindowRateLimitConfig.DSL_ROUTE);
 		// checked now, so a Java DSL route fails where it is built; YAML routes were checked by MvcRouteCheck
 		RouteArgs.parse(WindowRateLimitConfig.DSL_ROUTE, config.limiterArguments());
 		AtomicReference<MvcRateLimiter> limiter = new AtomicReference<>();

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -11,7 +12,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import com.sun.net.httpserver.HttpServer;
 
-/** A real HTTP server behind the gateway: answers 200 and counts what reached it, per path and X-API-Key. */
+/**
+ * A real HTTP server behind the gateway: counts what reached it, per path and X-API-Key, and answers 200,
+ * or what the query asks: {@code status=401} that status, {@code cost=2} an {@code X-Actual-Cost: 2} header,
+ * {@code delay=300} after 300 ms.
+ */
 final class Downstream implements AutoCloseable {
 
 	private final Map<String, AtomicInteger> hits = new ConcurrentHashMap<>();
@@ -29,13 +34,36 @@ final class Downstream implements AutoCloseable {
 			String key = exchange.getRequestHeaders().getFirst("X-API-Key");
 			this.hits.computeIfAbsent(exchange.getRequestURI().getPath() + " " + key, k -> new AtomicInteger())
 				.incrementAndGet();
+			Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
+			if (query.containsKey("delay")) {
+				try {
+					Thread.sleep(Long.parseLong(query.get("delay")));
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+			if (query.containsKey("cost")) {
+				exchange.getResponseHeaders().set("X-Actual-Cost", query.get("cost"));
+			}
 			byte[] body = "downstream".getBytes(StandardCharsets.US_ASCII);
-			exchange.sendResponseHeaders(200, body.length);
+			exchange.sendResponseHeaders(Integer.parseInt(query.getOrDefault("status", "200")), body.length);
 			exchange.getResponseBody().write(body);
 			exchange.close();
 		});
-		this.server.setExecutor(Executors.newFixedThreadPool(8));
+		this.server.setExecutor(Executors.newFixedThreadPool(16));
 		this.server.start();
+	}
+
+	private static Map<String, String> query(String query) {
+		Map<String, String> values = new HashMap<>();
+		if (query != null) {
+			for (String pair : query.split("&")) {
+				String[] nameValue = pair.split("=", 2);
+				values.put(nameValue[0], (nameValue.length > 1) ? nameValue[1] : "");
+			}
+		}
+		return values;
 	}
 
 	String uri() {

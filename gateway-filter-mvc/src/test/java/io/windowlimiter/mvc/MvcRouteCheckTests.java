@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.CountStatuses;
 import io.windowlimiter.core.DenyCache;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimitMetrics;
@@ -89,10 +90,31 @@ class MvcRouteCheckTests {
 	}
 
 	@Test
-	void refusesResponseDependentArgumentsForNow() {
+	void takesResponseDependentArgumentsAndNamesABadOne() {
+		check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "count-statuses", "401, 4xx",
+				"cost-from-response-header", "X-Actual-Cost");
 		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s",
-				"count-statuses", "4xx"))
-			.hasMessageContaining(ROUTE + "filters[0].args.count-statuses is a response-dependent argument");
+				"count-statuses", "401,4x"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("route 'r'")
+			.hasMessageContaining(ROUTE + "filters[0].args.count-statuses is '401,4x', with '4x'")
+			.hasMessageContaining("allowed: " + CountStatuses.ALLOWED);
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s",
+				"cost-from-response-header", "X Cost"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining(ROUTE + "filters[0].args.cost-from-response-header is 'X Cost'")
+			.hasMessageContaining("allowed: the name of an HTTP header");
+	}
+
+	/** Built in the Java DSL: checked where the filter is made, named as the DSL's route. */
+	@Test
+	void namesABadCountStatusesOfAJavaDslRoute() {
+		assertThatThrownBy(() -> WindowRateLimitFilterFunctions.windowRateLimit(c -> c.setKeyResolver("headerKeyResolver")
+			.setLimit("5")
+			.setWindow("10s")
+			.setCountStatuses("600")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("count-statuses is '600', with '600'");
 	}
 
 	/** What the core decides for any adapter: a calendar quota, a penalty, lists, as on WebFlux. */
@@ -157,6 +179,19 @@ class MvcRouteCheckTests {
 		assertThat(admission.headers()).containsEntry("Retry-After", "1");
 		assertThat(limiter.waitsGivenUp()).isEqualTo(1);
 		assertThat(limiter.await("r", Mono.just(new Admission(true, Map.of(), List.of()))).passes()).isTrue();
+	}
+
+	/** A settle that never ends (a stalled Redis the guard did not end in time) holds the thread no longer. */
+	@Test
+	void givesUpASettleAfterTheBound() {
+		MvcRateLimiter limiter = new MvcRateLimiter(this.core, null, this.beans, Duration.ofMillis(300), false);
+		long started = System.nanoTime();
+		limiter.awaitSettle("r", Mono.never());
+		long tookMillis = (System.nanoTime() - started) / 1_000_000;
+		assertThat(tookMillis).isBetween(500L, 1_000L);
+		assertThat(limiter.settlesGivenUp()).isEqualTo(1);
+		limiter.awaitSettle("r", Mono.just("settled"));
+		assertThat(limiter.settlesGivenUp()).isEqualTo(1);
 	}
 
 	private MvcRouteCheck check(String... args) {

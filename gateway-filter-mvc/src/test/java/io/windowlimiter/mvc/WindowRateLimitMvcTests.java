@@ -8,6 +8,12 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
@@ -36,6 +42,9 @@ class WindowRateLimitMvcTests {
 
 	private static final HttpClient client = HttpClient.newHttpClient();
 
+	/** Nothing listens on port 1: the route's call fails before any response. */
+	private static final String UNREACHABLE = "http://127.0.0.1:1";
+
 	@LocalServerPort
 	int port;
 
@@ -55,12 +64,21 @@ class WindowRateLimitMvcTests {
 				"name=monthly");
 		route(registry, 5, "penalty", "limit=1", "window=1s", "block-for=10m", "deny=banned-key", "allow=vip-key");
 		route(registry, 6, "ops", "limit=3", "window=1m");
+		// costs decided by the response: settled once the downstream has answered
+		route(registry, 7, "login", "limit=3", "window=1m", "count-statuses=401,403");
+		route(registry, 8, "metered", "limit=10", "window=1m", "cost=4", "cost-from-response-header=X-Actual-Cost");
+		routeTo(registry, 9, "unreachable", UNREACHABLE, "limit=1", "window=1m", "count-statuses=401,403");
+		routeTo(registry, 10, "unreachable-counted", UNREACHABLE, "limit=1", "window=1m", "count-statuses=5xx");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
+		routeTo(registry, index, id, downstream.uri(), args);
+	}
+
+	private static void routeTo(DynamicPropertyRegistry registry, int index, String id, String uri, String... args) {
 		String route = "spring.cloud.gateway.server.webmvc.routes[" + index + "].";
 		registry.add(route + "id", () -> id);
-		registry.add(route + "uri", downstream::uri);
+		registry.add(route + "uri", () -> uri);
 		registry.add(route + "predicates[0]", () -> "Path=/" + id + "/**");
 		registry.add(route + "filters[0].name", () -> "WindowRateLimit");
 		registry.add(route + "filters[0].args.key-resolver", () -> "headerKeyResolver");
@@ -186,6 +204,95 @@ class WindowRateLimitMvcTests {
 		}
 	}
 
+	/**
+	 * The login case: only failed logins (401, 403) count. The first 6 answers are 200s, each refunded
+	 * once the downstream answered; then exactly 3 401s are counted and the next attempt is refused.
+	 */
+	@Test
+	void countsOnlyTheListedStatusesSoOnlyFailedLoginsUseTheLimit() throws Exception {
+		String key = "login-" + RUN;
+		for (int i = 1; i <= 6; i++) {
+			assertThat(get("/login/x?status=200", key, null).statusCode()).as("success " + i + ": refunded")
+				.isEqualTo(200);
+		}
+		for (int i = 1; i <= 3; i++) {
+			assertThat(get("/login/x?status=401", key, null).statusCode()).as("failed login " + i + ": counted")
+				.isEqualTo(401);
+		}
+		HttpResponse<String> refused = get("/login/x?status=401", key, null);
+		assertThat(refused.statusCode()).as("a fourth failed login").isEqualTo(429);
+		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+		assertThat(get("/login/x?status=200", key, null).statusCode()).as("refused whatever it would answer")
+			.isEqualTo(429);
+		assertThat(downstream.hits("/login/x", key)).as("requests that reached the downstream").isEqualTo(9);
+	}
+
+	/**
+	 * Failed logins at once: each is reserved when admitted, before its answer, so while they wait for the
+	 * downstream no more than the limit get through.
+	 */
+	@Test
+	void concurrentFailedLoginsNeverPassTheLimit() throws Exception {
+		String key = "login-flood-" + RUN;
+		List<CompletableFuture<HttpResponse<String>>> attempts = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			attempts.add(client.sendAsync(request("/login/flood?status=401&delay=500", key, null).build(),
+					HttpResponse.BodyHandlers.ofString()));
+		}
+		Map<Integer, Long> statuses = new TreeMap<>();
+		for (CompletableFuture<HttpResponse<String>> attempt : attempts) {
+			statuses.merge(attempt.get(20, TimeUnit.SECONDS).statusCode(), 1L, Long::sum);
+		}
+		assertThat(statuses).containsExactlyEntriesOf(new TreeMap<>(Map.of(401, 3L, 429, 7L)));
+		assertThat(downstream.hits("/login/flood", key)).isEqualTo(3);
+		assertThat(get("/login/flood?status=200", key, null).statusCode()).isEqualTo(429);
+	}
+
+	/**
+	 * A request reserves its {@code cost} (4 of 10) and is settled to what the downstream reports: a refund
+	 * when lower (three calls costing 1 fit where three of 4 would not), a charge past the limit when higher
+	 * (a call costing 20 leaves the client refused).
+	 */
+	@Test
+	void settlesToTheCostTheDownstreamReports() throws Exception {
+		String key = "metered-" + RUN;
+		for (int i = 1; i <= 3; i++) {
+			assertThat(get("/metered/x?cost=1", key, null).statusCode()).as("call " + i + " costing 1").isEqualTo(200);
+		}
+		HttpResponse<String> costly = get("/metered/x?cost=20", key, null);
+		assertThat(costly.statusCode()).isEqualTo(200);
+		assertThat(costly.headers().firstValue("X-RateLimit-Remaining")).as("3 used, 4 reserved of 10").hasValue("3");
+		HttpResponse<String> refused = get("/metered/x?cost=1", key, null);
+		assertThat(refused.statusCode()).as("charged 20: past the limit").isEqualTo(429);
+		assertThat(retryAfter(refused)).isPositive();
+		assertThat(downstream.hits("/metered/x", key)).isEqualTo(4);
+	}
+
+	/** No figure, or one that is not a whole number: the request stays charged what it reserved. */
+	@Test
+	void keepsTheReservationWhenTheReportedCostIsAbsentOrUnreadable() throws Exception {
+		String key = "unmetered-" + RUN;
+		assertThat(get("/metered/y", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/metered/y?cost=abc", key, null).statusCode()).isEqualTo(200);
+		assertThat(get("/metered/y?cost=1", key, null).statusCode()).as("8 of 10 charged: 4 more do not fit")
+			.isEqualTo(429);
+	}
+
+	/**
+	 * A call that fails before any response (nothing listens) is settled by the 5xx the client is answered,
+	 * as on WebFlux: refunded where only 401 and 403 count, counted where 5xx does.
+	 */
+	@Test
+	void settlesAFailedCallByTheErrorStatusItIsAnswered() throws Exception {
+		String key = "unreachable-" + RUN;
+		for (int i = 1; i <= 3; i++) {
+			assertThat(get("/unreachable/x", key, null).statusCode()).as("failure " + i + ": refunded")
+				.isGreaterThanOrEqualTo(500);
+		}
+		assertThat(get("/unreachable-counted/x", key, null).statusCode()).isGreaterThanOrEqualTo(500);
+		assertThat(get("/unreachable-counted/x", key, null).statusCode()).as("the 5xx counted").isEqualTo(429);
+	}
+
 	private static long retryAfter(HttpResponse<String> response) {
 		return Long.parseLong(response.headers().firstValue("Retry-After").orElseThrow());
 	}
@@ -261,6 +368,10 @@ class WindowRateLimitMvcTests {
 	}
 
 	private HttpResponse<String> get(String path, String apiKey, String cost) throws IOException, InterruptedException {
+		return client.send(request(path, apiKey, cost).build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	private HttpRequest.Builder request(String path, String apiKey, String cost) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
 			.timeout(Duration.ofSeconds(5));
 		if (apiKey != null) {
@@ -269,7 +380,7 @@ class WindowRateLimitMvcTests {
 		if (cost != null) {
 			request.header("X-Cost", cost);
 		}
-		return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+		return request;
 	}
 
 }

@@ -3,6 +3,8 @@ package io.windowlimiter.gateway.filter;
 import java.util.Map;
 import java.util.Set;
 
+import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import org.jspecify.annotations.Nullable;
@@ -85,11 +87,7 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 
 	private static @Nullable String header(String policyId, Map<String, ?> args, String name) {
 		String header = text(args, name);
-		if (header != null && (header.isEmpty() || !header.chars().allMatch(FilterSettings::isTokenChar))) {
-			throw new InvalidRouteConfigurationException(policyId, name, "is '" + header + "'",
-					"the name of an HTTP header, such as X-Cost");
-		}
-		return header;
+		return (header != null) ? ResponseCost.headerName(policyId, name, header) : null;
 	}
 
 	private static int status(String policyId, Map<String, ?> args, String name, int fallback) {
@@ -121,11 +119,6 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 	private static boolean plain(String id) {
 		return !id.isEmpty() && id.length() <= 64
 				&& id.chars().allMatch(c -> Character.isLetterOrDigit(c) && c < 128 || c == '-' || c == '_' || c == '.');
-	}
-
-	/** RFC 9110 tchar: what a header name is made of. */
-	private static boolean isTokenChar(int c) {
-		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
 	}
 
 }

@@ -8,6 +8,7 @@ import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.CostAboveLimitException;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
+import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.Slots;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
@@ -207,21 +208,10 @@ final class WindowRateLimitFilter implements GatewayFilter {
 		if (limits.refused()) {
 			return 0;
 		}
-		CountStatuses countStatuses = this.settings.countStatuses();
 		HttpStatusCode status = response.getStatusCode();
-		if (countStatuses != null && !countStatuses.counts((status != null) ? status.value() : 200)) {
-			return 0;
-		}
 		String header = this.settings.costFromResponseHeader();
-		if (header != null) {
-			String value = response.getHeaders().getFirst(header);
-			// what the upstream says, 0 or more; anything else leaves the reservation as it is
-			if (value != null && !value.isEmpty() && value.length() <= 18
-					&& value.chars().allMatch(c -> c >= '0' && c <= '9')) {
-				return Long.parseLong(value);
-			}
-		}
-		return reserved;
+		return ResponseCost.actual(this.settings.countStatuses(), (status != null) ? status.value() : 200,
+				(header != null) ? response.getHeaders().getFirst(header) : null, reserved);
 	}
 
 	private Mono<Void> refuse(ServerWebExchange exchange, ExchangeLimits limits, Admission admission) {

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.core.CountStatuses;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.StartupRouteCheck;

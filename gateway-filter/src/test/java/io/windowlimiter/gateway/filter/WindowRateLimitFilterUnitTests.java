@@ -2,6 +2,7 @@ package io.windowlimiter.gateway.filter;
 
 import java.util.Map;
 
+import io.windowlimiter.core.CountStatuses;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.windowlimiter.gateway.filter;
+package io.windowlimiter.core;
 
 import java.util.BitSet;
 
@@ -6,11 +6,12 @@ import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 
 /**
  * The response statuses that count, from the filter's {@code count-statuses}: a comma-separated list of
- * codes ({@code 401}) and classes ({@code 4xx}). A response with any other status is refunded.
+ * codes ({@code 401}) and classes ({@code 4xx}). A response with any other status is refunded. Read by the
+ * filters of both gateways (WebFlux and Server MVC), so it lives here, without web types.
  */
-final class CountStatuses {
+public final class CountStatuses {
 
-	static final String ALLOWED = "a comma-separated list of status codes from 100 to 599 and classes 1xx to 5xx, "
+	public static final String ALLOWED = "a comma-separated list of status codes from 100 to 599 and classes 1xx to 5xx, "
 			+ "such as 401,403 or 4xx";
 
 	private final BitSet statuses;
@@ -25,7 +26,15 @@ final class CountStatuses {
 	/**
 	 * @throws InvalidRouteConfigurationException naming the route, {@code count-statuses} and what is allowed
 	 */
-	static CountStatuses parse(String routeId, String text) {
+	public static CountStatuses parse(String routeId, String text) {
+		return parse(routeId, "count-statuses", text);
+	}
+
+	/**
+	 * @param property the argument as the route wrote it (Server MVC names its whole path)
+	 * @throws InvalidRouteConfigurationException naming the route, the property and what is allowed
+	 */
+	public static CountStatuses parse(String routeId, String property, String text) {
 		BitSet statuses = new BitSet(600);
 		for (String part : text.split(",", -1)) {
 			String status = part.trim();
@@ -39,7 +48,7 @@ final class CountStatuses {
 				statuses.set(Integer.parseInt(status));
 			}
 			else {
-				throw new InvalidRouteConfigurationException(routeId, "count-statuses",
+				throw new InvalidRouteConfigurationException(routeId, property,
 						"is '" + text + "'" + (status.isEmpty() ? ", with an empty entry" : ", with '" + status + "'"),
 						ALLOWED);
 			}
@@ -48,7 +57,7 @@ final class CountStatuses {
 	}
 
 	/** Whether a response with this status counts. */
-	boolean counts(int status) {
+	public boolean counts(int status) {
 		return status >= 0 && status < 600 && this.statuses.get(status);
 	}
 
