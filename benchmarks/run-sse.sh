@@ -7,7 +7,7 @@
 # Settings as run-all.sh's (BENCH_HTTP_SECONDS [5], BENCH_HTTP_WARMUP_SECONDS [2], BENCH_HTTP_ROUNDS [3],
 # BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64], BENCH_KEYS [10000], BENCH_GATEWAY_JVM_OPTIONS
 # [-Xms512m -Xmx512m], BENCH_SKIP_BUILD=1), and: BENCH_SSE_EVENTS [20,200,2000] the stream lengths measured,
-# BENCH_SSE_MEMORY_EVENTS [20,2000] those of the memory part, BENCH_SSE_STREAMS [200] streams open at once,
+# BENCH_SSE_MEMORY_EVENTS [20,2000] those of the memory part (0: none), BENCH_SSE_STREAMS [200] streams open at once,
 # BENCH_SSE_TAIL_RATE [64] bytes/s of a slow stream's tail, BENCH_SSE_INCLUDE_USAGE [false] whether the
 # client asks for stream_options.include_usage (false: the gateway adds it and strips the usage chunk).
 set -euo pipefail
@@ -21,4 +21,6 @@ if [[ "${BENCH_SKIP_BUILD:-}" != 1 ]]; then
 	build=(-q -B -ntp -Dstyle.color=never package -Dmaven.test.skip=true -pl gateway-app,benchmarks -am)
 	mvn -o "${build[@]}" || mvn "${build[@]}"
 fi
-exec java -Dbench.root="$root" -Dbench.command="benchmarks/run-sse.sh" -jar "$root/benchmarks/target/benchmarks.jar" sse
+# the report names the settings the run was given
+settings="$(env | grep '^BENCH_' | sort | tr '\n' ' ' || true)"
+exec java -Dbench.root="$root" -Dbench.command="${settings}benchmarks/run-sse.sh" -jar "$root/benchmarks/target/benchmarks.jar" sse

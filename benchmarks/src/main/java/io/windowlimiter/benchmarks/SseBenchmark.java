@@ -64,7 +64,10 @@ public final class SseBenchmark {
 		int warmUp = Settings.integer("http.warmup-seconds", 2);
 		int rounds = Settings.integer("http.rounds", 3);
 		List<Integer> lengths = integers(Settings.string("sse.events", "20,200,2000"));
-		List<Integer> memoryLengths = integers(Settings.string("sse.memory-events", "20,2000"));
+		// 0: no memory part
+		List<Integer> memoryLengths = integers(Settings.string("sse.memory-events", "20,2000")).stream()
+			.filter(events -> events > 0)
+			.toList();
 		int streams = Settings.integer("sse.streams", 200);
 		int tailRate = Settings.integer("sse.tail-rate", 64);
 		boolean includeUsage = Boolean.parseBoolean(Settings.string("sse.include-usage", "false"));
