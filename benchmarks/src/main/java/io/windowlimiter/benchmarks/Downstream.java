@@ -24,6 +24,11 @@ final class Downstream implements AutoCloseable {
 	private final Path dir;
 
 	Downstream() {
+		this("location / { default_type text/plain; return 200 \"ok\\n\"; }");
+	}
+
+	/** nginx serving {@code locations} (directives of its one {@code server} block) instead of the fixed body. */
+	Downstream(String locations) {
 		try {
 			this.port = freePort();
 			this.dir = Files.createTempDirectory("bench-nginx");
@@ -40,10 +45,10 @@ final class Downstream implements AutoCloseable {
 						keepalive_requests 1000000;
 						server {
 							listen %s:%d;
-							location / { default_type text/plain; return 200 "ok\\n"; }
+							%s
 						}
 					}
-					""".formatted(this.dir, this.dir, LocalRedis.HOST, this.port));
+					""".formatted(this.dir, this.dir, LocalRedis.HOST, this.port, locations));
 			this.nginx = new ProcessBuilder("nginx", "-p", this.dir.toString(), "-c", conf.toString())
 				.redirectErrorStream(true)
 				.redirectOutput(this.dir.resolve("logs/stdout.log").toFile())

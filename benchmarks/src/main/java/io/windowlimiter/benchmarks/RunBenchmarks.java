@@ -11,7 +11,7 @@ import java.util.List;
 /**
  * Runs the benchmarks of one run against one Redis and writes one report. Arguments pick the parts:
  * {@code decision}, {@code http}, {@code memory}, {@code plans}, {@code scopes}, {@code hot}, {@code profile}; none
- * means the first three. {@code bench.root} is the project's root (the scripts set it); the report goes to
+ * means the first three; {@code mvc} and {@code sse} alone run {@link MvcHttpBenchmark} and {@link SseBenchmark}. {@code bench.root} is the project's root (the scripts set it); the report goes to
  * {@code benchmarks/results/<date>.md} there and to standard output. Settings: see {@link Settings} and the README's Performance section.
  */
 public final class RunBenchmarks {
@@ -23,6 +23,11 @@ public final class RunBenchmarks {
 		if (args.length == 1 && args[0].equals("mvc")) {
 			// the Server MVC gateway: its own run and report (benchmarks/run-mvc.sh)
 			MvcHttpBenchmark.main(args);
+			return;
+		}
+		if (args.length == 1 && args[0].equals("sse")) {
+			// an LLM route's SSE stream with and without metering: its own run and report (benchmarks/run-sse.sh)
+			SseBenchmark.main(args);
 			return;
 		}
 		List<String> parts = (args.length == 0) ? List.of("decision", "memory", "http") : Arrays.asList(args);

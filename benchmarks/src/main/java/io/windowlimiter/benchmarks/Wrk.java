@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,19 +33,32 @@ final class Wrk {
 
 	private final int connections;
 
+	/** Script arguments after the client count and prefix. */
+	private final List<String> scriptArgs;
+
 	/** wrk with the benchmark's client script (copied into {@code workDir}) and the HTTP part's threads and connections. */
 	static Wrk forClients(Path workDir) throws IOException {
-		Path script = workDir.resolve("clients.lua");
-		try (InputStream in = Wrk.class.getResourceAsStream("clients.lua")) {
-			Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
-		}
-		return new Wrk(script, Settings.integer("http.threads", 2), Settings.integer("http.connections", 64));
+		return forScript(workDir, "clients.lua");
 	}
 
-	Wrk(Path script, int threads, int connections) {
+	/**
+	 * wrk with one of the benchmark's scripts (a resource beside this class, copied into {@code workDir}), the HTTP
+	 * part's threads and connections, and {@code scriptArgs} after the client count and prefix.
+	 */
+	static Wrk forScript(Path workDir, String resource, String... scriptArgs) throws IOException {
+		Path script = workDir.resolve(resource);
+		try (InputStream in = Wrk.class.getResourceAsStream(resource)) {
+			Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
+		}
+		return new Wrk(script, Settings.integer("http.threads", 2), Settings.integer("http.connections", 64),
+				List.of(scriptArgs));
+	}
+
+	private Wrk(Path script, int threads, int connections, List<String> scriptArgs) {
 		this.script = script;
 		this.threads = threads;
 		this.connections = connections;
+		this.scriptArgs = scriptArgs;
 	}
 
 	int threads() {
@@ -57,9 +71,10 @@ final class Wrk {
 
 	/** Loads {@code url} for {@code seconds} from {@code clients} client keys, taken in turn. */
 	Run run(String url, int seconds, int clients) throws IOException, InterruptedException {
-		List<String> command = List.of("wrk", "-t", Integer.toString(this.threads), "-c",
+		List<String> command = new ArrayList<>(List.of("wrk", "-t", Integer.toString(this.threads), "-c",
 				Integer.toString(this.connections), "-d", seconds + "s", "--timeout", "5s", "-s", this.script.toString(),
-				url, "--", Integer.toString(clients), "client-");
+				url, "--", Integer.toString(clients), "client-"));
+		command.addAll(this.scriptArgs);
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
 		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		int exit = process.waitFor();

@@ -43,8 +43,12 @@ final class MeteredResponse extends ServerHttpResponseDecorator {
 	}
 
 	private void dropLengthWhenStripping() {
-		if (this.meter.stripsUsageChunk()) {
-			getDelegate().getHeaders().remove(HttpHeaders.CONTENT_LENGTH);
+		HttpHeaders headers = getDelegate().getHeaders();
+		if (this.meter.stripsUsageChunk() && headers.containsHeader(HttpHeaders.CONTENT_LENGTH)) {
+			headers.remove(HttpHeaders.CONTENT_LENGTH);
+			// the gateway removed the chunked encoding for the upstream's length: without either, Reactor Netty
+			// ends the body by closing the client's connection (HTTP/2 drops this header itself)
+			headers.set(HttpHeaders.TRANSFER_ENCODING, "chunked");
 		}
 	}
 

@@ -1,0 +1,337 @@
+package io.windowlimiter.benchmarks;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Issue 24: an LLM route's SSE stream through gateway-app with and without metering, in one run. Two routes to one
+ * nginx serving static OpenAI chat completion streams ({@link SseStreams}): {@code plain} (no limiter) and
+ * {@code metered} ({@code WindowRateLimit} with {@code llm: openai}, a token and a request limit far above what is
+ * sent, 10,000 clients by X-API-Key, so every call is admitted, metered and settled). wrk POSTs streaming chat
+ * completion requests over keep-alive connections, each case (route and stream length) for the same time after a
+ * warm-up, in rounds, every other one in reverse order, each case's fastest round kept. Then the gateway's live
+ * heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is checked first:
+ * the body arrives whole (metered: without the usage chunk the gateway asked for), and on the metered route the
+ * remaining tokens go down by the usage the stream reported. Run with {@code benchmarks/run-sse.sh}; the report
+ * goes to {@code benchmarks/results/<date>-sse.md}.
+ */
+public final class SseBenchmark {
+
+	static final List<String> ROUTES = List.of("plain", "metered");
+
+	/** Issue 24: metered req/s over plain req/s, at every stream length. */
+	static final double TARGET = 0.90;
+
+	static final long TOKEN_LIMIT = 1_000_000_000L;
+
+	static final long REQUEST_LIMIT = 1_000_000L;
+
+	private SseBenchmark() {
+	}
+
+	record Case(String route, int events) {
+
+		String path() {
+			return "/" + this.route + "/sse/" + this.events;
+		}
+
+	}
+
+	record Result(Case c, double perSecond, double p50Millis, double p99Millis, List<Double> roundRates,
+			long failedDecisions) {
+	}
+
+	public static void main(String[] args) throws Exception {
+		Path root = Path.of(Settings.string("root", ".")).toAbsolutePath().normalize();
+		Path workDir = root.resolve("benchmarks/target/bench-work");
+		Files.createDirectories(workDir);
+		int keys = Settings.integer("keys", 10_000);
+		int seconds = Settings.integer("http.seconds", 5);
+		int warmUp = Settings.integer("http.warmup-seconds", 2);
+		int rounds = Settings.integer("http.rounds", 3);
+		List<Integer> lengths = integers(Settings.string("sse.events", "20,200,2000"));
+		// 0: no memory part
+		List<Integer> memoryLengths = integers(Settings.string("sse.memory-events", "20,2000")).stream()
+			.filter(events -> events > 0)
+			.toList();
+		int streams = Settings.integer("sse.streams", 200);
+		int tailRate = Settings.integer("sse.tail-rate", 64);
+		boolean includeUsage = Boolean.parseBoolean(Settings.string("sse.include-usage", "false"));
+		String body = requestBody(includeUsage);
+		Wrk wrk = Wrk.forScript(workDir, "sse.lua", body);
+		List<Case> cases = new ArrayList<>();
+		for (int events : lengths) {
+			ROUTES.forEach(route -> cases.add(new Case(route, events)));
+		}
+		Map<Case, List<Wrk.Run>> runs = new LinkedHashMap<>();
+		cases.forEach(c -> runs.put(c, new ArrayList<>()));
+		Map<Case, Long> failed = new LinkedHashMap<>();
+		cases.forEach(c -> failed.put(c, 0L));
+		List<OpenStreamsMemory.Result> memory = new ArrayList<>();
+		List<String> checks = new ArrayList<>();
+		Machine machine;
+		List<Integer> allLengths = new ArrayList<>(lengths);
+		memoryLengths.stream().filter(n -> !allLengths.contains(n)).forEach(allLengths::add);
+		SseStreams content = new SseStreams(workDir, allLengths);
+		try (LocalRedis redis = LocalRedis.startOrConnect(workDir);
+				Downstream downstream = new Downstream(content.locations(tailRate))) {
+			machine = Machine.describe(root, redis.version());
+			Path routes = workDir.resolve("gateway-sse-bench.yml");
+			Files.writeString(routes, routes());
+			try (GatewayProcess gateway = GatewayProcess.start(RunBenchmarks.gatewayJar(root), redis.port(),
+					downstream.uri(), routes, workDir.resolve("gateway-sse.log"))) {
+				for (int events : allLengths) {
+					checks.add(checkPlain(gateway, events, body));
+					checks.add(checkMetered(gateway, events, body, includeUsage));
+				}
+				checks.forEach(System.out::println);
+				for (Case c : cases) {
+					redis.flushAll();
+					wrk.run(gateway.url(c.path()), warmUp, keys);
+				}
+				for (int round = 0; round < rounds; round++) {
+					List<Case> order = new ArrayList<>(cases);
+					if (round % 2 == 1) {
+						Collections.reverse(order);
+					}
+					for (Case c : order) {
+						redis.flushAll();
+						wrk.run(gateway.url(c.path()), warmUp, keys);
+						gateway.failedDecisionsSinceLastCall();
+						Wrk.Run run = wrk.run(gateway.url(c.path()), seconds, keys);
+						if (run.socketErrors() > 0 || run.statusErrors() > 0) {
+							throw new IllegalStateException(c + ": " + run.socketErrors() + " socket errors, "
+									+ run.statusErrors() + " answers not 2xx");
+						}
+						runs.get(c).add(run);
+						// the limiter reports failures at most every 500 ms
+						Thread.sleep(600);
+						failed.merge(c, gateway.failedDecisionsSinceLastCall(), Long::sum);
+						System.out.printf(Locale.ROOT, "sse round %d %-8s %5d events %,9.0f req/s  p50 %7.2f ms  p99 %7.2f ms%n",
+								round + 1, c.route(), c.events(), run.perSecond(), run.p50Millis(), run.p99Millis());
+					}
+				}
+				OpenStreamsMemory open = new OpenStreamsMemory(gateway, redis, streams, body);
+				for (int events : memoryLengths) {
+					for (String route : ROUTES) {
+						int expected = expectedBody(route, events, includeUsage).length;
+						OpenStreamsMemory.Result result = open.measure(route, events, expected);
+						memory.add(result);
+						System.out.printf(Locale.ROOT, "sse memory %-8s %5d events: %,.0f bytes of live heap per open stream "
+								+ "(%,.0f in io.windowlimiter.* objects), %,d bytes read each%n", route, events,
+								result.heapBytesPerStream(), result.ourBytesPerStream(), result.bytesReadPerStream());
+					}
+				}
+			}
+		}
+		List<Result> results = new ArrayList<>();
+		runs.forEach((c, list) -> {
+			Wrk.Run fastest = list.stream().max(Comparator.comparingDouble(Wrk.Run::perSecond)).orElseThrow();
+			results.add(new Result(c, fastest.perSecond(), fastest.p50Millis(), fastest.p99Millis(),
+					list.stream().map(Wrk.Run::perSecond).toList(), failed.get(c)));
+		});
+		String setup = String.format(Locale.ROOT, "wrk %d threads, %d keep-alive connections, %d s per case after %d s "
+				+ "warm-up, %d rounds (every other one in reverse order), one warm-up pass over all cases first, figures "
+				+ "from each case's fastest round; gateway-app's jar (%s, its defaults) proxying to nginx on loopback "
+				+ "serving static files, Redis flushed before each case; %,d clients by X-API-Key; each request a "
+				+ "%d-byte streaming chat completion POST (%s); metered: `llm: openai`, %,d tokens and %,d requests per "
+				+ "minute per client (sliding window counter), so every call is admitted and settled",
+				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, GatewayProcess.jvmOptions(), keys,
+				body.length(), includeUsage ? "it asks for `stream_options.include_usage`"
+						: "no `stream_options`: the gateway adds `include_usage` upstream and strips the usage chunk",
+				TOKEN_LIMIT, REQUEST_LIMIT);
+		String memorySetup = String.format(Locale.ROOT, "%d streams opened at once per case on `/slow/<n>`: nginx "
+				+ "sends all but the last %,d bytes of the stream at once, then %d bytes/s, so the streams stay open "
+				+ "for about %d s after most of their bytes passed the meter. Once every stream has received all but "
+				+ "its tail, `jcmd <gateway> GC.class_histogram` (a full GC, then every live object) is compared with "
+				+ "the same taken just before the streams opened: the growth over the streams is the live heap one open "
+				+ "stream holds, in the gateway's JVM (Netty's pooled direct buffers are off-heap and not in it). "
+				+ "`io.windowlimiter.*` counts only instances of this project's classes (shallow sizes; arrays they own "
+				+ "count as `[B` etc.)", streams, SseStreams.TAIL_BYTES, tailRate, SseStreams.TAIL_BYTES / tailRate);
+		String markdown = markdown(machine, setup, memorySetup, checks, results, memory);
+		Path file = root.resolve("benchmarks/results").resolve(machine.fileStamp() + "-sse.md");
+		Files.createDirectories(file.getParent());
+		Files.writeString(file, markdown);
+		System.out.println();
+		System.out.println(markdown);
+		System.out.println("Written to " + root.relativize(file));
+		System.exit(0);
+	}
+
+	/** A chat completion request as an SDK sends it when streaming; with or without asking for the usage. */
+	static String requestBody(boolean includeUsage) {
+		return "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"system\",\"content\":\"You are a helpful "
+				+ "assistant.\"},{\"role\":\"user\",\"content\":\"Write a short poem about rate limits.\"}],"
+				+ "\"max_tokens\":2048,\"temperature\":0.7,\"stream\":true"
+				+ (includeUsage ? ",\"stream_options\":{\"include_usage\":true}" : "") + "}";
+	}
+
+	/** What a client receives: the stream as served, but without the usage chunk it did not ask for when metered. */
+	static byte[] expectedBody(String route, int events, boolean includeUsage) {
+		return SseStreams.body(events, route.equals("plain") || includeUsage);
+	}
+
+	static String routes() {
+		StringBuilder yaml = new StringBuilder();
+		yaml.append("# Written by the SSE benchmark (SseBenchmark.java); bench.downstream comes on the command line\n");
+		yaml.append("logging.level.root: WARN\n");
+		yaml.append("spring.cloud.gateway.server.webflux.routes:\n");
+		for (String route : List.of("none", "plain", "metered")) {
+			yaml.append("  - id: ").append(route).append('\n');
+			yaml.append("    uri: ${bench.downstream}\n");
+			yaml.append("    predicates: [ \"Path=/").append(route).append("/**\" ]\n");
+			yaml.append("    filters:\n");
+			yaml.append("      - StripPrefix=1\n");
+			if (route.equals("metered")) {
+				yaml.append("      - name: WindowRateLimit\n");
+				yaml.append("        args:\n");
+				yaml.append("          key-resolver: \"#{@headerKeyResolver}\"\n");
+				yaml.append("          llm: openai\n");
+				yaml.append("          limits[0].limit: ").append(TOKEN_LIMIT).append('\n');
+				yaml.append("          limits[0].window: 1m\n");
+				yaml.append("          limits[0].unit: tokens\n");
+				yaml.append("          limits[1].limit: ").append(REQUEST_LIMIT).append('\n');
+				yaml.append("          limits[1].window: 1m\n");
+			}
+		}
+		return yaml.toString();
+	}
+
+	/** The plain route passes the stream byte for byte and has no limiter's headers. */
+	static String checkPlain(GatewayProcess gateway, int events, String body) throws IOException, InterruptedException {
+		HttpResponse<byte[]> response = post(gateway, "/plain/sse/" + events, "check-plain", body);
+		byte[] expected = expectedBody("plain", events, false);
+		if (response.statusCode() != 200 || !Arrays.equals(response.body(), expected)
+				|| response.headers().firstValue("X-RateLimit-Remaining").isPresent()) {
+			throw new IllegalStateException("Route plain, " + events + " events, answered " + response.statusCode() + " "
+					+ response.headers().map() + " with " + response.body().length + " bytes, expected " + expected.length);
+		}
+		return String.format(Locale.ROOT, "check plain %d events: 200, %,d bytes as served, %s", events,
+				response.body().length, response.headers().firstValue("Content-Type").orElse("no Content-Type"));
+	}
+
+	/**
+	 * The metered route passes the stream whole (without the usage chunk when the client did not ask for it),
+	 * and its X-RateLimit-Remaining-Tokens goes down by the stream's reported usage from one call to the next of
+	 * the same client (a minute boundary between the two weighs the previous window: tried again).
+	 */
+	static String checkMetered(GatewayProcess gateway, int events, String body, boolean includeUsage)
+			throws IOException, InterruptedException {
+		byte[] expected = expectedBody("metered", events, includeUsage);
+		String last = "";
+		for (int attempt = 1; attempt <= 3; attempt++) {
+			String key = "check-metered-" + events + "-" + attempt;
+			long[] remaining = new long[2];
+			for (int call = 0; call < 2; call++) {
+				HttpResponse<byte[]> response = post(gateway, "/metered/sse/" + events, key, body);
+				String header = response.headers().firstValue("X-RateLimit-Remaining-Tokens").orElse("");
+				if (response.statusCode() != 200 || !Arrays.equals(response.body(), expected) || header.isEmpty()) {
+					throw new IllegalStateException("Route metered, " + events + " events, answered "
+							+ response.statusCode() + " " + response.headers().map() + " with " + response.body().length
+							+ " bytes, expected " + expected.length + " and X-RateLimit-Remaining-Tokens");
+				}
+				remaining[call] = Long.parseLong(header);
+				// the settle is sent after the client has its answer
+				Thread.sleep(300);
+			}
+			long down = remaining[0] - remaining[1];
+			last = String.format(Locale.ROOT, "check metered %d events: 200, %,d bytes (%s), X-RateLimit-Remaining-Tokens "
+					+ "%,d then %,d: down by %,d, the stream's reported usage %,d", events, expected.length,
+					includeUsage ? "as served" : "as served less the usage chunk", remaining[0], remaining[1], down,
+					SseStreams.usageTokens(events));
+			if (down == SseStreams.usageTokens(events)) {
+				return last;
+			}
+		}
+		throw new IllegalStateException("The metered route did not settle to the usage: " + last);
+	}
+
+	private static HttpResponse<byte[]> post(GatewayProcess gateway, String path, String key, String body)
+			throws IOException, InterruptedException {
+		return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
+			.send(HttpRequest.newBuilder(URI.create(gateway.url(path)))
+				.header("X-API-Key", key)
+				.header("Content-Type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofString(body))
+				.timeout(Duration.ofSeconds(30))
+				.build(), HttpResponse.BodyHandlers.ofByteArray());
+	}
+
+	static String markdown(Machine machine, String setup, String memorySetup, List<String> checks, List<Result> results,
+			List<OpenStreamsMemory.Result> memory) {
+		StringBuilder md = new StringBuilder("# SSE benchmark: an LLM route with and without metering, ")
+			.append(machine.dateText()).append("\n\n");
+		md.append("- machine: ").append(machine.cores()).append(" cores (nproc), ").append(machine.cpu()).append(", ")
+			.append(machine.memory()).append(" RAM, ").append(machine.os()).append(", load average ")
+			.append(machine.loadAtStart()).append(" at the start, ").append(Machine.loadAverage()).append(" at the end\n");
+		md.append("- software: ").append(machine.java()).append(", ").append(machine.redis()).append(", ")
+			.append(machine.wrk()).append('\n');
+		md.append("- code: ").append(machine.commit()).append('\n');
+		md.append("- command: `").append(Settings.string("command", "benchmarks/run-sse.sh")).append("`\n");
+		md.append("- setup: ").append(setup).append("\n\n");
+		md.append("Checked before measuring:\n\n");
+		checks.forEach(check -> md.append("- ").append(check).append('\n'));
+		md.append("\n## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
+		for (int i = 0; i + 1 < results.size(); i += 2) {
+			Result plain = results.get(i);
+			Result metered = results.get(i + 1);
+			double ratio = metered.perSecond() / plain.perSecond();
+			String verdict = (ratio >= TARGET) ? String.format(Locale.ROOT, "met, %.0f%% above", 100 * (ratio / TARGET - 1))
+					: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - ratio / TARGET));
+			md.append(String.format(Locale.ROOT, "| req/s metered / plain, %,d events | %.2f | >= %.2f | %s |%n",
+					plain.c().events(), ratio, TARGET, verdict));
+		}
+		for (Result r : results) {
+			if (r.failedDecisions() > 0) {
+				md.append("| decisions failed open, ").append(r.c()).append(" | ").append(r.failedDecisions())
+					.append(" | 0 | **invalid run** |\n");
+			}
+		}
+		md.append("\n## Throughput\n\n| events | bytes | plain req/s | metered req/s | metered / plain | plain p50 / p99 ms "
+				+ "| metered p50 / p99 ms | plain rounds | metered rounds |\n|---:|---:|---:|---:|---:|---|---|---|---|\n");
+		for (int i = 0; i + 1 < results.size(); i += 2) {
+			Result plain = results.get(i);
+			Result metered = results.get(i + 1);
+			md.append(String.format(Locale.ROOT, "| %,d | %,d | %,.0f | %,.0f | %.2f | %.2f / %.2f | %.2f / %.2f | %s | %s |%n",
+					plain.c().events(), SseStreams.body(plain.c().events(), true).length, plain.perSecond(),
+					metered.perSecond(), metered.perSecond() / plain.perSecond(), plain.p50Millis(), plain.p99Millis(),
+					metered.p50Millis(), metered.p99Millis(), rounds(plain), rounds(metered)));
+		}
+		md.append("\n## Memory per open stream\n\n").append(memorySetup).append(".\n\n");
+		md.append("| events | route | streams | bytes read per stream | live heap per open stream | of which io.windowlimiter.* "
+				+ "| metered - plain |\n|---:|---|---:|---:|---:|---:|---:|\n");
+		for (int i = 0; i < memory.size(); i++) {
+			OpenStreamsMemory.Result m = memory.get(i);
+			String extra = "";
+			if (m.route().equals("metered") && i > 0 && memory.get(i - 1).events() == m.events()) {
+				extra = String.format(Locale.ROOT, "%,.0f", m.heapBytesPerStream() - memory.get(i - 1).heapBytesPerStream());
+			}
+			md.append(String.format(Locale.ROOT, "| %,d | %s | %d | %,d | %,.0f | %,.0f | %s |%n", m.events(), m.route(),
+					m.streams(), m.bytesReadPerStream(), m.heapBytesPerStream(), m.ourBytesPerStream(), extra));
+		}
+		return md.toString();
+	}
+
+	private static String rounds(Result r) {
+		return String.join(", ", r.roundRates().stream().map(rate -> String.format(Locale.ROOT, "%,.0f", rate)).toList());
+	}
+
+	private static List<Integer> integers(String list) {
+		return Arrays.stream(list.split(",")).map(String::trim).filter(s -> !s.isEmpty()).map(Integer::parseInt).toList();
+	}
+
+}
