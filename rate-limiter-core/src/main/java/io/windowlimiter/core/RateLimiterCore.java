@@ -2,7 +2,6 @@ package io.windowlimiter.core;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -370,10 +369,7 @@ public final class RateLimiterCore {
 	Mono<Released> release(Reservation reservation) {
 		CompiledPolicy policy = reservation.policy();
 		List<String> all = reservation.keys();
-		List<String> keys = new ArrayList<>(policy.concurrency.length);
-		for (int i : policy.concurrency) {
-			keys.add(all.get(i));
-		}
+		List<String> keys = policy.concurrencyKeys(all);
 		String routeId = reservation.routeId();
 		return this.guard.protect(this.script.nodeOf(keys), this.script.release(keys, reservation.id()),
 				this.script.probe(keys))
@@ -603,10 +599,7 @@ public final class RateLimiterCore {
 		if (policy.concurrency.length == 0 || !verdict.allowed()) {
 			return admission;
 		}
-		List<String> slots = new ArrayList<>(policy.concurrency.length);
-		for (int i : policy.concurrency) {
-			slots.add(keys.get(i));
-		}
+		List<String> slots = policy.concurrencyKeys(keys);
 		// taken in this instance's memory: released there, wherever Redis is by then
 		return admission.withSlots(new Slots(() -> Mono.fromRunnable(() -> this.localLimiter.release(slots))));
 	}

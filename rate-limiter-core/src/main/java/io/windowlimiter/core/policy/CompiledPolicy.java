@@ -161,6 +161,15 @@ public final class CompiledPolicy {
 		return this.blockForMillis;
 	}
 
+	/** The keys of the concurrency limits among the limits' keys (as {@link #keysFor}), in order. */
+	public List<String> concurrencyKeys(List<String> limitKeys) {
+		List<String> keys = new ArrayList<>(this.concurrency.length);
+		for (int i : this.concurrency) {
+			keys.add(limitKeys.get(i));
+		}
+		return keys;
+	}
+
 	/** The keys the script decides with: the limits' keys, then with a penalty the client's block key. */
 	public List<String> decisionKeys(List<String> limitKeys, String clientKey) {
 		if (!this.penalty) {
