@@ -40,7 +40,7 @@ import org.springframework.web.servlet.function.ServerResponse;
 /**
  * Decides a Server MVC request with the core, on the request's own thread: resolves the client's key
  * (and its plan, and a cost from a header), waits for the core's decision at most a hard bound, and
- * answers a refusal with 429 (or the core's status: 403 for a listed or blocked client, a calendar quota's
+ * answers a refusal with the route's {@code status-code}, 429 by default (or the core's status: 403 for a listed or blocked client, a calendar quota's
  * {@code quota-status}), {@code Retry-After}, the rate-limit headers and (when on) a problem-details body,
  * or passes the request on and adds the headers to its response.
  *
@@ -117,7 +117,8 @@ public final class MvcRateLimiter {
 		configured(routeId, config);
 		String key = keyResolver(config).resolve(request);
 		if (!StringUtils.hasText(key)) {
-			return config.isDenyEmptyKey() ? ServerResponse.status(HttpStatus.FORBIDDEN).build() : next.handle(request);
+			return config.isDenyEmptyKey() ? ServerResponse.status(config.emptyKeyRefusalStatus()).build()
+					: next.handle(request);
 		}
 		long cost = -1;
 		String costHeader = config.getCostFromHeader();
@@ -132,7 +133,7 @@ public final class MvcRateLimiter {
 		}
 		Admission admission = await(routeId, this.core.admit(routeId, key, cost, requestedPlan(request)));
 		if (!admission.passes()) {
-			return refusal(admission);
+			return refusal(admission, config.refusalStatus());
 		}
 		Reservation reservation = admission.reservation();
 		ServerResponse response;
@@ -314,12 +315,13 @@ public final class MvcRateLimiter {
 	}
 
 	/**
-	 * 429, or the core's own status when it has one (as the WebFlux filter answers): 403 for a client on a
-	 * deny list or blocked by an operator, a calendar quota's {@code quota-status}. The core's headers go as
-	 * they are: a deny list's refusal has no Retry-After, since no wait ends it.
+	 * The route's {@code status-code} (429 by default), or the core's own status when it has one (as the
+	 * WebFlux filter answers): 403 for a client on a deny list or blocked by an operator, a calendar quota's
+	 * {@code quota-status}. The core's headers go as they are: a deny list's refusal has no Retry-After,
+	 * since no wait ends it.
 	 */
-	private ServerResponse refusal(Admission admission) {
-		int status = (admission.status() != 0) ? admission.status() : HttpStatus.TOO_MANY_REQUESTS.value();
+	private ServerResponse refusal(Admission admission, int statusCode) {
+		int status = (admission.status() != 0) ? admission.status() : statusCode;
 		ServerResponse.BodyBuilder refusal = ServerResponse.status(status)
 			.headers(headers -> admission.headers().forEach(headers::set));
 		if (this.problemDetails && admission.forbidden()) {

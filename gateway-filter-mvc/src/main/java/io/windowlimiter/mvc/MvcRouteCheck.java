@@ -11,6 +11,7 @@ import java.util.regex.Pattern;
 
 import io.windowlimiter.core.CountStatuses;
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.RefusalStatus;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.MaxDelay;
@@ -30,7 +31,8 @@ import org.springframework.core.env.Environment;
  * them, and gives the core their limits. A mistake stops start-up with the route and the property named:
  * an argument the filter does not have (Server MVC's binding would drop it silently) or a {@code max-delay}
  * (it would park a servlet thread), a {@code unit} other than {@code requests}, a missing or unknown
- * key resolver, limits {@link RouteArgs} refuses, a bad {@code count-statuses} or header name, a second
+ * key resolver, limits {@link RouteArgs} refuses, a bad {@code count-statuses}, header name or refusal status
+ * ({@code status-code}, {@code empty-key-status}), a second
  * {@code WindowRateLimit} on one route.
  */
 public final class MvcRouteCheck {
@@ -45,7 +47,7 @@ public final class MvcRouteCheck {
 	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
 			+ "name, plan, scope, shadow, window, unit, calendar, time-zone, week-start, block-for, quota-status, "
 			+ "allow, deny, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
-			+ "cost-from-response-header";
+			+ "cost-from-response-header, status-code, empty-key-status";
 
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[\\d+]|\\.\\d+)\\.([a-z-]+)");
 
@@ -98,6 +100,9 @@ public final class MvcRouteCheck {
 			String name = written.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
 			if (name.equals("count-statuses")) {
 				CountStatuses.parse(routeId, path + name, value);
+			}
+			if (name.equals("status-code") || name.equals("empty-key-status")) {
+				RefusalStatus.parse(routeId, path + name, value, 0);
 			}
 			if (name.equals("cost-from-header") || name.equals("cost-from-response-header")) {
 				ResponseCost.headerName(routeId, path + name, value);

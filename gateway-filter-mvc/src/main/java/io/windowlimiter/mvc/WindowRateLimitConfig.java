@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.RefusalStatus;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.RouteArgs;
@@ -24,7 +25,7 @@ public class WindowRateLimitConfig {
 
 	/** The arguments that read the request or answer it, not the limits; {@link RouteArgs} never sees them. */
 	public static final List<String> ADAPTER_ARGUMENTS = List.of("key-resolver", "deny-empty-key", "cost-from-header",
-			"count-statuses", "cost-from-response-header");
+			"count-statuses", "cost-from-response-header", "status-code", "empty-key-status");
 
 	/** How a route built in the Java DSL is named in messages before its id is known. */
 	static final String DSL_ROUTE = "(WindowRateLimit)";
@@ -39,6 +40,10 @@ public class WindowRateLimitConfig {
 
 	private boolean denyEmptyKey = true;
 
+	private @Nullable String statusCode;
+
+	private @Nullable String emptyKeyStatus;
+
 	private @Nullable String costFromHeader;
 
 	private @Nullable String countStatuses;
@@ -47,6 +52,11 @@ public class WindowRateLimitConfig {
 
 	/** {@code count-statuses} read, by {@link #checkResponseArguments}: the filter reads it per request. */
 	private @Nullable CountStatuses statusesThatCount;
+
+	/** {@code status-code} and {@code empty-key-status} read, by {@link #checkResponseArguments}. */
+	private int refusalStatus = 429;
+
+	private int emptyKeyRefusalStatus = 403;
 
 	/**
 	 * The limiter arguments, prefixed as {@link RouteArgs#parse} reads them; {@code unit} (checked, and
@@ -78,11 +88,14 @@ public class WindowRateLimitConfig {
 	}
 
 	/**
-	 * Reads {@code count-statuses} and checks {@code cost-from-response-header}, once, where the filter is
-	 * built (a YAML route's were checked at start-up by {@link MvcRouteCheck}, naming their whole path).
+	 * Reads {@code count-statuses}, {@code status-code} and {@code empty-key-status} and checks
+	 * {@code cost-from-response-header}, once, where the filter is built (a YAML route's were checked at
+	 * start-up by {@link MvcRouteCheck}, naming their whole path).
 	 * @throws InvalidRouteConfigurationException naming the route, the argument and what is allowed
 	 */
 	void checkResponseArguments(String routeId) {
+		this.refusalStatus = RefusalStatus.parse(routeId, "status-code", this.statusCode, 429);
+		this.emptyKeyRefusalStatus = RefusalStatus.parse(routeId, "empty-key-status", this.emptyKeyStatus, 403);
 		String statuses = this.countStatuses;
 		this.statusesThatCount = (statuses != null) ? CountStatuses.parse(routeId, "count-statuses", statuses) : null;
 		String header = this.costFromResponseHeader;
@@ -94,6 +107,16 @@ public class WindowRateLimitConfig {
 	/** The statuses that count, as read by {@link #checkResponseArguments}; null: every response counts. */
 	@Nullable CountStatuses statusesThatCount() {
 		return this.statusesThatCount;
+	}
+
+	/** The status of a refusal by the limits, unless the core has its own ({@code Admission.status()}). */
+	int refusalStatus() {
+		return this.refusalStatus;
+	}
+
+	/** The status of a refusal of a request without a key. */
+	int emptyKeyRefusalStatus() {
+		return this.emptyKeyRefusalStatus;
 	}
 
 	/** Whether a request's reservation is settled once its response is known (one more Redis call). */
@@ -142,9 +165,29 @@ public class WindowRateLimitConfig {
 		return this.denyEmptyKey;
 	}
 
-	/** Whether a request without a key is refused (403, the default) or passes unlimited. */
+	/** Whether a request without a key is refused (the default, with {@code empty-key-status}) or passes unlimited. */
 	public WindowRateLimitConfig setDenyEmptyKey(boolean denyEmptyKey) {
 		this.denyEmptyKey = denyEmptyKey;
+		return this;
+	}
+
+	public @Nullable String getStatusCode() {
+		return this.statusCode;
+	}
+
+	/** The status of a refusal by the limits, 400 to 599; 429 when absent. */
+	public WindowRateLimitConfig setStatusCode(String statusCode) {
+		this.statusCode = statusCode;
+		return this;
+	}
+
+	public @Nullable String getEmptyKeyStatus() {
+		return this.emptyKeyStatus;
+	}
+
+	/** The status of a refusal of a request without a key (with {@code deny-empty-key}), 400 to 599; 403 when absent. */
+	public WindowRateLimitConfig setEmptyKeyStatus(String emptyKeyStatus) {
+		this.emptyKeyStatus = emptyKeyStatus;
 		return this;
 	}
 

@@ -106,6 +106,43 @@ class MvcRouteCheckTests {
 			.hasMessageContaining("allowed: the name of an HTTP header");
 	}
 
+	@Test
+	void takesTheRefusalStatusesAndNamesABadOne() {
+		check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "status-code", "503",
+				"empty-key-status", "401");
+		check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "statusCode", "418",
+				"emptyKeyStatus", "599");
+		for (String bad : new String[] { "200", "600", "4o3", "" }) {
+			assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s",
+					"status-code", bad))
+				.isInstanceOf(InvalidRouteConfigurationException.class)
+				.hasMessageContaining("route 'r'")
+				.hasMessageContaining(ROUTE + "filters[0].args.status-code is '" + bad + "'")
+				.hasMessageContaining("allowed: an HTTP status code from 400 to 599");
+		}
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s",
+				"empty-key-status", "399"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining(ROUTE + "filters[0].args.empty-key-status is '399'")
+			.hasMessageContaining("allowed: an HTTP status code from 400 to 599");
+	}
+
+	@Test
+	void namesABadRefusalStatusOfAJavaDslRoute() {
+		assertThatThrownBy(() -> WindowRateLimitFilterFunctions.windowRateLimit(c -> c.setKeyResolver("headerKeyResolver")
+			.setLimit("5")
+			.setWindow("10s")
+			.setStatusCode("299")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("status-code is '299'");
+		assertThatThrownBy(() -> WindowRateLimitFilterFunctions.windowRateLimit(c -> c.setKeyResolver("headerKeyResolver")
+			.setLimit("5")
+			.setWindow("10s")
+			.setEmptyKeyStatus("x")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("empty-key-status is 'x'");
+	}
+
 	/** Built in the Java DSL: checked where the filter is made, named as the DSL's route. */
 	@Test
 	void namesABadCountStatusesOfAJavaDslRoute() {

@@ -69,6 +69,10 @@ class WindowRateLimitMvcTests {
 		route(registry, 8, "metered", "limit=10", "window=1m", "cost=4", "cost-from-response-header=X-Actual-Cost");
 		routeTo(registry, 9, "unreachable", UNREACHABLE, "limit=1", "window=1m", "count-statuses=401,403");
 		routeTo(registry, 10, "unreachable-counted", UNREACHABLE, "limit=1", "window=1m", "count-statuses=5xx");
+		// the refusals' own statuses; the core's (a quota's quota-status, a deny list's 403) keep precedence
+		route(registry, 11, "coded", "limit=1", "window=1m", "status-code=503", "empty-key-status=401");
+		route(registry, 12, "coded-quota", "limit=1", "calendar=month", "quota-status=403", "status-code=503",
+				"deny=coded-banned");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
@@ -120,6 +124,31 @@ class WindowRateLimitMvcTests {
 		assertThat(downstream.hits("/limited/nokey", null)).isZero();
 		assertThat(get("/open-door/nokey", null, null).statusCode()).isEqualTo(200);
 		assertThat(get("/open-door/nokey", null, null).statusCode()).as("no key: not limited").isEqualTo(200);
+	}
+
+	/** {@code status-code} and {@code empty-key-status}, as on the WebFlux filter. */
+	@Test
+	void refusesWithTheRoutesStatusCodeAndAKeylessRequestWithItsEmptyKeyStatus() throws Exception {
+		String key = "coded-" + RUN;
+		assertThat(get("/coded/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> refused = get("/coded/x", key, null);
+		assertThat(refused.statusCode()).as("status-code").isEqualTo(503);
+		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+		assertThat(refused.body()).contains("\"status\":503", "\"violated-policies\":[\"coded\"]");
+		assertThat(get("/coded/nokey", null, null).statusCode()).as("empty-key-status").isEqualTo(401);
+		assertThat(downstream.hits("/coded/x", key)).isEqualTo(1);
+		assertThat(downstream.hits("/coded/nokey", null)).isZero();
+	}
+
+	/** As on WebFlux: a calendar quota's quota-status and a deny list's 403 go before the route's status-code. */
+	@Test
+	void theCoresOwnStatusesGoBeforeTheStatusCode() throws Exception {
+		String key = "coded-quota-" + RUN;
+		assertThat(get("/coded-quota/x", key, null).statusCode()).isEqualTo(200);
+		HttpResponse<String> quota = get("/coded-quota/x", key, null);
+		assertThat(quota.statusCode()).as("the quota-status").isEqualTo(403);
+		assertThat(quota.body()).contains("\"status\":403");
+		assertThat(get("/coded-quota/x", "coded-banned", null).statusCode()).as("a deny list's").isEqualTo(403);
 	}
 
 	@Test

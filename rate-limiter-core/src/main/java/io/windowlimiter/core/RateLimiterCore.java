@@ -25,6 +25,7 @@ import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.core.policy.RouteLimit;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.core.policy.RoutePolicy;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -273,15 +274,16 @@ public final class RateLimiterCore {
 	 * throws {@link io.windowlimiter.core.policy.InvalidRouteConfigurationException}.
 	 */
 	public void configure(String routeId, Map<String, Object> args) {
-		configure(routeId, args, false);
+		configure(routeId, args, SlotRelease.NEVER);
 	}
 
 	/**
-	 * As {@link #configure(String, Map)}, for an adapter that releases concurrency slots when each response
+	 * As {@link #configure(String, Map)}, for an adapter that may release concurrency slots when each response
 	 * ends ({@link Admission#slots()}): only such an adapter's routes may have {@code algorithm: concurrency}.
+	 * Whether it does on this route, {@link #route}'s {@link CompiledRoute#releasesSlots} then says.
 	 */
-	public void configure(String routeId, Map<String, Object> args, boolean releasesSlots) {
-		if (this.registry.put(routeId, args, releasesSlots)) {
+	public void configure(String routeId, Map<String, Object> args, SlotRelease release) {
+		if (this.registry.put(routeId, args, release)) {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
 		}

@@ -1,7 +1,6 @@
 package io.windowlimiter.mvc.operations;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -27,7 +26,8 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
  * {@code "status"}), so every 404 and 400 was a 200. The endpoint's other operations need nothing of this.
  *
  * <p>The request's servlet thread waits for the answer: every Redis call of the operations has its own bound
- * (5 s), so {@link #WAIT} is only the last guard, answered 503.
+ * ({@code redis-timeout}), past which the endpoint answers 503 itself, so {@link #WAIT} is only the last guard,
+ * answered the same.
  */
 @EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
 public class RateLimitsServletEndpointExtension {
@@ -87,8 +87,7 @@ public class RateLimitsServletEndpointExtension {
 			return answer.toFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (TimeoutException ex) {
-			return new WebEndpointResponse<>(Map.of("error", "No answer within " + WAIT.toSeconds()
-					+ " s: Redis is slow or unreachable; try again"), WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+			return RateLimitsEndpoint.redisUnavailable(new TimeoutException("no answer within " + WAIT.toSeconds() + " s"));
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = ex.getCause();

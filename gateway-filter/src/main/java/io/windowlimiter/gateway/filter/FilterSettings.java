@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.RefusalStatus;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
@@ -91,18 +92,7 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 	}
 
 	private static int status(String policyId, Map<String, ?> args, String name, int fallback) {
-		String text = text(args, name);
-		if (text == null) {
-			return fallback;
-		}
-		if (text.length() == 3 && text.chars().allMatch(Character::isDigit)) {
-			int status = Integer.parseInt(text);
-			if (status >= 400 && status <= 599) {
-				return status;
-			}
-		}
-		throw new InvalidRouteConfigurationException(policyId, name, "is '" + text + "'",
-				"an HTTP status code from 400 to 599");
+		return RefusalStatus.parse(policyId, name, text(args, name), fallback);
 	}
 
 	private static boolean deny(String policyId, Map<String, ?> args) {

@@ -11,6 +11,7 @@ import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.plan.PlanResolver;
 import org.jspecify.annotations.Nullable;
@@ -91,16 +92,13 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		LlmSettings llm = LlmSettings.of(settings.policyId(), config.ownArgs(), limitArgs);
 		boolean releasesSlots;
 		try {
-			Map<String, Object> args = LlmSettings.withoutUnits(limitArgs);
-			this.core.configure(settings.policyId(), args, true);
-			CompiledRoute route = this.core.route(settings.policyId());
 			// a slot is released when the exchange ends, which is when the response is written only for a filter
-			// ordered before the gateway writes it: what a filter counting concurrency (or an LLM filter) is
-			releasesSlots = llm != null || (route != null && route.countsConcurrency());
-			if (!releasesSlots) {
-				// so an override counting concurrency is refused on it, as on a route of another adapter
-				this.core.configure(settings.policyId(), args, false);
-			}
+			// ordered before the gateway writes it: what a filter counting concurrency (or an LLM filter) is; on
+			// any other an override counting concurrency is refused, as on a route of another adapter
+			this.core.configure(settings.policyId(), LlmSettings.withoutUnits(limitArgs),
+					(llm != null) ? SlotRelease.ALWAYS : SlotRelease.IF_COUNTED);
+			CompiledRoute route = this.core.route(settings.policyId());
+			releasesSlots = route != null && route.releasesSlots;
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			throw unprefixed(ex);

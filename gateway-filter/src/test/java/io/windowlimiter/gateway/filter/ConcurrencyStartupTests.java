@@ -1,16 +1,32 @@
 package io.windowlimiter.gateway.filter;
 
 import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.core.DenyCache;
+import io.windowlimiter.core.RateLimitHeaders;
+import io.windowlimiter.core.RateLimitMetrics;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.gateway.StartupRouteCheck;
+import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
+import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
+import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.cloud.gateway.route.RouteDefinition;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -113,11 +129,45 @@ class ConcurrencyStartupTests {
 					+ "flight, one slot each");
 	}
 
+	/**
+	 * A WindowRateLimit filter releases slots (ordered before the gateway writes the response, so a slot is
+	 * given back once the whole response is written) where its limits count concurrency or it meters an LLM:
+	 * there an override counting concurrency is taken; on a filter that does neither it is refused.
+	 */
+	@Test
+	void theFilterReleasesSlotsWhereItCountsConcurrencyOrMetersAnLlmAndOnlyThereTakesSuchAnOverride() {
+		RateLimiterCore core = RateLimiterCore.of(new LimitScript(RedisTestServer.get().template()),
+				new RedisGuard(Duration.ofMillis(600), Duration.ofMillis(400), Duration.ofSeconds(10)),
+				new DenyCache(1000, System::nanoTime), new LocalWindowLimiter(1000),
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, Clock.systemUTC());
+		WindowRateLimitGatewayFilterFactory factory = new WindowRateLimitGatewayFilterFactory(core, null, false);
+		KeyResolver key = exchange -> Mono.just("k");
+		GatewayFilter plain = factory.apply("plain", c -> c.setKeyResolver(key).setLimit("10").setWindow("1m"));
+		GatewayFilter counting = factory.apply("counting",
+				c -> c.setKeyResolver(key).setAlgorithm("concurrency").setLimit("2").setWindow("30s"));
+		GatewayFilter llm = factory.apply("llm",
+				c -> c.setKeyResolver(key).setLlm("openai").setLimit("1000").setWindow("1m").setUnit("tokens"));
+		assertThat(plain).isNotInstanceOf(OrderedGatewayFilter.class);
+		for (GatewayFilter releasing : List.of(counting, llm)) {
+			assertThat(releasing).isInstanceOf(OrderedGatewayFilter.class);
+			assertThat(((OrderedGatewayFilter) releasing).getOrder())
+				.isEqualTo(NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1);
+		}
+		var limits = PolicyRegistry.overrideLimits("plain",
+				List.of(Map.of("algorithm", "concurrency", "limit", "3", "window", "1m")));
+		assertThat(catchThrowable(() -> core.checkOverride("plain", limits)))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("limits[0].algorithm is 'concurrency' on route 'plain'");
+		assertThatNoException().isThrownBy(() -> core.checkOverride("counting", limits));
+		assertThatNoException().isThrownBy(() -> core.checkOverride("llm", limits));
+	}
+
 	@Test
 	void anOverrideCountingConcurrencyIsRefusedOnARouteThatCannotReleaseIt() {
 		PolicyRegistry registry = new PolicyRegistry(Map.of());
 		registry.put("spi", Map.of("window-rate-limiter.limit", "10", "window-rate-limiter.window", "1m"));
-		registry.put("filter", Map.of("window-rate-limiter.limit", "10", "window-rate-limiter.window", "1m"), true);
+		registry.put("filter", Map.of("window-rate-limiter.limit", "10", "window-rate-limiter.window", "1m"),
+				SlotRelease.ALWAYS);
 		var limits = PolicyRegistry.overrideLimits("spi",
 				List.of(Map.of("algorithm", "concurrency", "limit", "3", "window", "1m")));
 		assertThat(catchThrowable(() -> registry.checkOverrideReleased("spi", "spi", limits)))

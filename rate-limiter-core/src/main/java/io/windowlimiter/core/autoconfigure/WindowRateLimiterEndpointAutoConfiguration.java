@@ -42,10 +42,12 @@ public class WindowRateLimiterEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	public RateLimitOperations windowRateLimiterOperations(RateLimiterCore core, ReactiveStringRedisTemplate redis,
 			ChangeBroadcast broadcast, DeniedClients deniedClients, ObjectProvider<PlanAssignments> assignments,
-			ApplicationEventPublisher events, ObjectProvider<AuditEventRepository> auditEvents) {
+			ApplicationEventPublisher events, ObjectProvider<AuditEventRepository> auditEvents,
+			ObjectProvider<WindowRateLimiterProperties> properties) {
 		// audit events go nowhere without a repository: Boot's AuditListener exists only beside one
 		return new RateLimitOperations(core, redis, broadcast, deniedClients, assignments.getIfUnique(),
-				(auditEvents.getIfAvailable() != null) ? events : null);
+				(auditEvents.getIfAvailable() != null) ? events : null,
+				properties.getIfAvailable(WindowRateLimiterProperties::new).getRedisTimeout());
 	}
 
 	@Bean

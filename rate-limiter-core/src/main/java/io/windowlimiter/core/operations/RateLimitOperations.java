@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.core.policy.PolicyRegistry;
@@ -59,9 +60,6 @@ public class RateLimitOperations {
 	/** How many of the clients refused most a route's description lists. */
 	static final int TOP_DENIED = 10;
 
-	/** An operator's call waits this long for Redis at most, then fails instead of hanging. */
-	private static final Duration REDIS_TIMEOUT = Duration.ofSeconds(5);
-
 	private static final Log logger = LogFactory.getLog(RateLimitOperations.class);
 
 	private final RateLimiterCore limiter;
@@ -76,21 +74,33 @@ public class RateLimitOperations {
 
 	private final @Nullable ApplicationEventPublisher auditEvents;
 
+	/** How long each of an operator's Redis calls waits at most, then fails instead of hanging. */
+	private final Duration redisTimeout;
+
 	/**
 	 * @param assignments where clients' plans and overrides are kept; null when the application has none
 	 * (then nothing can be assigned)
 	 * @param auditEvents where to publish audit events, null when the application keeps none (no
 	 * {@code AuditEventRepository})
+	 * @param redisTimeout how long each Redis call waits at most ({@code window-rate-limiter.redis-timeout}, the
+	 * decisions' bound): past it the call fails with a {@link TimeoutException}, which the endpoint answers 503
 	 */
 	public RateLimitOperations(RateLimiterCore limiter, ReactiveStringRedisTemplate redis, ChangeBroadcast broadcast,
 			DeniedClients deniedClients, @Nullable PlanAssignments assignments,
-			@Nullable ApplicationEventPublisher auditEvents) {
+			@Nullable ApplicationEventPublisher auditEvents, Duration redisTimeout) {
 		this.limiter = limiter;
 		this.redis = redis;
 		this.broadcast = broadcast;
 		this.deniedClients = deniedClients;
 		this.assignments = assignments;
 		this.auditEvents = auditEvents;
+		this.redisTimeout = redisTimeout;
+	}
+
+	/** The call, failed with a {@link TimeoutException} naming the bound when Redis answers nothing within it. */
+	private <T> Mono<T> bounded(Mono<T> call) {
+		return call.timeout(this.redisTimeout, Mono.error(() -> new TimeoutException(
+				"Redis answered nothing within " + this.redisTimeout.toMillis() + " ms")));
 	}
 
 	/** Every route with limits of this limiter, by id. */
@@ -141,7 +151,7 @@ public class RateLimitOperations {
 	 * {@link RateLimiterCore#peek}), with its assignment; empty when the target has no limits here.
 	 */
 	public Mono<ClientStanding> standing(String target, String client) {
-		return this.limiter.peek(target, client).timeout(REDIS_TIMEOUT).map(standing -> {
+		return bounded(this.limiter.peek(target, client)).map(standing -> {
 			List<LimitStanding> limits = new ArrayList<>();
 			for (int i = 0; i < standing.limits().size(); i++) {
 				RouteLimit limit = standing.limits().get(i);
@@ -248,7 +258,7 @@ public class RateLimitOperations {
 	private Mono<Change> written(PlanAssignments assignments, Mono<Void> write, String type, String target,
 			String client, @Nullable String principal) {
 		LimitChange change = new LimitChange(type, target, client);
-		return write.timeout(REDIS_TIMEOUT)
+		return bounded(write)
 			.then(Mono.defer(() -> {
 				this.limiter.forgetDenial(target, client);
 				return publish(change);
@@ -303,7 +313,7 @@ public class RateLimitOperations {
 
 	/** Tells every instance; a failure is logged and counted as nobody told, the change itself stands. */
 	private Mono<Long> publish(LimitChange change) {
-		return this.broadcast.publish(change).timeout(REDIS_TIMEOUT).onErrorResume(error -> {
+		return bounded(this.broadcast.publish(change)).onErrorResume(error -> {
 			logger.warn("The " + change.type() + " of client '" + LimitChange.printable(change.client()) + "' on '"
 					+ change.target() + "' could not be published to other instances; they refuse it from their deny "
 					+ "caches until its Retry-After ends, and see an assignment at their next poll: " + error);
@@ -328,8 +338,8 @@ public class RateLimitOperations {
 		Mono<Void> lift = unblock ? this.assignments.clearAccess(target, client) : Mono.empty();
 		LimitChange change = unblock ? new LimitChange(LimitChange.UNBLOCK, target, client)
 				: LimitChange.reset(target, client);
-		return this.redis.unlink(keys.toArray(String[]::new)).timeout(REDIS_TIMEOUT)
-			.flatMap(deleted -> lift.timeout(REDIS_TIMEOUT).thenReturn(deleted))
+		return bounded(this.redis.unlink(keys.toArray(String[]::new)))
+			.flatMap(deleted -> bounded(lift).thenReturn(deleted))
 			.flatMap(deleted -> {
 				this.limiter.forgetDenial(target, client);
 				return publish(change).map(notified -> new Reset(target, client, deleted, unblock, notified));

@@ -1,12 +1,16 @@
 package io.windowlimiter.core.operations;
 
+import java.net.ConnectException;
 import java.security.Principal;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeoutException;
 
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
 import io.windowlimiter.core.ReadyAnswer;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -19,6 +23,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.util.MimeType;
 
 /**
  * The {@code ratelimits} actuator endpoint (web only: its paths and 404s are HTTP's). Like every
@@ -50,6 +57,9 @@ public class RateLimitsEndpoint {
 
 	/** The endpoint's id, as in {@code /actuator/ratelimits}. */
 	public static final String ID = "ratelimits";
+
+	/** {@code application/problem+json}: the core has no spring-web, whose MediaType names it. */
+	private static final MimeType PROBLEM_JSON = new MimeType("application", "problem+json");
 
 	private final RateLimitOperations operations;
 
@@ -92,6 +102,7 @@ public class RateLimitsEndpoint {
 		return this.operations.standing(target, client)
 			.map(standing -> new WebEndpointResponse<Object>(standing))
 			.defaultIfEmpty(unknown(target))
+			.onErrorResume(RateLimitsEndpoint::isRedisUnavailable, ex -> Mono.just(redisUnavailable(ex)))
 			.flatMap(ReadyAnswer::of);
 	}
 
@@ -107,6 +118,7 @@ public class RateLimitsEndpoint {
 		return this.operations.reset(target, client, (principal != null) ? principal.getName() : null)
 			.map(reset -> new WebEndpointResponse<Object>(reset))
 			.defaultIfEmpty(unknown(target))
+			.onErrorResume(RateLimitsEndpoint::isRedisUnavailable, ex -> Mono.just(redisUnavailable(ex)))
 			.flatMap(ReadyAnswer::of);
 	}
 
@@ -164,6 +176,7 @@ public class RateLimitsEndpoint {
 							WebEndpointResponse.STATUS_BAD_REQUEST)))
 			.onErrorResume(IllegalStateException.class,
 					ex -> Mono.just(new WebEndpointResponse<>(Map.of("error", String.valueOf(ex.getMessage())), 409)))
+			.onErrorResume(RateLimitsEndpoint::isRedisUnavailable, ex -> Mono.just(redisUnavailable(ex)))
 			.flatMap(ReadyAnswer::of);
 	}
 
@@ -175,6 +188,38 @@ public class RateLimitsEndpoint {
 	 */
 	private static @Nullable String client(String[] segments) {
 		return (segments.length > 1) ? String.join("/", Arrays.asList(segments).subList(1, segments.length)) : null;
+	}
+
+	/**
+	 * Whether the error says Redis did not answer: it hangs or is gone (a call's bound passed, the guard
+	 * failing calls at once while Redis stalls or sheds them), or its connection failed or was refused.
+	 */
+	static boolean isRedisUnavailable(Throwable error) {
+		for (Throwable cause = error; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
+			if (cause instanceof TimeoutException || cause instanceof RedisConnectionException
+					|| cause instanceof RedisCommandTimeoutException || cause instanceof DataAccessResourceFailureException
+					|| cause instanceof QueryTimeoutException || cause instanceof ConnectException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * 503 with a problem-details body saying Redis is unavailable: a state of the service, not a bug of the
+	 * gateway (500) nor a mistake of the operator (4xx). A reset or change sent before Redis stopped answering
+	 * may still be applied when it answers again, so the body says to read the client then.
+	 * @param error what Redis did, named in the detail
+	 */
+	public static WebEndpointResponse<Object> redisUnavailable(Throwable error) {
+		Map<String, Object> problem = new LinkedHashMap<>();
+		problem.put("type", "about:blank");
+		problem.put("title", "Service Unavailable");
+		problem.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		problem.put("detail", "Redis is unavailable (" + error.getMessage() + "); a reset or change asked now may "
+				+ "still be applied once it answers: read the client then, and try again if need be");
+		return new WebEndpointResponse<>(problem, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE,
+				PROBLEM_JSON);
 	}
 
 	private WebEndpointResponse<Object> unknown(String target) {

@@ -31,17 +31,20 @@ public final class CompiledRoute {
 	/** Every scope the route names under any plan, in order: assignments made on a scope apply to it. */
 	public final List<String> scopes;
 
+	/**
+	 * Whether the adapter deciding the route gives each concurrency slot back when the response ends: only then
+	 * may a client's limits here count concurrency (an override's included).
+	 */
+	public final boolean releasesSlots;
+
 	private final Map<String, CompiledPolicy> plans;
 
 	private final Cache<Object, CompiledPolicy> overrides = Caffeine.newBuilder()
 		.maximumSize(MAX_OVERRIDES)
 		.build();
 
-	CompiledRoute(RoutePolicy policy, CompiledPolicy byDefault, Map<String, CompiledPolicy> plans) {
-		this(policy, byDefault, plans, RouteLists.NONE);
-	}
-
-	CompiledRoute(RoutePolicy policy, CompiledPolicy byDefault, Map<String, CompiledPolicy> plans, RouteLists lists) {
+	CompiledRoute(RoutePolicy policy, CompiledPolicy byDefault, Map<String, CompiledPolicy> plans, RouteLists lists,
+			SlotRelease release) {
 		this.policy = policy;
 		this.lists = lists;
 		this.byDefault = byDefault;
@@ -51,6 +54,7 @@ public final class CompiledRoute {
 			compiled.limits.stream().map(RouteLimit::scope).filter(scope -> scope != null).forEach(scopes::add);
 		}
 		this.scopes = List.copyOf(scopes);
+		this.releasesSlots = release.releases(countsConcurrency());
 	}
 
 	/** The plan's policy on this route; null when the route has limits of its own or the plan is unknown. */

@@ -49,9 +49,6 @@ public class PolicyRegistry {
 
 	private final Map<String, CompiledRoute> routes = new ConcurrentHashMap<>();
 
-	/** The routes (filters' policies) whose adapter gives concurrency slots back when responses end. */
-	private final Set<String> releasing = ConcurrentHashMap.newKeySet();
-
 	/**
 	 * @param plans each plan's properties by name, {@code limits[i].limit} and so on, unprefixed
 	 * @throws InvalidRouteConfigurationException naming the plan and property, if a plan is wrong
@@ -115,18 +112,19 @@ public class PolicyRegistry {
 	 * @throws InvalidRouteConfigurationException if the route is wrong; the route's previous policy stays
 	 */
 	public synchronized boolean put(String routeId, Map<String, ?> args) {
-		return put(routeId, args, false);
+		return put(routeId, args, SlotRelease.NEVER);
 	}
 
 	/**
-	 * As {@link #put(String, Map)}, for an adapter that may ({@code releasesSlots}) or may not give back a
-	 * concurrency limit's slot when each response ends: only the {@code WindowRateLimit} filter sees that end.
+	 * As {@link #put(String, Map)}, for an adapter that may or may not give back a concurrency limit's slot
+	 * when each response ends: only the {@code WindowRateLimit} filter sees that end. The compiled route says
+	 * whether it does ({@link CompiledRoute#releasesSlots}).
 	 * @throws InvalidRouteConfigurationException also when the route's limits (or a plan's) count concurrency
 	 * and its adapter releases no slot
 	 */
-	public synchronized boolean put(String routeId, Map<String, ?> args, boolean releasesSlots) {
-		CompiledRoute route = compile(routeId, args);
-		if (!releasesSlots) {
+	public synchronized boolean put(String routeId, Map<String, ?> args, SlotRelease release) {
+		CompiledRoute route = compile(routeId, args, release);
+		if (release == SlotRelease.NEVER) {
 			checkNoConcurrency(routeId, route, args);
 		}
 		this.routes.forEach((otherId, other) -> {
@@ -134,12 +132,6 @@ public class PolicyRegistry {
 				checkScopes(routeId, route, otherId, other);
 			}
 		});
-		if (releasesSlots) {
-			this.releasing.add(routeId);
-		}
-		else {
-			this.releasing.remove(routeId);
-		}
 		CompiledRoute previous = this.routes.put(routeId, route);
 		return previous == null || !previous.policy.equals(route.policy) || !previous.lists.equals(route.lists);
 	}
@@ -157,7 +149,6 @@ public class PolicyRegistry {
 		gone.removeIf(id -> id.lastIndexOf(FILTER_SEPARATOR) > 0
 				&& routeIds.contains(id.substring(0, id.lastIndexOf(FILTER_SEPARATOR))));
 		this.routes.keySet().removeAll(gone);
-		this.releasing.removeAll(gone);
 		return gone;
 	}
 
@@ -175,7 +166,8 @@ public class PolicyRegistry {
 	 */
 	public void check(Map<String, ? extends Map<String, ?>> routes, Set<String> releasingSlots) {
 		PolicyRegistry scratch = new PolicyRegistry(this);
-		routes.forEach((routeId, args) -> scratch.put(routeId, args, releasingSlots.contains(routeId)));
+		routes.forEach((routeId, args) -> scratch.put(routeId, args,
+				releasingSlots.contains(routeId) ? SlotRelease.IF_COUNTED : SlotRelease.NEVER));
 	}
 
 	private static final String ONLY_RELEASING = "algorithm concurrency only on the WindowRateLimit filter (WebFlux), "
@@ -208,7 +200,8 @@ public class PolicyRegistry {
 
 	/** Whether the route's adapter releases slots; a route without limits of its own is the default filters'. */
 	private boolean releasesSlots(String routeId) {
-		return this.releasing.contains(this.routes.containsKey(routeId) ? routeId : DEFAULT_FILTERS);
+		CompiledRoute route = this.routes.containsKey(routeId) ? this.routes.get(routeId) : this.routes.get(DEFAULT_FILTERS);
+		return route != null && route.releasesSlots;
 	}
 
 	/** The position of the first concurrency limit, or -1. */
@@ -324,11 +317,11 @@ public class PolicyRegistry {
 		RouteArgs.checkOverrideCost(target, routeId, route.cost(), limits);
 	}
 
-	private CompiledRoute compile(String routeId, Map<String, ?> args) {
+	private CompiledRoute compile(String routeId, Map<String, ?> args, SlotRelease release) {
 		RoutePolicy policy = RouteArgs.parse(routeId, args);
 		RouteLists lists = RouteArgs.parseLists(routeId, args);
 		if (!policy.usesPlans()) {
-			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of(), lists);
+			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of(), lists, release);
 		}
 		if (!this.plans.containsKey(policy.plan())) {
 			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
@@ -347,7 +340,7 @@ public class PolicyRegistry {
 			MaxDelay.checkLimits(routeId, policy.maxDelay(), scoped, " of plan '" + plan + "'");
 			byPlan.put(plan, compile(routeId, plan, policy, scoped));
 		});
-		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists);
+		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists, release);
 	}
 
 	/** The route's scope is the scope of every limit that names none. */
