@@ -55,12 +55,19 @@ final class MeteredServerResponse implements ServerResponse {
 
 	private final ServerResponse delegate;
 
+	private final HttpServletRequest sent;
+
 	private final UsageMeter meter;
 
 	private final Ended ended;
 
-	MeteredServerResponse(ServerResponse delegate, UsageMeter meter, Ended ended) {
+	/**
+	 * @param sent the servlet request carrying the body sent upstream: a {@code forward:} route's response
+	 * dispatches the request it is written with, which must carry that body
+	 */
+	MeteredServerResponse(ServerResponse delegate, HttpServletRequest sent, UsageMeter meter, Ended ended) {
 		this.delegate = delegate;
+		this.sent = sent;
 		this.meter = meter;
 		this.ended = ended;
 	}
@@ -94,7 +101,7 @@ final class MeteredServerResponse implements ServerResponse {
 		Metered metered = new Metered(response, this.meter);
 		Ending ending = Ending.FAILED;
 		try {
-			ModelAndView written = this.delegate.writeTo(request, metered, context);
+			ModelAndView written = this.delegate.writeTo(this.sent, metered, context);
 			metered.finish();
 			ending = Ending.COMPLETED;
 			return written;

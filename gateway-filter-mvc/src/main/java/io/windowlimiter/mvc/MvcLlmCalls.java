@@ -81,7 +81,7 @@ final class MvcLlmCalls {
 		if (remaining >= 0) {
 			MvcRateLimiter.addHeaders(response, Map.of(REMAINING_TOKENS, Long.toString(remaining)));
 		}
-		return new MeteredServerResponse(response, meter,
+		return new MeteredServerResponse(response, sent.servletRequest(), meter,
 				(status, ending) -> settle(routeId, settings, reservation, meter, status, ending));
 	}
 
