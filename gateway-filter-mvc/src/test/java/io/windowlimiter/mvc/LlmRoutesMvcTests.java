@@ -27,8 +27,16 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.servlet.function.RequestPredicates;
+import org.springframework.web.servlet.function.RouterFunction;
+import org.springframework.web.servlet.function.RouterFunctions;
+import org.springframework.web.servlet.function.ServerResponse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,6 +49,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = MvcTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = "management.endpoints.web.exposure.include=health,ratelimits")
+@Import(LlmRoutesMvcTests.InAppBackend.class)
 class LlmRoutesMvcTests {
 
 	private static final int BUDGET = 1000;
@@ -70,14 +79,15 @@ class LlmRoutesMvcTests {
 		// the loaded build machine: a decision Redis answers late must not fail open and over-admit
 		registry.add("window-rate-limiter.redis-timeout", () -> "5s");
 		registry.add("window-rate-limiter.redis-stall-timeout", () -> "4s");
-		route(registry, 0, "llm", "openai");
-		route(registry, 1, "claude", "anthropic");
+		route(registry, 0, "llm", "openai", upstream.baseUrl());
+		route(registry, 1, "claude", "anthropic", upstream.baseUrl());
+		route(registry, 2, "forwarded", "openai", "forward:" + InAppBackend.PATH);
 	}
 
-	private static void route(DynamicPropertyRegistry registry, int index, String id, String api) {
+	private static void route(DynamicPropertyRegistry registry, int index, String id, String api, String uri) {
 		String route = "spring.cloud.gateway.server.webmvc.routes[" + index + "].";
 		registry.add(route + "id", () -> id);
-		registry.add(route + "uri", upstream::baseUrl);
+		registry.add(route + "uri", () -> uri);
 		registry.add(route + "predicates[0]", () -> "Path=/" + id + "/**");
 		String args = route + "filters[0].args.";
 		registry.add(route + "filters[0].name", () -> "WindowRateLimit");
@@ -92,6 +102,26 @@ class LlmRoutesMvcTests {
 		registry.add(args + "limits[1].algorithm", () -> "fixed-window");
 		registry.add(args + "limits[1].limit", () -> "100");
 		registry.add(args + "limits[1].window", () -> "1d");
+	}
+
+	/** A chat completions backend inside the gateway, reached through a forward: it reports the body it got. */
+	@Configuration(proxyBeanMethods = false)
+	static class InAppBackend {
+
+		static final String PATH = "/in-app-llm/v1/chat/completions";
+
+		@Bean
+		RouterFunction<ServerResponse> inAppLlm() {
+			return RouterFunctions.route(RequestPredicates.POST(PATH), request -> {
+				int received = request.servletRequest().getInputStream().readAllBytes().length;
+				return ServerResponse.ok()
+					.contentType(MediaType.APPLICATION_JSON)
+					.body("{\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+							+ "\"assistant\",\"content\":\"hi\"}}],\"usage\":{\"prompt_tokens\":" + received
+							+ ",\"completion_tokens\":10,\"total_tokens\":" + (received + 10) + "}}");
+			});
+		}
+
 	}
 
 	@AfterAll
@@ -150,6 +180,18 @@ class LlmRoutesMvcTests {
 			.hasValue("550");
 		assertThat(upstream.lastReceived().header("Accept-Encoding")).isEqualTo("identity");
 		assertThat(upstream.lastReceived().bodyText()).isEqualTo(chat(300, false));
+	}
+
+	/** A forward: route's dispatch gets the body the filter read (the servlet request's own stream is spent). */
+	@Test
+	void aForwardRouteHandsOnTheBodyAndSettlesToItsUsage() throws Exception {
+		String client = UUID.randomUUID().toString();
+		String body = chat(300, false);
+		HttpResponse<String> response = this.http.send(post("/forwarded/v1/chat/completions", client, body).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		assertThat(response.body()).contains("\"prompt_tokens\":" + body.length() + ",");
+		assertThat(tokensLeft("forwarded", client)).isEqualTo(BUDGET - body.length() - 10);
 	}
 
 	@Test
