@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  * {@code windowRateLimit(c -> c.setKeyResolver("clientIpKeyResolver").setLimit("5").setWindow("10s"))}.
  *
  * <p>The limiter arguments are kept as written and checked by {@link RouteArgs}, so a mistake gets the
- * same message on both gateways.
+ * same message on both gateways; so are an LLM route's ({@code llm}, {@code max-body-bytes}, a limit's
+ * {@code unit}), by {@link LlmSettings}.
  */
 public class WindowRateLimitConfig {
 
