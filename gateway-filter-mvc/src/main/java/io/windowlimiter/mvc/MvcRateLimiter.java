@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimiterCore;
@@ -55,6 +56,9 @@ import org.springframework.web.servlet.function.ServerResponse;
  * WebFlux filter settles when its response starts: the client's next request finds the refund made. That
  * wait has the same bound; a settle Redis cannot take in time is dropped (the request stays charged what
  * was reserved), counted, never retried.
+ *
+ * <p>With {@code llm} the filter limits tokens too ({@link MvcLlmCalls}): the call's estimate is reserved at
+ * admission, and settled to the usage the upstream reports once its response has been written.
  */
 public final class MvcRateLimiter {
 
@@ -79,6 +83,8 @@ public final class MvcRateLimiter {
 
 	private final AtomicLong settlesGivenUp = new AtomicLong();
 
+	private final MvcLlmCalls llmCalls;
+
 	/**
 	 * @param redisTimeout the guard's hard bound on a decision ({@code window-rate-limiter.redis-timeout})
 	 * @param beans where key resolvers are found by name
@@ -90,6 +96,7 @@ public final class MvcRateLimiter {
 		this.beans = beans;
 		this.waitNanos = redisTimeout.plus(WAIT_MARGIN).toNanos();
 		this.problemDetails = problemDetails;
+		this.llmCalls = new MvcLlmCalls(core, this);
 	}
 
 	/** The longest a request thread waits for a decision. */
@@ -119,6 +126,11 @@ public final class MvcRateLimiter {
 		if (!StringUtils.hasText(key)) {
 			return config.isDenyEmptyKey() ? ServerResponse.status(config.emptyKeyRefusalStatus()).build()
 					: next.handle(request);
+		}
+		LlmSettings llm = config.llmSettings();
+		if (llm != null) {
+			return this.llmCalls.filter(request, next, routeId, key, llm, requestedPlan(request),
+					config.refusalStatus());
 		}
 		long cost = -1;
 		String costHeader = config.getCostFromHeader();
@@ -170,7 +182,7 @@ public final class MvcRateLimiter {
 	}
 
 	/** The status an exception is answered with: its own (a {@link ErrorResponse}), else a 500. */
-	private static int failedStatus(Exception ex) {
+	static int failedStatus(Exception ex) {
 		return (ex instanceof ErrorResponse error) ? error.getStatusCode().value()
 				: HttpStatus.INTERNAL_SERVER_ERROR.value();
 	}
@@ -320,7 +332,7 @@ public final class MvcRateLimiter {
 	 * {@code quota-status}. The core's headers go as they are: a deny list's refusal has no Retry-After,
 	 * since no wait ends it.
 	 */
-	private ServerResponse refusal(Admission admission, int statusCode) {
+	ServerResponse refusal(Admission admission, int statusCode) {
 		int status = (admission.status() != 0) ? admission.status() : statusCode;
 		ServerResponse.BodyBuilder refusal = ServerResponse.status(status)
 			.headers(headers -> admission.headers().forEach(headers::set));
@@ -334,7 +346,7 @@ public final class MvcRateLimiter {
 		return refusal.build();
 	}
 
-	private static void addHeaders(ServerResponse response, Map<String, String> headers) {
+	static void addHeaders(ServerResponse response, Map<String, String> headers) {
 		if (headers.isEmpty()) {
 			return;
 		}

@@ -10,6 +10,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.RefusalStatus;
 import io.windowlimiter.core.ResponseCost;
@@ -30,9 +31,10 @@ import org.springframework.core.env.Environment;
  * ({@code spring.cloud.gateway.server.webmvc.routes} and {@code routes-map}) before Server MVC builds
  * them, and gives the core their limits. A mistake stops start-up with the route and the property named:
  * an argument the filter does not have (Server MVC's binding would drop it silently) or a {@code max-delay}
- * (it would park a servlet thread), a {@code unit} other than {@code requests}, a missing or unknown
- * key resolver, limits {@link RouteArgs} refuses, a bad {@code count-statuses}, header name or refusal status
- * ({@code status-code}, {@code empty-key-status}), a second
+ * (it would park a servlet thread), the LLM arguments ({@code llm}, {@code max-body-bytes}, a limit's
+ * {@code unit}) as the WebFlux filter refuses them, a missing or unknown key resolver, limits {@link RouteArgs}
+ * refuses, a bad {@code count-statuses}, header name or refusal status ({@code status-code},
+ * {@code empty-key-status}), a second
  * {@code WindowRateLimit} on one route.
  */
 public final class MvcRouteCheck {
@@ -47,7 +49,7 @@ public final class MvcRouteCheck {
 	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
 			+ "name, plan, scope, shadow, window, unit, calendar, time-zone, week-start, block-for, quota-status, "
 			+ "allow, deny, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
-			+ "cost-from-response-header, status-code, empty-key-status";
+			+ "cost-from-response-header, status-code, empty-key-status, llm, max-body-bytes";
 
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[\\d+]|\\.\\d+)\\.([a-z-]+)");
 
@@ -95,6 +97,7 @@ public final class MvcRouteCheck {
 	private static void configure(String routeId, String path, Map<String, String> args, RateLimiterCore core,
 			ListableBeanFactory beans) {
 		Map<String, Object> limiter = new TreeMap<>();
+		Map<String, Object> own = new TreeMap<>();
 		args.forEach((written, value) -> {
 			// keyResolver and key-resolver bind alike; the checks know the dashed form
 			String name = written.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
@@ -108,6 +111,7 @@ public final class MvcRouteCheck {
 				ResponseCost.headerName(routeId, path + name, value);
 			}
 			if (WindowRateLimitConfig.ADAPTER_ARGUMENTS.contains(name)) {
+				own.put(name, value);
 				return;
 			}
 			if (name.equals(MaxDelay.PROPERTY)) {
@@ -117,12 +121,7 @@ public final class MvcRouteCheck {
 								+ "on the WebFlux gateway only");
 			}
 			Matcher indexed = INDEXED.matcher(name);
-			if (name.equals("unit") || indexed.matches() && indexed.group(1).equals("unit")) {
-				// what an LLM route's limits count on WebFlux; the core never sees it
-				WindowRateLimitConfig.checkUnit(routeId, path + name, value);
-				return;
-			}
-			if (!LIMITER_ARGUMENTS.contains(name) && !indexed.matches()) {
+			if (!LIMITER_ARGUMENTS.contains(name) && !name.equals("unit") && !indexed.matches()) {
 				throw new InvalidRouteConfigurationException(routeId, path + name, "is no argument of WindowRateLimit",
 						ARGUMENTS);
 			}
@@ -131,7 +130,15 @@ public final class MvcRouteCheck {
 		String keyResolver = args.containsKey("key-resolver") ? args.get("key-resolver") : args.get("keyResolver");
 		checkKeyResolver(routeId, path, keyResolver, beans);
 		try {
-			core.configure(routeId, limiter);
+			// what an LLM route's limits count (unit) is the filter's: read here, the core never sees it
+			LlmSettings.of(routeId, own, limiter);
+		}
+		catch (InvalidRouteConfigurationException ex) {
+			throw new InvalidRouteConfigurationException(routeId, path + ex.getProperty(), ex.getFound(),
+					ex.getAllowed());
+		}
+		try {
+			core.configure(routeId, LlmSettings.withoutUnits(limiter));
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			if (!"route".equals(ex.getKind()) || !ex.getProperty().startsWith(RouteArgs.PREFIX)) {

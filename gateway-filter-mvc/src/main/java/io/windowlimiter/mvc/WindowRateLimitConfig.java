@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.RefusalStatus;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
@@ -19,13 +20,14 @@ import org.jspecify.annotations.Nullable;
  * {@code windowRateLimit(c -> c.setKeyResolver("clientIpKeyResolver").setLimit("5").setWindow("10s"))}.
  *
  * <p>The limiter arguments are kept as written and checked by {@link RouteArgs}, so a mistake gets the
- * same message on both gateways.
+ * same message on both gateways; so are an LLM route's ({@code llm}, {@code max-body-bytes}, a limit's
+ * {@code unit}), by {@link LlmSettings}.
  */
 public class WindowRateLimitConfig {
 
 	/** The arguments that read the request or answer it, not the limits; {@link RouteArgs} never sees them. */
 	public static final List<String> ADAPTER_ARGUMENTS = List.of("key-resolver", "deny-empty-key", "cost-from-header",
-			"count-statuses", "cost-from-response-header", "status-code", "empty-key-status");
+			"count-statuses", "cost-from-response-header", "status-code", "empty-key-status", "llm", "max-body-bytes");
 
 	/** How a route built in the Java DSL is named in messages before its id is known. */
 	static final String DSL_ROUTE = "(WindowRateLimit)";
@@ -50,6 +52,13 @@ public class WindowRateLimitConfig {
 
 	private @Nullable String costFromResponseHeader;
 
+	private @Nullable String llm;
+
+	private @Nullable String maxBodyBytes;
+
+	/** {@code llm} and the units read, by {@link #checkLlmArguments}; null: no LLM route. */
+	private @Nullable LlmSettings llmSettings;
+
 	/** {@code count-statuses} read, by {@link #checkResponseArguments}: the filter reads it per request. */
 	private @Nullable CountStatuses statusesThatCount;
 
@@ -59,32 +68,54 @@ public class WindowRateLimitConfig {
 	private int emptyKeyRefusalStatus = 403;
 
 	/**
-	 * The limiter arguments, prefixed as {@link RouteArgs#parse} reads them; {@code unit} (checked, and
-	 * {@code requests} on Server MVC) is not one of them.
-	 * @throws InvalidRouteConfigurationException for a {@code unit} other than {@code requests}
+	 * The limiter arguments, prefixed as {@link RouteArgs#parse} reads them; the limits' {@code unit} (the
+	 * filter's, read by {@link LlmSettings}) is not one of them.
 	 */
 	public Map<String, Object> limiterArguments() {
+		return LlmSettings.withoutUnits(limitArgumentsWithUnits());
+	}
+
+	/** The limiter arguments with the limits' units, as {@link LlmSettings#of} reads them. */
+	Map<String, Object> limitArgumentsWithUnits() {
 		Map<String, Object> args = new LinkedHashMap<>();
-		this.route.forEach((name, value) -> {
-			if (name.equals(UNIT)) {
-				checkUnit(DSL_ROUTE, UNIT, value);
-			}
-			else {
-				args.put(RouteArgs.PREFIX + name, value);
-			}
-		});
+		this.route.forEach((name, value) -> args.put(RouteArgs.PREFIX + name, value));
 		for (int i = 0; i < this.limits.size(); i++) {
-			String prefix = "limits[" + i + "].";
-			this.limits.get(i).forEach((name, value) -> {
-				if (name.equals(UNIT)) {
-					checkUnit(DSL_ROUTE, prefix + UNIT, value);
-				}
-				else {
-					args.put(RouteArgs.PREFIX + prefix + name, value);
-				}
-			});
+			String prefix = RouteArgs.PREFIX + "limits[" + i + "].";
+			this.limits.get(i).forEach((name, value) -> args.put(prefix + name, value));
 		}
 		return args;
+	}
+
+	/** The filter's own arguments that {@link LlmSettings#of} reads or refuses beside {@code llm}. */
+	Map<String, Object> ownArguments() {
+		Map<String, Object> own = new LinkedHashMap<>();
+		putIfSet(own, "llm", this.llm);
+		putIfSet(own, "max-body-bytes", this.maxBodyBytes);
+		putIfSet(own, "cost-from-header", this.costFromHeader);
+		putIfSet(own, "count-statuses", this.countStatuses);
+		putIfSet(own, "cost-from-response-header", this.costFromResponseHeader);
+		return own;
+	}
+
+	private static void putIfSet(Map<String, Object> args, String name, @Nullable String value) {
+		if (value != null) {
+			args.put(name, value);
+		}
+	}
+
+	/**
+	 * Reads {@code llm}, {@code max-body-bytes} and the limits' {@code unit}, once, where the filter is built,
+	 * with the WebFlux filter's rules and messages (a YAML route's were checked at start-up by
+	 * {@link MvcRouteCheck}, naming their whole path).
+	 * @throws InvalidRouteConfigurationException naming the route, the argument and what is allowed
+	 */
+	void checkLlmArguments(String routeId) {
+		this.llmSettings = LlmSettings.of(routeId, ownArguments(), limitArgumentsWithUnits());
+	}
+
+	/** The LLM settings read by {@link #checkLlmArguments}; null: the filter counts requests only. */
+	@Nullable LlmSettings llmSettings() {
+		return this.llmSettings;
 	}
 
 	/**
@@ -122,18 +153,6 @@ public class WindowRateLimitConfig {
 	/** Whether a request's reservation is settled once its response is known (one more Redis call). */
 	boolean settlesOnResponse() {
 		return this.countStatuses != null || this.costFromResponseHeader != null;
-	}
-
-	/**
-	 * A limit's {@code unit}: on the WebFlux filter {@code tokens} counts an LLM call's tokens (with its
-	 * {@code llm} argument); Server MVC has no LLM filter, so only {@code requests}, the default, is allowed.
-	 */
-	static void checkUnit(String routeId, String property, String unit) {
-		if (!unit.strip().equals("requests")) {
-			throw new InvalidRouteConfigurationException(routeId, property, "is '" + unit + "'",
-					"requests (the default); tokens needs the llm argument of the WebFlux gateway's filter, "
-							+ "which Server MVC does not have");
-		}
 	}
 
 	private WindowRateLimitConfig put(String name, @Nullable String value) {
@@ -224,6 +243,30 @@ public class WindowRateLimitConfig {
 	 */
 	public WindowRateLimitConfig setCostFromResponseHeader(String costFromResponseHeader) {
 		this.costFromResponseHeader = costFromResponseHeader;
+		return this;
+	}
+
+	public @Nullable String getLlm() {
+		return this.llm;
+	}
+
+	/**
+	 * The API an LLM route's requests speak: {@code openai} (chat completions, Responses API) or
+	 * {@code anthropic} (messages). The filter reads each request body to estimate its tokens and each
+	 * response's usage to settle them; needs a limit with {@code unit: tokens}.
+	 */
+	public WindowRateLimitConfig setLlm(String llm) {
+		this.llm = llm;
+		return this;
+	}
+
+	public @Nullable String getMaxBodyBytes() {
+		return this.maxBodyBytes;
+	}
+
+	/** The largest request body an LLM route reads to estimate its tokens (default 4 MB); larger ones are a 413. */
+	public WindowRateLimitConfig setMaxBodyBytes(String maxBodyBytes) {
+		this.maxBodyBytes = maxBodyBytes;
 		return this;
 	}
 
@@ -400,7 +443,7 @@ public class WindowRateLimitConfig {
 		return this.route.get("unit");
 	}
 
-	/** What the limits count: {@code requests}, the only unit on Server MVC (no {@code llm} filter here). */
+	/** What a single limit counts: {@code requests} (the default) or {@code tokens} (needs {@code llm}). */
 	public WindowRateLimitConfig setUnit(String unit) {
 		return put(UNIT, unit);
 	}

@@ -40,6 +40,7 @@ public abstract class WindowRateLimitFilterFunctions {
 					+ "(built in: headerKeyResolver, clientIpKeyResolver, principalKeyResolver)");
 		}
 		config.checkResponseArguments(WindowRateLimitConfig.DSL_ROUTE);
+		config.checkLlmArguments(WindowRateLimitConfig.DSL_ROUTE);
 		// checked now, so a Java DSL route fails where it is built; YAML routes were checked by MvcRouteCheck
 		RouteArgs.parse(WindowRateLimitConfig.DSL_ROUTE, config.limiterArguments());
 		AtomicReference<MvcRateLimiter> limiter = new AtomicReference<>();

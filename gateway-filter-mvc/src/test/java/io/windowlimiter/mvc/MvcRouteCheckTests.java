@@ -181,6 +181,67 @@ class MvcRouteCheckTests {
 			.hasMessageContaining("requests");
 	}
 
+	/** An LLM route: a request limit and a token limit, the units read here and never given to the core. */
+	@Test
+	void takesAnLlmRouteWithATokenLimit() {
+		check("key-resolver", "headerKeyResolver", "llm", "openai", "max-body-bytes", "65536", "limits[0].limit", "60",
+				"limits[0].window", "1m", "limits[1].limit", "100000", "limits[1].window", "1m", "limits[1].unit",
+				"tokens");
+		assertThat(this.core.route("r").policy.limits()).hasSize(2);
+		check("key-resolver", "headerKeyResolver", "llm", "anthropic", "limit", "5000", "window", "1h", "unit", "tokens");
+		assertThat(this.core.route("r").policy.limits().get(0).policy().limit()).isEqualTo(5000);
+	}
+
+	/** What the WebFlux filter refuses beside llm, refused here with the whole property path. */
+	@Test
+	void refusesTheLlmArgumentsTheWebFluxFilterRefusesNamingTheirPath() {
+		String[] tokens = { "key-resolver", "headerKeyResolver", "limit", "1000", "window", "1m", "unit", "tokens" };
+		assertThatThrownBy(() -> check(tokens))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining(ROUTE + "filters[0].args.unit is 'tokens' on a filter without llm");
+		assertThatThrownBy(() -> check(plus(tokens, "llm", "gemini")))
+			.hasMessageContaining(ROUTE + "filters[0].args.llm is 'gemini'; allowed: openai");
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "llm", "openai", "limit", "5", "window",
+				"1m"))
+			.hasMessageContaining(ROUTE + "filters[0].args.llm is set but no limit counts tokens");
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "1m",
+				"max-body-bytes", "4096"))
+			.hasMessageContaining(ROUTE + "filters[0].args.max-body-bytes is set without llm");
+		assertThatThrownBy(() -> check(plus(tokens, "llm", "openai", "max-body-bytes", "12")))
+			.hasMessageContaining(ROUTE + "filters[0].args.max-body-bytes is '12'");
+		assertThatThrownBy(() -> check(plus(tokens, "llm", "openai", "count-statuses", "4xx")))
+			.hasMessageContaining(ROUTE + "filters[0].args.count-statuses is set beside llm");
+		assertThatThrownBy(() -> check(plus(tokens, "llm", "openai", "cost-from-header", "X-Cost")))
+			.hasMessageContaining(ROUTE + "filters[0].args.cost-from-header is set beside llm");
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "llm", "openai", "limits.0.limit", "5",
+				"limits.0.window", "1m", "limits.0.unit", "words"))
+			.hasMessageContaining(ROUTE + "filters[0].args.limits[0].unit is 'words'");
+	}
+
+	/** In the Java DSL the filter fails where it is built, with the same messages. */
+	@Test
+	void refusesBadLlmArgumentsWhereAJavaDslFilterIsBuilt() {
+		assertThatThrownBy(() -> WindowRateLimitFilterFunctions.windowRateLimit(c -> c
+			.setKeyResolver("headerKeyResolver")
+			.setLlm("openai")
+			.setLimit("100")
+			.setWindow("1m")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("llm is set but no limit counts tokens");
+		assertThat(WindowRateLimitFilterFunctions.windowRateLimit(c -> c.setKeyResolver("headerKeyResolver")
+			.setLlm("anthropic")
+			.setLimit("1000")
+			.setWindow("1m")
+			.setUnit("tokens"))).isNotNull();
+	}
+
+	private static String[] plus(String[] base, String... more) {
+		String[] all = new String[base.length + more.length];
+		System.arraycopy(base, 0, all, 0, base.length);
+		System.arraycopy(more, 0, all, base.length, more.length);
+		return all;
+	}
+
 	/** Holding a request would park a servlet thread for the delay: refused, and the message says so. */
 	@Test
 	void refusesMaxDelaySayingWhy() {

@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
 
+import io.windowlimiter.gateway.test.FakeLlmServer;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
@@ -34,8 +35,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * virtual threads ({@code spring.threads.virtual.enabled}, on a Java 21+ JDK). In order: exact limits under
  * racing bursts on each fresh instance and across both, hundreds of keep-alive clients into their limits with
  * every request answered, then Redis frozen and killed under load with every answer within the bound, then
- * the ratelimits endpoint's read of a client. Two JVMs serve every case, so the order matters: the faults
- * come late.
+ * the ratelimits endpoint's read of a client, then LLM routes' token budgets (the fake upstream and the demo
+ * route). Two JVMs serve every case, so the order matters: the faults come late.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -85,9 +86,14 @@ class MvcGatewayJarIT {
 
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
+	/** The LLM route's token budget, a day's, in a fixed window (no edge falls inside the test: midnight UTC). */
+	private static final int LLM_BUDGET = 1000;
+
 	private RedisProcess redis;
 
 	private JdkDownstream downstream;
+
+	private FakeLlmServer llm;
 
 	private GatewayJar platform;
 
@@ -105,6 +111,33 @@ class MvcGatewayJarIT {
 			.flatMap(List::stream)
 			.forEach(route -> routes.route(route.id(), route.args()));
 		routes.route(OPS, java.util.Map.of("limit", 5, "window", "1h"));
+		this.llm = FakeLlmServer.start();
+		java.util.Map<String, Object> llmArgs = new java.util.LinkedHashMap<>();
+		llmArgs.put("llm", "openai");
+		llmArgs.put("fail-mode", "closed");
+		llmArgs.put("limits[0].algorithm", "fixed-window");
+		llmArgs.put("limits[0].limit", LLM_BUDGET);
+		llmArgs.put("limits[0].window", "1d");
+		llmArgs.put("limits[0].unit", "tokens");
+		llmArgs.put("limits[1].limit", 100);
+		llmArgs.put("limits[1].window", "1d");
+		routes.route("llm", this.llm.baseUrl(), llmArgs);
+		// the demo route of application.yml, which the test's route list replaces
+		routes.raw("""
+				  - id: demo-llm
+				    uri: forward:/demo-llm-backend/v1/chat/completions
+				    predicates: [ "Path=/demo-llm/v1/chat/completions" ]
+				    filters:
+				      - name: WindowRateLimit
+				        args:
+				          key-resolver: headerKeyResolver
+				          llm: openai
+				          limits[0].limit: 2000
+				          limits[0].window: 1m
+				          limits[0].unit: tokens
+				          limits[1].limit: 20
+				          limits[1].window: 1m
+				""");
 		Path file = routes.write();
 		String expose = "--management.endpoints.web.exposure.include=health,prometheus,threaddump,ratelimits";
 		// Tomcat closes a keep-alive connection after 100 requests by default; the clients here send more
@@ -125,7 +158,7 @@ class MvcGatewayJarIT {
 
 	@AfterAll
 	void stop() {
-		Stream.of(this.platform, this.virtual, this.downstream, this.redis).forEach(closeable -> {
+		Stream.of(this.platform, this.virtual, this.downstream, this.llm, this.redis).forEach(closeable -> {
 			try {
 				if (closeable != null) {
 					((AutoCloseable) closeable).close();
@@ -372,6 +405,71 @@ class MvcGatewayJarIT {
 				.contains("\"client\":\"" + key + "\"", "\"limit\":5", "\"remaining\":3")
 				.doesNotContain("\"body\"");
 		}
+	}
+
+	/**
+	 * An LLM route on each instance (platform and virtual threads): a JSON answer and a stream settle exactly to
+	 * their usage (read from the ratelimits endpoint right after each answer: Server MVC settles before the
+	 * response completes), the stream's usage chunk, added upstream, kept from the client; and the demo route in
+	 * front of the built-in fake LLM, reached through a forward.
+	 */
+	@Test
+	@Order(7)
+	void llmRoutesSettleTokenBudgetsToTheReportedUsage() throws Exception {
+		for (GatewayJar gateway : List.of(this.platform, this.virtual)) {
+			String key = "llm-" + gateway.port() + "-" + this.run;
+			String json = "{\"model\":\"gpt-fake\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":200}";
+			long estimate = (json.length() + 1) / 2 + 200;
+			HttpResponse<String> answer = OPS_CLIENT.send(llmCall(gateway, "/llm/v1/chat/completions", key, json)
+				.header(FakeLlmServer.HEADER_USAGE, "120,30")
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(answer.statusCode()).as(gateway + ": " + answer.body()).isEqualTo(200);
+			assertThat(answer.headers().firstValue("X-RateLimit-Remaining-Tokens"))
+				.hasValue(Long.toString(LLM_BUDGET - estimate));
+			assertThat(tokensLeft(gateway, "llm", key)).as(gateway.toString()).isEqualTo(LLM_BUDGET - 150);
+			String stream = json.replace("{\"model\"", "{\"stream\":true,\"model\"");
+			HttpResponse<String> streamed = OPS_CLIENT.send(llmCall(gateway, "/llm/v1/chat/completions", key, stream)
+				.header(FakeLlmServer.HEADER_USAGE, "25,75")
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(streamed.statusCode()).as(gateway.toString()).isEqualTo(200);
+			assertThat(this.llm.lastReceived().asksIncludeUsage()).isTrue();
+			assertThat(streamed.body()).contains("data: [DONE]").doesNotContain("prompt_tokens");
+			assertThat(tokensLeft(gateway, "llm", key)).as(gateway.toString()).isEqualTo(LLM_BUDGET - 250);
+
+			String demo = "{\"messages\":[],\"max_tokens\":500}";
+			HttpResponse<String> demoJson = OPS_CLIENT.send(llmCall(gateway, "/demo-llm/v1/chat/completions", key, demo)
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(demoJson.statusCode()).as(gateway + ": " + demoJson.body()).isEqualTo(200);
+			assertThat(demoJson.body()).contains("\"completion_tokens\":40");
+			assertThat(demoJson.headers().firstValue("X-RateLimit-Remaining-Tokens"))
+				.hasValue(Long.toString(2000 - ((demo.length() + 1) / 2 + 500)));
+			// the backend reports a quarter of the body it received as prompt tokens, plus 40
+			assertThat(tokensLeft(gateway, "demo-llm", key)).isEqualTo(2000 - (demo.length() / 4 + 40));
+			String demoStream = "{\"stream\":true,\"messages\":[],\"max_tokens\":100}";
+			HttpResponse<String> demoStreamed = OPS_CLIENT.send(
+					llmCall(gateway, "/demo-llm/v1/chat/completions", key, demoStream).build(),
+					HttpResponse.BodyHandlers.ofString());
+			assertThat(demoStreamed.statusCode()).isEqualTo(200);
+			assertThat(demoStreamed.body()).contains(" demo", "data:[DONE]").doesNotContain("prompt_tokens", "\"choices\":[]");
+		}
+	}
+
+	private static HttpRequest.Builder llmCall(GatewayJar gateway, String path, String key, String body) {
+		return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
+			.header("X-API-Key", key)
+			.header("Content-Type", "application/json")
+			.timeout(Duration.ofSeconds(30))
+			.POST(HttpRequest.BodyPublishers.ofString(body));
+	}
+
+	/** What the client has left of the route's first limit, its token limit, through the ratelimits endpoint. */
+	private static long tokensLeft(GatewayJar gateway, String route, String key) {
+		GatewayJar.Probe read = gateway.get("/actuator/ratelimits/" + route + "/" + key, UNANSWERED_AFTER);
+		assertThat(read.status()).as(gateway + ": " + read).isEqualTo(200);
+		java.util.regex.Matcher remaining = java.util.regex.Pattern.compile("\"remaining\":(-?\\d+)")
+			.matcher(read.body().substring(read.body().indexOf("\"limits\"")));
+		assertThat(remaining.find()).as(read.body()).isTrue();
+		return Long.parseLong(remaining.group(1));
 	}
 
 	private static int send(GatewayJar gateway, String key) throws IOException, InterruptedException {

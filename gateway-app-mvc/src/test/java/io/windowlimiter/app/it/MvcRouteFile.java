@@ -21,14 +21,25 @@ final class MvcRouteFile {
 	}
 
 	MvcRouteFile route(String id, Map<String, Object> args) {
+		return route(id, this.downstream, args);
+	}
+
+	/** A route to another upstream than the test's downstream (an LLM's). */
+	MvcRouteFile route(String id, String uri, Map<String, Object> args) {
 		this.yaml.append("  - id: ").append(id).append('\n')
-			.append("    uri: ").append(this.downstream).append('\n')
+			.append("    uri: ").append(uri).append('\n')
 			.append("    predicates: [ \"Path=/").append(id).append("/**\" ]\n")
 			.append("    filters:\n")
 			.append("      - name: WindowRateLimit\n")
 			.append("        args:\n")
 			.append("          key-resolver: headerKeyResolver\n");
 		args.forEach((name, value) -> this.yaml.append("          ").append(name).append(": ").append(value).append('\n'));
+		return this;
+	}
+
+	/** Routes written out in YAML, as list items indented by two spaces (application.yml's, which this list replaces). */
+	MvcRouteFile raw(String routes) {
+		this.yaml.append(routes);
 		return this;
 	}
 

@@ -7,6 +7,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
@@ -15,7 +16,6 @@ import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.metering.LlmRequest;
 import io.windowlimiter.metering.TokenEstimate;
-import io.windowlimiter.metering.Usage;
 import io.windowlimiter.metering.UsageMeter;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
@@ -101,27 +101,17 @@ final class LlmCalls {
 		}
 		List<RouteLimit> limits = route.byDefault.limits;
 		LlmRequest request = LlmRequest.read(this.settings.api(), body);
-		TokenEstimate estimate = TokenEstimate.of(request, smallestTokenLimit(limits));
-		long[] costs = new long[limits.size()];
-		for (int i = 0; i < costs.length; i++) {
-			costs[i] = this.settings.countsTokens(i) ? estimate.tokens() : route.policy.cost();
-		}
+		TokenEstimate estimate = TokenEstimate.of(request, this.settings.smallestTokenLimit(limits));
+		long[] costs = this.settings.costs(limits.size(), estimate.tokens(), route.policy.cost());
 		return this.core.admit(this.policyId, key, costs, plan).flatMap(admission -> {
 			Mono<Void> instead = answer.apply(admission);
 			if (instead != null) {
 				return instead;
 			}
 			Reservation reservation = admission.reservation();
-			if (reservation != null) {
-				long remaining = Long.MAX_VALUE;
-				for (int i = 0; i < costs.length; i++) {
-					if (this.settings.countsTokens(i) && reservation.remainingAfter(i) >= 0) {
-						remaining = Math.min(remaining, reservation.remainingAfter(i));
-					}
-				}
-				if (remaining != Long.MAX_VALUE) {
-					exchange.getResponse().getHeaders().set(REMAINING_TOKENS, Long.toString(remaining));
-				}
+			long remaining = (reservation != null) ? this.settings.remainingTokens(reservation) : -1;
+			if (remaining >= 0) {
+				exchange.getResponse().getHeaders().set(REMAINING_TOKENS, Long.toString(remaining));
 			}
 			Mono<Void> call = call(exchange, chain, request, estimate, body, reservation, refusedLater);
 			Slots slots = admission.slots();
@@ -165,39 +155,17 @@ final class LlmCalls {
 			SignalType signal, boolean refusedLater) {
 		// an error before any status (the upstream unreachable) is the gateway's 5xx
 		int code = (status != null) ? status.value() : (signal == SignalType.ON_ERROR) ? 502 : 200;
-		Usage usage = meter.usage();
-		long reserved = meter.reservedTokens();
-		long actual = (signal == SignalType.CANCEL) ? Math.max(reserved, Math.max(usage.observedTokens(),
-				meter.charge(code))) : meter.charge(code);
-		boolean missing = signal == SignalType.ON_COMPLETE && code < 400
-				&& (usage.outcome() == Usage.Outcome.NONE || usage.outcome() == Usage.Outcome.PARTIAL);
-		this.core.metrics().llmCall(this.policyId, reserved, actual, usage.outcome().name().toLowerCase(), missing);
+		long actual = LlmSettings.charge(meter, code, signal == SignalType.CANCEL);
+		boolean missing = signal == SignalType.ON_COMPLETE && LlmSettings.usageMissing(meter, code);
+		this.core.metrics().llmCall(this.policyId, meter.reservedTokens(), actual,
+				meter.usage().outcome().name().toLowerCase(), missing);
 		if (reservation == null) {
 			return;
 		}
-		long[] costs = reservation.costs();
-		for (int i = 0; i < costs.length; i++) {
-			if (refusedLater) {
-				// a later filter of the route refused it: given back whole, as every WindowRateLimit filter does
-				costs[i] = 0;
-			}
-			else if (this.settings.countsTokens(i)) {
-				costs[i] = actual;
-			}
-		}
+		// a later filter of the route refused it: given back whole, as every WindowRateLimit filter does
+		long[] costs = refusedLater ? new long[reservation.costs().length] : this.settings.settled(reservation, actual);
 		// not on the response's path: the client has its answer; a settle Redis cannot take is counted dropped
 		this.core.settle(reservation, costs).subscribe(settled -> { }, error -> { });
-	}
-
-	/** The smallest of the token limits (and their bursts): no estimate exceeds it. */
-	private long smallestTokenLimit(List<RouteLimit> limits) {
-		long smallest = Long.MAX_VALUE;
-		for (int i = 0; i < limits.size(); i++) {
-			if (this.settings.countsTokens(i)) {
-				smallest = Math.min(smallest, Math.min(limits.get(i).policy().limit(), limits.get(i).policy().burst()));
-			}
-		}
-		return (smallest == Long.MAX_VALUE) ? 1 : smallest;
 	}
 
 	/** A 413 problem answer naming the limit. */

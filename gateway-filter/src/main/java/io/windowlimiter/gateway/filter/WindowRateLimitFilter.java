@@ -6,6 +6,7 @@ import java.util.List;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.CostAboveLimitException;
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.StartupRouteCheck;

@@ -1,6 +1,7 @@
-package io.windowlimiter.gateway.filter;
+package io.windowlimiter.core;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
@@ -8,25 +9,30 @@ import java.util.regex.Pattern;
 
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.metering.LlmApi;
+import io.windowlimiter.metering.Usage;
+import io.windowlimiter.metering.UsageMeter;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The LLM arguments of one {@code WindowRateLimit} filter, checked: {@code llm} (the API its requests speak),
  * {@code max-body-bytes} (the largest request body read to estimate), and which limits count tokens
  * ({@code unit: tokens} on a limit; the others count requests). The {@code unit} arguments are the
- * filter's, not the core's: {@link #withoutUnits} takes them out of the limits' arguments.
+ * filter's, not the core's: {@link #withoutUnits} takes them out of the limits' arguments. Shared by the
+ * filters of both gateways (WebFlux and Server MVC), with the rules that cost and settle a call, so both
+ * refuse the same arguments with the same messages and charge a call alike.
  *
  * @param api the API the route's requests speak
  * @param tokenLimits for each limit, in the limits' order, whether it counts tokens
  * @param maxBodyBytes the largest request body read; larger ones are answered 413
  */
-record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
+public record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 
 	/** A chat request with a long context is a few hundred KB; 4 MB leaves room for images in base64. */
-	static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+	public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-	static final int MOST_MAX_BODY_BYTES = 64 * 1024 * 1024;
+	public static final int MOST_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 	/** A limit's unit, as the limits' arguments carry it (prefixed), single or indexed. */
 	private static final Pattern UNIT = Pattern
@@ -42,7 +48,7 @@ record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 	 * @return the settings; null when the filter has no {@code llm}
 	 * @throws InvalidRouteConfigurationException naming the filter, the argument and what is allowed
 	 */
-	static @Nullable LlmSettings of(String policyId, Map<String, ?> own, Map<String, ?> limitArgs) {
+	public static @Nullable LlmSettings of(String policyId, Map<String, ?> own, Map<String, ?> limitArgs) {
 		Map<Integer, String> units = new TreeMap<>();
 		int indexed = -1;
 		for (Map.Entry<String, ?> entry : limitArgs.entrySet()) {
@@ -135,15 +141,81 @@ record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 	}
 
 	/** The limits' arguments without the units, as {@code RouteArgs} reads them. */
-	static Map<String, Object> withoutUnits(Map<String, Object> limitArgs) {
+	public static Map<String, Object> withoutUnits(Map<String, Object> limitArgs) {
 		Map<String, Object> rest = new LinkedHashMap<>(limitArgs);
 		rest.keySet().removeIf(name -> UNIT.matcher(name).matches());
 		return rest;
 	}
 
 	/** Whether limit i counts tokens. */
-	boolean countsTokens(int limit) {
+	public boolean countsTokens(int limit) {
 		return limit < this.tokenLimits.length && this.tokenLimits[limit];
+	}
+
+	/** The smallest of the token limits (and their bursts): no estimate exceeds it. */
+	public long smallestTokenLimit(List<RouteLimit> limits) {
+		long smallest = Long.MAX_VALUE;
+		for (int i = 0; i < limits.size(); i++) {
+			if (countsTokens(i)) {
+				smallest = Math.min(smallest, Math.min(limits.get(i).policy().limit(), limits.get(i).policy().burst()));
+			}
+		}
+		return (smallest == Long.MAX_VALUE) ? 1 : smallest;
+	}
+
+	/** What a call costs each of {@code limits} limits at admission: the estimate in token limits, else requestCost. */
+	public long[] costs(int limits, long estimatedTokens, long requestCost) {
+		long[] costs = new long[limits];
+		for (int i = 0; i < limits; i++) {
+			costs[i] = countsTokens(i) ? estimatedTokens : requestCost;
+		}
+		return costs;
+	}
+
+	/**
+	 * The remaining tokens of the token limit closest to refusing, after the reservation; -1 when the
+	 * reservation knows none.
+	 */
+	public long remainingTokens(Reservation reservation) {
+		long remaining = Long.MAX_VALUE;
+		for (int i = 0; i < reservation.costs().length; i++) {
+			if (countsTokens(i) && reservation.remainingAfter(i) >= 0) {
+				remaining = Math.min(remaining, reservation.remainingAfter(i));
+			}
+		}
+		return (remaining == Long.MAX_VALUE) ? -1 : remaining;
+	}
+
+	/** The reservation's costs settled: each token limit to {@code actualTokens}; request limits as reserved. */
+	public long[] settled(Reservation reservation, long actualTokens) {
+		long[] costs = reservation.costs();
+		for (int i = 0; i < costs.length; i++) {
+			if (countsTokens(i)) {
+				costs[i] = actualTokens;
+			}
+		}
+		return costs;
+	}
+
+	/**
+	 * The tokens to charge a call whose response ended with {@code status}: {@link UsageMeter#charge(int)};
+	 * when the client went away first, at least the reservation and what was observed (hanging up must not
+	 * make a call cheap).
+	 */
+	public static long charge(UsageMeter meter, int status, boolean clientGone) {
+		if (!clientGone) {
+			return meter.charge(status);
+		}
+		return Math.max(meter.reservedTokens(), Math.max(meter.usage().observedTokens(), meter.charge(status)));
+	}
+
+	/**
+	 * Whether a response that completed with {@code status} came without usage the meter could read: it is
+	 * charged its reservation, and counted ({@code gateway.ratelimit.llm.usage.missing}).
+	 */
+	public static boolean usageMissing(UsageMeter meter, int status) {
+		Usage.Outcome outcome = meter.usage().outcome();
+		return status < 400 && (outcome == Usage.Outcome.NONE || outcome == Usage.Outcome.PARTIAL);
 	}
 
 	private static @Nullable String indexOf(String name) {

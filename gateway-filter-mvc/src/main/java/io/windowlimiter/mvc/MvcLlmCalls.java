@@ -1,0 +1,113 @@
+package io.windowlimiter.mvc;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.LlmSettings;
+import io.windowlimiter.core.QuotaProblem;
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.Reservation;
+import io.windowlimiter.core.policy.CompiledRoute;
+import io.windowlimiter.core.policy.RouteLimit;
+import io.windowlimiter.metering.LlmRequest;
+import io.windowlimiter.metering.TokenEstimate;
+import io.windowlimiter.metering.UsageMeter;
+import io.windowlimiter.mvc.MeteredServerResponse.Ending;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.servlet.function.HandlerFunction;
+import org.springframework.web.servlet.function.ServerRequest;
+import org.springframework.web.servlet.function.ServerResponse;
+
+/**
+ * The LLM calls of {@code WindowRateLimit} filters with {@code llm} on Server MVC, as the WebFlux filter makes
+ * them: reads the request body once (at most {@code max-body-bytes}, else 413), reserves its token estimate in
+ * the token limits and the route's cost in the others, in one decision, all or nothing; sends the body upstream
+ * (asking for a stream's usage when the client did not); meters the response as it is written
+ * ({@link MeteredServerResponse}); and settles the token limits to the usage read once the writing ended,
+ * waiting for that settle as long as for any settle on Server MVC. The request limits stay as reserved.
+ */
+final class MvcLlmCalls {
+
+	/** The remaining tokens of the token limit closest to refusing, after this call's reservation. */
+	static final String REMAINING_TOKENS = "X-RateLimit-Remaining-Tokens";
+
+	private final RateLimiterCore core;
+
+	private final MvcRateLimiter limiter;
+
+	MvcLlmCalls(RateLimiterCore core, MvcRateLimiter limiter) {
+		this.core = core;
+		this.limiter = limiter;
+	}
+
+	ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next, String routeId, String key,
+			LlmSettings settings, Mono<String> plan, int refusalStatus) throws Exception {
+		byte[] body = LlmRequestBody.read(request, settings.maxBodyBytes());
+		if (body == null) {
+			return tooLarge(settings.maxBodyBytes());
+		}
+		CompiledRoute route = this.core.route(routeId);
+		if (route == null) {
+			throw new IllegalStateException("Route '" + routeId + "' has no rate limits");
+		}
+		List<RouteLimit> limits = route.byDefault.limits;
+		LlmRequest call = LlmRequest.read(settings.api(), body);
+		TokenEstimate estimate = TokenEstimate.of(call, settings.smallestTokenLimit(limits));
+		long[] costs = settings.costs(limits.size(), estimate.tokens(), route.policy.cost());
+		Admission admission = this.limiter.await(routeId, this.core.admit(routeId, key, costs, plan));
+		if (!admission.passes()) {
+			return this.limiter.refusal(admission, refusalStatus);
+		}
+		Reservation reservation = admission.reservation();
+		UsageMeter meter = UsageMeter.of(call, estimate);
+		ServerRequest sent = LlmRequestBody.sending(request, call.needsIncludeUsage() ? call.withIncludeUsage(body) : body);
+		ServerResponse response;
+		try {
+			response = next.handle(sent);
+		}
+		catch (Exception ex) {
+			// no response: the upstream unreachable or the proxy failed before any token; refunded
+			settle(routeId, settings, reservation, meter, MvcRateLimiter.failedStatus(ex), Ending.FAILED);
+			throw ex;
+		}
+		MvcRateLimiter.addHeaders(response, admission.headers());
+		long remaining = (reservation != null) ? settings.remainingTokens(reservation) : -1;
+		if (remaining >= 0) {
+			MvcRateLimiter.addHeaders(response, Map.of(REMAINING_TOKENS, Long.toString(remaining)));
+		}
+		return new MeteredServerResponse(response, sent.servletRequest(), meter,
+				(status, ending) -> settle(routeId, settings, reservation, meter, status, ending));
+	}
+
+	/**
+	 * Settles the token limits: to the usage read when the body was written whole; at least the reservation and
+	 * what was seen when the client went away (hanging up must not make a call cheap); nothing for an upstream
+	 * error before any token. Counted in {@code gateway.ratelimit.llm.*} as on WebFlux.
+	 */
+	private void settle(String routeId, LlmSettings settings, @Nullable Reservation reservation, UsageMeter meter,
+			int status, Ending ending) {
+		long actual = LlmSettings.charge(meter, status, ending == Ending.CLIENT_GONE);
+		boolean missing = ending == Ending.COMPLETED && LlmSettings.usageMissing(meter, status);
+		this.core.metrics().llmCall(routeId, meter.reservedTokens(), actual,
+				meter.usage().outcome().name().toLowerCase(Locale.ROOT), missing);
+		if (reservation != null) {
+			this.limiter.awaitSettle(routeId, this.core.settle(reservation, settings.settled(reservation, actual)));
+		}
+	}
+
+	/** A 413 problem answer naming the limit, before any quota is used. */
+	private static ServerResponse tooLarge(int max) {
+		String detail = "The request body is larger than this LLM route reads to estimate its tokens: at most " + max
+				+ " bytes (max-body-bytes)";
+		String body = "{\"type\":\"about:blank\",\"title\":\"Content Too Large\",\"status\":413,\"detail\":"
+				+ QuotaProblem.jsonString(detail) + ",\"max-body-bytes\":" + max + "}";
+		return ServerResponse.status(HttpStatus.PAYLOAD_TOO_LARGE).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+	}
+
+}
