@@ -2,7 +2,12 @@ package io.windowlimiter.core;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -13,8 +18,10 @@ import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -48,6 +55,11 @@ class LlmCostsPerLimitTests {
 
 	private String route(String algorithm) {
 		String id = "llm-" + algorithm;
+		this.core.configure(id, routeArgs(algorithm));
+		return id;
+	}
+
+	private static Map<String, Object> routeArgs(String algorithm) {
 		Map<String, Object> args = new HashMap<>();
 		args.put("window-rate-limiter.limits[0].algorithm", algorithm);
 		args.put("window-rate-limiter.limits[0].limit", "1000");
@@ -55,8 +67,7 @@ class LlmCostsPerLimitTests {
 		args.put("window-rate-limiter.limits[1].algorithm", "sliding-log");
 		args.put("window-rate-limiter.limits[1].limit", "5");
 		args.put("window-rate-limiter.limits[1].window", "1d");
-		this.core.configure(id, args);
-		return id;
+		return args;
 	}
 
 	private Admission admit(String route, long tokens) {
@@ -97,6 +108,115 @@ class LlmCostsPerLimitTests {
 		assertThat(remaining(route, 0)).isZero();
 		assertThat(admit(route, 1).passes()).as("later requests wait").isFalse();
 		assertThat(remaining(route, 1)).isEqualTo(3);
+	}
+
+	@Test
+	void theReservationsNotYetSettledHereAreShownByLimitKeyUntilSettledWhicheverWay() {
+		String route = route("fixed-window");
+		Reservation first = admit(route, 300).reservation();
+		Reservation second = admit(route, 200).reservation();
+		String tokens = first.keys().get(0);
+		String requests = first.keys().get(1);
+		assertThat(this.core.reservedHere(tokens)).isEqualTo(new ReservationsHere.Held(2, 500));
+		assertThat(this.core.reservedHere(requests)).isEqualTo(new ReservationsHere.Held(2, 2));
+		// a refused call reserved nothing
+		assertThat(admit(route, 600).passes()).isFalse();
+		assertThat(this.core.reservedHere(tokens)).isEqualTo(new ReservationsHere.Held(2, 500));
+		// settled to its usage: out, and what the window holds of it is now settled
+		assertThat(this.core.settle(first, new long[] { 40, 1 }).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
+		assertThat(this.core.reservedHere(tokens)).isEqualTo(new ReservationsHere.Held(1, 200));
+		assertThat(remaining(route, 0)).isEqualTo(1000 - 40 - 200);
+		// settled to exactly its estimate: nothing sent to Redis, out all the same
+		assertThat(this.core.settle(second, new long[] { 200, 1 }).block(TIMEOUT)).isEqualTo(Settled.UNCHANGED);
+		assertThat(this.core.reservedHere(tokens)).isNull();
+		assertThat(this.core.reservedHere(requests)).isNull();
+		assertThat(this.core.settle(second, new long[] { 0, 0 }).block(TIMEOUT)).isEqualTo(Settled.DUPLICATE);
+		assertThat(this.core.reservationsHere().keys()).isZero();
+	}
+
+	@Test
+	void anotherInstancesReservationsAreNotShownHere() {
+		RateLimiterCore other = RateLimiterCore.of(new LimitScript(this.redis), this.guard,
+				new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000),
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(new SimpleMeterRegistry()),
+				Clock.systemUTC());
+		String route = route("fixed-window");
+		other.configure(route, routeArgs("fixed-window"));
+		Reservation there = other.admit(route, this.client, new long[] { 300, 1 }, Mono.empty()).block(TIMEOUT)
+			.reservation();
+		assertThat(other.reservedHere(there.keys().get(0))).isEqualTo(new ReservationsHere.Held(1, 300));
+		assertThat(this.core.reservedHere(there.keys().get(0))).as("in the other instance's memory only").isNull();
+		assertThat(remaining(route, 0)).as("counted in Redis, as reserved").isEqualTo(700);
+		other.settle(there, new long[] { 10, 1 }).block(TIMEOUT);
+	}
+
+	/** 2,000 clients with a call each: none is left once settled, even when some settles Redis never took. */
+	@Test
+	void freshClientsByTheThousandLeaveNothingOnceSettled() {
+		String route = route("fixed-window");
+		List<Reservation> reservations = new ArrayList<>();
+		for (int i = 0; i < 2_000; i++) {
+			reservations.add(this.core.admit(route, "fresh-" + i + "-" + this.client, new long[] { 10, 1 }, Mono.empty())
+				.block(TIMEOUT)
+				.reservation());
+		}
+		assertThat(this.core.reservationsHere().keys()).isEqualTo(4_000);
+		Flux.fromIterable(reservations)
+			.flatMap(reservation -> this.core.settle(reservation, new long[] { 3, 1 }), 64)
+			.blockLast(TIMEOUT.multipliedBy(6));
+		assertThat(this.core.reservationsHere().keys()).isZero();
+	}
+
+	/** One an adapter never settles leaves once its limits' longest window has passed: found by the next one. */
+	@Test
+	void aReservationNeverSettledLeavesAfterItsLongestWindow() {
+		MovableClock clock = new MovableClock();
+		RateLimiterCore core = RateLimiterCore.of(new LimitScript(this.redis), this.guard,
+				new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000),
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(new SimpleMeterRegistry()),
+				clock);
+		String route = "llm-unsettled";
+		core.configure(route, routeArgs("fixed-window"));
+		Reservation left = core.admit(route, this.client, new long[] { 300, 1 }, Mono.empty()).block(TIMEOUT)
+			.reservation();
+		String key = left.keys().get(0);
+		assertThat(core.reservedHere(key)).isEqualTo(new ReservationsHere.Held(1, 300));
+		// a day (the longest window) and a second later, by this instance's clock
+		clock.ahead(Duration.ofDays(1).plusSeconds(1));
+		assertThat(core.reservedHere(key)).as("counts in no window any more").isNull();
+		assertThat(core.reservationsHere().keys()).as("its keys are still held").isEqualTo(2);
+		// other clients' calls: the 1,024th reservation sweeps every key (those of the 1,022 before it too, which
+		// Redis's clock made a day before this instance's), and only its own two are left
+		for (int i = 0; i < 1_023; i++) {
+			core.admit(route, "sweep-" + i + "-" + this.client, new long[] { 1, 1 }, Mono.empty()).block(TIMEOUT);
+		}
+		assertThat(core.reservationsHere().keys()).isEqualTo(2);
+	}
+
+	/** The system clock, moved ahead by the test. */
+	private static final class MovableClock extends Clock {
+
+		private volatile Duration ahead = Duration.ZERO;
+
+		void ahead(Duration by) {
+			this.ahead = this.ahead.plus(by);
+		}
+
+		@Override
+		public ZoneId getZone() {
+			return ZoneOffset.UTC;
+		}
+
+		@Override
+		public Clock withZone(ZoneId zone) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public Instant instant() {
+			return Instant.now().plus(this.ahead);
+		}
+
 	}
 
 	@ParameterizedTest

@@ -81,6 +81,9 @@ public final class RateLimiterCore {
 
 	private volatile HeldRequests held = new HeldRequests(HeldRequests.DEFAULT_MAX);
 
+	/** Reservations of a cost per limit made here and not settled yet: the client view's {@code reservedHere}. */
+	private final ReservationsHere reservationsHere = new ReservationsHere();
+
 	/**
 	 * @param script decides the limits
 	 * @param registry compiles routes with the plans and scopes they name
@@ -211,9 +214,28 @@ public final class RateLimiterCore {
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, denyKey(policy, keys), cost, verdict,
-					verdict.allowed() ? new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
-							verdict.decisions(), requestId) : null))
+					verdict.allowed() ? reservedHere(new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
+							verdict.decisions(), requestId)) : null))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, cost)));
+	}
+
+	/** Kept until settled: {@link #settle(Reservation, long[])} takes it out, whichever way the settle goes. */
+	private Reservation reservedHere(Reservation reservation) {
+		this.reservationsHere.add(reservation, this.clock.millis());
+		return reservation;
+	}
+
+	/**
+	 * What the reservations of a cost per limit (LLM calls) that this instance made and has not settled yet
+	 * hold of the limit counted on this key: calls running here, not on other instances; null when none.
+	 */
+	public ReservationsHere.@Nullable Held reservedHere(String key) {
+		return this.reservationsHere.of(key, this.clock.millis());
+	}
+
+	/** The reservations made here and not settled yet, for tests of their bound. */
+	ReservationsHere reservationsHere() {
+		return this.reservationsHere;
 	}
 
 	/** Where answers are counted, for adapters that count more (an LLM route's tokens). */
@@ -414,6 +436,7 @@ public final class RateLimiterCore {
 			this.metrics.settle(routeId, Settled.DUPLICATE.tag);
 			return Mono.just(Settled.DUPLICATE);
 		}
+		this.reservationsHere.remove(reservation);
 		if (actualCost == reservation.cost()) {
 			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
 			return Mono.just(Settled.UNCHANGED);
@@ -457,6 +480,8 @@ public final class RateLimiterCore {
 			this.metrics.settle(routeId, Settled.DUPLICATE.tag);
 			return Mono.just(Settled.DUPLICATE);
 		}
+		// settled from here on (a settle Redis drops leaves it charged as reserved, no longer outstanding)
+		this.reservationsHere.remove(reservation);
 		if (!changed) {
 			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
 			return Mono.just(Settled.UNCHANGED);
@@ -675,11 +700,13 @@ public final class RateLimiterCore {
 			LimitScript.Arguments arguments) {
 		String plan = policy.plan.isEmpty() ? null : policy.plan;
 		if (limits.isEmpty()) {
-			return Mono.just(new Standing(plan, limits, List.of(), 0));
+			return Mono.just(new Standing(plan, limits, List.of(), 0, List.of()));
 		}
+		// the limits' own keys, without a penalty's block key after them
+		List<String> limitKeys = List.copyOf(keys.subList(0, limits.size()));
 		return this.guard
 			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
-			.map(verdict -> new Standing(plan, limits, verdict.decisions(), verdict.blockedMillis()));
+			.map(verdict -> new Standing(plan, limits, verdict.decisions(), verdict.blockedMillis(), limitKeys));
 	}
 
 	/**
@@ -814,9 +841,10 @@ public final class RateLimiterCore {
 	 * @param limits the limits that decide the client, in order
 	 * @param decisions one per limit: remaining and reset now (nothing was spent)
 	 * @param blockedMillis how long the client's penalty still refuses it on the route; 0 for none
+	 * @param keys the client's key of each limit, in order
 	 */
 	public record Standing(@Nullable String plan, List<RouteLimit> limits, List<Decision> decisions,
-			long blockedMillis) {
+			long blockedMillis, List<String> keys) {
 	}
 
 }

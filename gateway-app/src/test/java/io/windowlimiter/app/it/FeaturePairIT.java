@@ -3,6 +3,7 @@ package io.windowlimiter.app.it;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.windowlimiter.gateway.test.FakeLlmServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.ClassOrderer;
@@ -12,19 +13,26 @@ import org.junit.jupiter.api.TestClassOrder;
 
 /**
  * The feature tests of the packaged jar that need two instances but nothing of a jar to themselves
- * (lists and near-limit, calendar quotas and penalties, max-delay): one pair of jars, started once, the
+ * (lists and near-limit, calendar quotas and penalties, max-delay, concurrency): one pair of jars, started once, the
  * way users run them, serves them all (a pair takes 20 s to start on an idle machine, over a minute on a
  * loaded one). Each feature's routes, client keys and gateway settings are its own, so no test sees
- * another's counts; the tests are in {@link ListsAndNearLimitCases}, {@link CalendarPenaltyCases} and
- * {@link MaxDelayCases}.
+ * another's counts; the tests are in {@link ListsAndNearLimitCases}, {@link CalendarPenaltyCases},
+ * {@link MaxDelayCases} and {@link ConcurrencyCases} (whose routes lead to a downstream that holds its answers,
+ * and to a fake LLM, both started here before the jars).
  */
 @TestClassOrder(ClassOrderer.OrderAnnotation.class)
 class FeaturePairIT {
 
 	private static JarPair pair;
 
+	private static HeldJdkDownstream held;
+
+	private static FakeLlmServer llm;
+
 	@BeforeAll
 	static void start() {
+		held = HeldJdkDownstream.start();
+		llm = FakeLlmServer.start();
 		List<String> args = new ArrayList<>(List.of(
 				"--management.endpoints.web.exposure.include=health,prometheus,ratelimits",
 				"--window-rate-limiter.problem-details.enabled=true"));
@@ -34,6 +42,7 @@ class FeaturePairIT {
 			ListsAndNearLimitCases.routes(routes);
 			CalendarPenaltyCases.routes(routes);
 			MaxDelayCases.routes(routes);
+			ConcurrencyCases.routes(routes, held, llm);
 		}, args);
 	}
 
@@ -41,6 +50,12 @@ class FeaturePairIT {
 	static void stop() {
 		if (pair != null) {
 			pair.close();
+		}
+		if (held != null) {
+			held.close();
+		}
+		if (llm != null) {
+			llm.close();
 		}
 	}
 
@@ -71,6 +86,16 @@ class FeaturePairIT {
 
 		MaxDelay() {
 			super(pair);
+		}
+
+	}
+
+	@Nested
+	@Order(4)
+	class Concurrency extends ConcurrencyCases {
+
+		Concurrency() {
+			super(pair, held);
 		}
 
 	}

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -185,6 +186,41 @@ class LlmRoutesIT {
 		assertThat(admitted + refused).isEqualTo(10);
 		long left = BUDGET - admitted * 300L;
 		assertThat(eventually(left, left("llm", client))).as("each settled to its usage, 300").isEqualTo(left);
+	}
+
+	@Test
+	void theClientViewShowsWhatACallRunningHereReservedUntilItIsSettled() throws Exception {
+		String client = UUID.randomUUID().toString();
+		// 9 events 400 ms apart: about 3 s of stream
+		CompletableFuture<HttpResponse<String>> call = this.http.sendAsync(
+				post("/llm/v1/chat/completions", client, chat(300, true)).header(FakeLlmServer.HEADER_DELAY_MS, "400")
+					.header(FakeLlmServer.HEADER_USAGE, "20,30")
+					.build(),
+				HttpResponse.BodyHandlers.ofString());
+		JsonNode running = standing("llm", client);
+		long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+		while (running.path("limits").get(0).path("reservedHere").isNull() && System.nanoTime() < deadline) {
+			Thread.sleep(25);
+			running = standing("llm", client);
+		}
+		JsonNode tokens = running.path("limits").get(0);
+		assertThat(tokens.path("reservedHere").toString()).as(running.toString()).isEqualTo("{\"calls\":1,\"reserved\":300}");
+		assertThat(tokens.path("remaining").asLong()).isEqualTo(BUDGET - 300);
+		assertThat(running.path("limits").get(1).path("reservedHere").toString()).isEqualTo("{\"calls\":1,\"reserved\":1}");
+		assertThat(call.get().statusCode()).isEqualTo(200);
+		assertThat(eventually(BUDGET - 50, left("llm", client))).as("settled to its usage, 50").isEqualTo(BUDGET - 50);
+		JsonNode settled = standing("llm", client);
+		assertThat(settled.path("limits").get(0).path("reservedHere").isNull()).as(settled.toString()).isTrue();
+		assertThat(settled.path("limits").get(1).path("reservedHere").isNull()).isTrue();
+	}
+
+	private JsonNode standing(String route, String client) throws Exception {
+		HttpResponse<String> standing = this.http.send(HttpRequest
+			.newBuilder(URI.create("http://127.0.0.1:" + this.gateway.port() + "/actuator/ratelimits/" + route + "/" + client))
+			.timeout(Duration.ofSeconds(10))
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(standing.statusCode()).as(standing.body()).isEqualTo(200);
+		return JsonMapper.shared().readTree(standing.body());
 	}
 
 	@Test

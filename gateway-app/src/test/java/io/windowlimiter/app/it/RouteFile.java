@@ -48,8 +48,13 @@ final class RouteFile {
 	 * written as given (nested lists as {@code limits[i].*} names).
 	 */
 	RouteFile windowRateLimit(String id, List<Map<String, Object>> filters) {
+		return windowRateLimit(id, this.downstream, filters);
+	}
+
+	/** As {@link #windowRateLimit(String, List)}, to a downstream of the test's own at {@code uri}. */
+	RouteFile windowRateLimit(String id, String uri, List<Map<String, Object>> filters) {
 		this.yaml.append("  - id: ").append(id).append('\n')
-			.append("    uri: ").append(this.downstream).append('\n')
+			.append("    uri: ").append(uri).append('\n')
 			.append("    predicates: [ \"Path=/").append(id).append("/**\" ]\n")
 			.append("    filters:\n");
 		for (Map<String, Object> args : filters) {

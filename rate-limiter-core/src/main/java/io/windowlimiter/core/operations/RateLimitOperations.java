@@ -14,6 +14,7 @@ import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.core.policy.RoutePolicy;
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.ReservationsHere;
 import io.windowlimiter.core.access.Access;
 import io.windowlimiter.core.access.AccessRule;
 import io.windowlimiter.core.algorithm.Decision;
@@ -159,9 +160,10 @@ public class RateLimitOperations {
 				// a concurrency limit's read counts the slots held: what is in flight, read with the rest
 				Long inFlight = limit.policy().algorithm().countsRequests()
 						? limit.policy().limit() - decision.remaining() : null;
+				ReservationsHere.Held held = this.limiter.reservedHere(standing.keys().get(i));
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
 						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis()),
-						inFlight));
+						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null));
 			}
 			Access access = this.limiter.accessOf(target, client);
 			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client),
@@ -577,9 +579,22 @@ public class RateLimitOperations {
 	 * @param reset seconds until quota frees, rounded up, as in {@code X-RateLimit-Reset} (for a concurrency
 	 * limit: until the oldest slot held expires at the latest)
 	 * @param inFlight for a concurrency limit, the client's requests in flight now (slots held); null for the others
+	 * @param reservedHere the client's LLM calls admitted by this instance and not settled yet, with what they
+	 * reserved of this limit; null when none (calls running on other instances are not in it)
 	 */
 	public record LimitStanding(String name, @Nullable String scope, long limit, String window, long remaining,
-			long reset, @Nullable Long inFlight) {
+			long reset, @Nullable Long inFlight, @Nullable ReservedHere reservedHere) {
+	}
+
+	/**
+	 * What the client's calls still running on this instance reserved of one limit, as estimates not yet
+	 * settled to the usage their responses report: {@code limit - remaining - reserved} is what the client's
+	 * settled calls used, when no call of it runs on another instance.
+	 * @param calls the calls admitted here and not settled yet
+	 * @param reserved what they reserved of the limit: their token estimates on a token limit, their cost on
+	 * a request limit
+	 */
+	public record ReservedHere(long calls, long reserved) {
 	}
 
 	/**
