@@ -94,7 +94,9 @@ class JsonScannerUnitTests {
 			}
 		});
 		String json = "{\"" + "k".repeat(JsonScanner.MAX_KEY + 1) + "\":1,\"k\":2,"
-				+ "\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{\"k\":3}}}}}}}";
+				// k one level below the keyed ones
+				+ "\"a\":" + "{\"b\":".repeat(JsonScanner.KEYED_DEPTH - 1) + "{\"k\":3}"
+				+ "}".repeat(JsonScanner.KEYED_DEPTH - 1) + "}";
 		scanner.feed(utf8(json), 0, json.length());
 		assertThat(matches).containsExactly(false, true, false);
 	}

@@ -426,6 +426,133 @@ class UsageMeterUnitTests {
 		assertThat(meter.charge(200)).isEqualTo(51);
 	}
 
+	@Test
+	void textThatSpellsUsageOrErrorIsNeitherAndIsCountedAsText() {
+		// a model writing the markers, quoted as JSON quotes them: the cheap path and the full scan agree
+		String text = "the \\\"usage\\\":{\\\"prompt_tokens\\\":500,\\\"completion_tokens\\\":900} and "
+				+ "\\\"error\\\":{\\\"type\\\":\\\"x\\\"}, usage, error, \\\"delta\\\":\\\"no\\\" ";
+		String chunk = chatChunk(text, false);
+		Usage cut = sameOnBothPaths(chunk + chunk + "data: [DONE]\n\n");
+		assertThat(cut).isEqualTo(new Usage(Outcome.PARTIAL, 0, 0, 0, 0, 0, 2L * utf8(text).length));
+		Usage reported = sameOnBothPaths(chatChunk(text, true) + CHAT_USAGE_CHUNK + "data: [DONE]\n\n");
+		assertThat(reported.outcome()).isEqualTo(Outcome.REPORTED);
+		assertThat(reported.tokens()).isEqualTo(21);
+		assertThat(reported.streamedTextBytes()).isEqualTo(utf8(text).length);
+	}
+
+	@Test
+	void usageAndErrorAreFoundWhateverTheirSpacing() {
+		Usage usage = sameOnBothPaths(chatChunk("ab", true)
+				+ "data: {\"choices\":[] , \"usage\" :\t{\"prompt_tokens\" : 3, \"completion_tokens\":4}}\n\n"
+				+ "data: [DONE]\n\n");
+		assertThat(usage).isEqualTo(new Usage(Outcome.REPORTED, 3, 4, 0, 0, 0, 2));
+		Usage nulls = sameOnBothPaths("data: {\"usage\" : null, \"error\":null,\"delta\":\"abc\"}\n\n");
+		assertThat(nulls).isEqualTo(new Usage(Outcome.PARTIAL, 0, 0, 0, 0, 0, 3));
+		Usage error = sameOnBothPaths("data: {\"type\":\"error\", \"error\" : {\"type\":\"overloaded_error\"}}\n\n");
+		assertThat(error.outcome()).isEqualTo(Outcome.ERROR);
+		// "usage" followed by anything but null goes to the full scan: here a value, not a key
+		assertThat(sameOnBothPaths("data: {\"kind\":\"usage\",\"delta\":\"ab\"}\n\n").streamedTextBytes())
+			.isEqualTo(2);
+	}
+
+	@Test
+	void theDeltaTextIsCountedAsTheFullScanCountsIt() {
+		String[][] cases = {
+				// Responses API: the delta is a string, escapes counted as sent
+				{ "{\"type\":\"response.output_text.delta\",\"delta\":\"a\\\"b\\\\\",\"sequence_number\":4}", "6" },
+				// Anthropic: text under delta; the type is not text
+				{ "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi 世\"}}",
+						"6" },
+				// chat: a tool call's arguments, in an array in the delta; two choices
+				{ "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\","
+						+ "\"arguments\":\"{\\\"q\\\":1}\"}}]}},{\"delta\" : {\"content\":\"xy\",\"refusal\":null}}]}",
+						"11" },
+				// a delta in a delta counts once; a string element of an array does not count
+				{ "{\"delta\":{\"delta\":\"ab\",\"content\":[\"no\",{\"text\":\"cd\"}],\"x\":\"no\"}}", "4" },
+				// a key ending in an escaped quote and delta is not delta
+				{ "{\"x\\\"delta\":\"abc\",\"text\":\"no\"}", "0" },
+				// "delta" as a value, and a text key outside any delta
+				{ "{\"type\":\"delta\",\"content\":\"no\",\"delta\":\"ab\"}", "2" },
+				// malformed in the delta: the full scan decides (nothing)
+				{ "{\"delta\":{\"content\":\"ab\"]}", "0" },
+				// not an object
+				{ "\"delta\"", "0" } };
+		for (String[] c : cases) {
+			for (String end : new String[] { "\n\n", "\r\n\r\n", "\r\r", "  \n\n" }) {
+				String body = "event: x\n: comment\ndata: " + c[0] + end;
+				assertThat(sameOnBothPaths(body).streamedTextBytes()).as("%s", body).isEqualTo(Long.parseLong(c[1]));
+			}
+		}
+	}
+
+	@Test
+	void oddEventsReadAsTheFullScanReadsThem() {
+		String[] bodies = { "data:[DONE]\n\n", "data: [DONE]\r\n\r\n", "data: [DONE] \n\n", "data\n\n",
+				"data:\n\n", "data: {\"delta\":\"ab\"}\ndata: {\"delta\":\"cd\"}\n\n",
+				"data: {\"delta\":\n\"ab\"}\n\n", "datax: {\"delta\":\"ab\"}\n\n",
+				"data: {\"delta\":\"ab\"}\n\ndata: {\"delta\":\"cd\"}", "id: 1\nretry: 5\n\n",
+				"data: {\"delta\":\"ab\"}\r\n\r\n" + CHAT_USAGE_CHUNK.replace("\n", "\r\n") };
+		for (String body : bodies) {
+			sameOnBothPaths(body);
+		}
+		assertThat(sameOnBothPaths("data: {\"delta\":\"ab\"}\ndata: {\"delta\":\"cd\"}\n\n").streamedTextBytes())
+			.isZero();
+		assertThat(sameOnBothPaths("data: {\"delta\":\"ab\"}\n\ndata: {\"delta\":\"cd\"}").streamedTextBytes())
+			.isEqualTo(2);
+	}
+
+	@Test
+	void strippingKeepsAChunkWhoseTextSpellsTheUsageChunk() {
+		String text = "\\\"choices\\\":[],\\\"usage\\\":{\\\"prompt_tokens\\\":1}";
+		String body = chatChunk(text, true) + CHAT_USAGE_CHUNK + "data: [DONE]\n\n";
+		UsageMeter meter = new UsageMeter(1, true);
+		ByteArrayOutputStream sent = new ByteArrayOutputStream();
+		send(sent, meter.pass(utf8(body)));
+		send(sent, meter.finish());
+		assertThat(sent.toString(StandardCharsets.UTF_8)).isEqualTo(chatChunk(text, true) + "data: [DONE]\n\n");
+		assertThat(meter.usage().tokens()).isEqualTo(21);
+	}
+
+	@Test
+	void aLongStreamInSlicesOfEveryDirectSizeReadsTheSame() {
+		StringBuilder body = new StringBuilder(LlmPayloads.chatSseBody(true));
+		for (int i = 0; i < 300; i++) {
+			body.append(chatChunk("w" + i + " \\\"usage\\\":{} 世界", true));
+		}
+		body.append("data: {\"delta\":\"").append("0123456789".repeat(3000)).append("\"}\n\n");
+		body.append(CHAT_USAGE_CHUNK).append("data: [DONE]\n\n");
+		byte[] bytes = utf8(body.toString());
+		Usage whole = meter(body.toString()).usage();
+		assertThat(whole.outcome()).isEqualTo(Outcome.REPORTED);
+		for (int size : new int[] { 1, 3, 97, 1000, 4096, 8192, 40_000 }) {
+			for (boolean strip : new boolean[] { false, true }) {
+				UsageMeter meter = new UsageMeter(1, strip);
+				for (int at = 0; at < bytes.length; at += size) {
+					int length = Math.min(size, bytes.length - at);
+					meter.pass(ByteBuffer.allocateDirect(length).put(bytes, at, length).flip());
+				}
+				meter.finish();
+				assertThat(meter.usage()).as("slices of %d, strip %s", size, strip).isEqualTo(whole);
+			}
+		}
+	}
+
+	/**
+	 * The usage of {@code body} read whole (each event whole in the slice: the cheap path where it applies) and
+	 * byte by byte (every event split: the full scan), which must agree.
+	 */
+	private static Usage sameOnBothPaths(String body) {
+		byte[] bytes = utf8(body);
+		Usage whole = meter(body).usage();
+		UsageMeter byteByByte = new UsageMeter(100, false);
+		for (byte b : bytes) {
+			byteByByte.pass(new byte[] { b });
+		}
+		byteByByte.finish();
+		assertThat(whole).as("%s whole and byte by byte", body).isEqualTo(byteByByte.usage());
+		return whole;
+	}
+
 	private static UsageMeter meter(String body) {
 		UsageMeter meter = new UsageMeter(100, false);
 		meter.pass(utf8(body));

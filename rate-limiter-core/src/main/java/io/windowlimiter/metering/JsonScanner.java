@@ -14,8 +14,11 @@ final class JsonScanner {
 	/** Deeper documents fail: no LLM payload nests this deep, and the stacks stay fixed. */
 	static final int MAX_DEPTH = 128;
 
-	/** Keys are kept for this many levels; deeper values are reported with keys that match nothing. */
-	static final int KEYED_DEPTH = 6;
+	/**
+	 * Keys are kept for this many levels; deeper values are reported with keys that match nothing. 8: a chat
+	 * completions tool call's {@code choices[].delta.tool_calls[].function.arguments} sits at 7.
+	 */
+	static final int KEYED_DEPTH = 8;
 
 	/** Longer keys are not kept (they match nothing); every key this package looks for is shorter. */
 	static final int MAX_KEY = 40;

@@ -1,9 +1,11 @@
 package io.windowlimiter.metering;
 
 /**
- * Reads a {@code text/event-stream} fed in slices of any size, without keeping its lines: the bytes of each
- * event's {@code data} lines go straight into a {@link JsonScanner}, and when the event ends (a blank line)
- * the usage it carried is added to the response's. Only whole events count: one cut by the end of the
+ * Reads a {@code text/event-stream} fed in slices of any size, without keeping its lines. An event that lies
+ * whole in the slice and cannot carry usage or an error (most of a stream) is read by byte searches alone
+ * ({@link EventSkim}); any other goes through the full scan: the bytes of its {@code data} lines go straight
+ * into a {@link JsonScanner}, and when the event ends (a blank line) the usage it carried is added to the
+ * response's. Only whole events count: one cut by the end of the
  * stream, or whose data is not JSON ({@code [DONE]}, a malformed line), adds nothing. Memory is fixed
  * whatever the length of a line, an event or the stream. Not thread-safe.
  */
@@ -41,6 +43,8 @@ final class SseScanner {
 	private final UsageFigures event = new UsageFigures();
 
 	private final JsonScanner json = new JsonScanner(this.event);
+
+	private final EventSkim skim = new EventSkim();
 
 	private State state = State.LINE_START;
 
@@ -105,6 +109,10 @@ final class SseScanner {
 					}
 					else {
 						if (!this.inEvent) {
+							if (this.skim.read(bytes, i, end)) {
+								i = skimmed(bytes, i, boundaries);
+								continue;
+							}
 							this.inEvent = true;
 							boundaries.eventStart(i);
 						}
@@ -155,6 +163,21 @@ final class SseScanner {
 			}
 			i++;
 		}
+	}
+
+	/**
+	 * An event {@link EventSkim} read whole, at the index it started: told as the full scan would, its
+	 * blank line handled as at {@link #dispatch}; returns the index after that line's CR or LF.
+	 */
+	private int skimmed(byte[] bytes, int start, Boundaries boundaries) {
+		int blank = this.skim.blankLine;
+		this.sum.textBytes += this.skim.textBytes;
+		this.done |= this.skim.done;
+		boundaries.eventStart(start);
+		boundaries.eventEnd(blank + 1, false);
+		endOfLine(bytes[blank]);
+		this.crEndedEvent = this.afterCr;
+		return blank + 1;
 	}
 
 	/** The stream ends: an event without its blank line is incomplete and adds nothing. */

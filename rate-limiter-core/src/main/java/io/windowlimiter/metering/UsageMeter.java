@@ -27,7 +27,8 @@ public final class UsageMeter {
 
 	private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
 
-	private static final int SCRATCH_BYTES = 4096;
+	/** A direct slice is read in copies of at most this many bytes. */
+	private static final int MAX_COPY_BYTES = 64 * 1024;
 
 	private enum Body {
 
@@ -54,8 +55,6 @@ public final class UsageMeter {
 
 	/** The unfinished event is longer than {@link #MAX_HELD_EVENT_BYTES}: it is passed on as it comes. */
 	private boolean passing;
-
-	private byte[] scratch = new byte[0];
 
 	/** The last event was dropped: the LF of its CRLF goes too. */
 	private boolean droppedLast;
@@ -162,7 +161,7 @@ public final class UsageMeter {
 
 	/** Bytes of buffers this meter keeps, whatever they hold: bounded, however long the body. */
 	public synchronized int retainedBytes() {
-		return this.held.length + this.scratch.length;
+		return this.held.length;
 	}
 
 	private void read(ByteBuffer slice) {
@@ -170,14 +169,13 @@ public final class UsageMeter {
 			scan(slice.array(), slice.arrayOffset() + slice.position(), slice.remaining(), NO_BOUNDARIES);
 			return;
 		}
-		if (this.scratch.length == 0) {
-			this.scratch = new byte[SCRATCH_BYTES];
-		}
+		// a direct buffer (Netty's) is copied whole, not through a small kept buffer: the events whole in one
+		// copy take the cheap path, and an open stream keeps no copy between slices
 		ByteBuffer source = slice.duplicate();
 		while (source.hasRemaining()) {
-			int length = Math.min(source.remaining(), this.scratch.length);
-			source.get(this.scratch, 0, length);
-			scan(this.scratch, 0, length, NO_BOUNDARIES);
+			byte[] copy = new byte[Math.min(source.remaining(), MAX_COPY_BYTES)];
+			source.get(copy);
+			scan(copy, 0, copy.length, NO_BOUNDARIES);
 		}
 	}
 

@@ -1,0 +1,359 @@
+package io.windowlimiter.metering;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
+/**
+ * The cheap path of {@link SseScanner}: reads one whole SSE event that lies in the slice at hand by byte
+ * searches, without the JSON scan, when it cannot carry usage or an error. That is most events of a stream
+ * (chat completions chunks, the Responses API's {@code response.output_text.delta}, Anthropic's
+ * {@code content_block_delta}): what they add is their delta text, counted here by the same rule as
+ * {@link UsageFigures} (a string keyed {@code delta}, and strings under its text keys), and OpenAI's
+ * {@code [DONE]}.
+ * <p>
+ * It declines, and the event goes through the full scan, when in doubt: the event is not whole in the slice
+ * (its blank line, or a CR's LF, not yet seen), it has more or less than one data line, its data is not a
+ * JSON object ({@code [DONE]} aside), the bytes {@code "usage"} or {@code "error"} appear in it other than
+ * followed by {@code : null}, or its delta is not well-formed. A key is written with quotes JSON does not
+ * escape, and a quote inside a string is escaped, so text a model writes (even {@code "usage":{...}}) never
+ * shows those bytes, and no key the full scan would take is missed.
+ * <p>
+ * What it does not check: that the rest of the data is valid JSON beyond starting with a brace and ending
+ * with one, and the nesting depth of a delta; a malformed event or one whose delta sits deeper than
+ * {@link JsonScanner#KEYED_DEPTH} levels adds text here that the full scan would not. Only the estimate of
+ * a stream cut before its usage can differ, and only for an upstream that sends such events. Not
+ * thread-safe.
+ */
+final class EventSkim {
+
+	private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
+			ByteOrder.LITTLE_ENDIAN);
+
+	private static final long ONES = 0x0101010101010101L;
+
+	private static final long LOWS = 0x7F7F7F7F7F7F7F7FL;
+
+	private static final long LFS = ONES * '\n';
+
+	private static final long CRS = ONES * '\r';
+
+	private static final long QUOTES = ONES * '"';
+
+	/** Deeper deltas are left to the full scan. */
+	private static final int MAX_DELTA_DEPTH = 16;
+
+	private static final byte[] DONE = { '[', 'D', 'O', 'N', 'E', ']' };
+
+	private static final byte[] USAGE = { 'u', 's', 'a', 'g', 'e' };
+
+	private static final byte[] ERROR = { 'e', 'r', 'r', 'o', 'r' };
+
+	private static final byte[] DELTA = { 'd', 'e', 'l', 't', 'a' };
+
+	private static final byte[] NULL = { 'n', 'u', 'l', 'l' };
+
+	/** Keys whose string values count as text inside a delta: {@link UsageFigures}'s, and delta itself. */
+	private static final byte[][] TEXT_KEYS = { DELTA, bytes("content"), bytes("text"), bytes("partial_json"),
+			bytes("thinking"), bytes("arguments"), bytes("refusal"), bytes("reasoning_content"),
+			bytes("reasoning") };
+
+	/** Of the last event read: the index of the byte that ends it (the blank line's CR or LF). */
+	int blankLine;
+
+	/** Of the last event read: bytes of delta text. */
+	long textBytes;
+
+	/** Of the last event read: its data was OpenAI's {@code [DONE]}. */
+	boolean done;
+
+	/**
+	 * Reads the event starting at {@code start} (a line's first byte, not a line end); returns whether it
+	 * could, and then {@link #blankLine}, {@link #textBytes} and {@link #done} tell what it held.
+	 */
+	boolean read(byte[] bytes, int start, int end) {
+		int dataFrom = -1;
+		int dataTo = -1;
+		int line = start;
+		while (true) {
+			int eol = lineEnd(bytes, line, end);
+			if (eol == end) {
+				return false;
+			}
+			if (eol - line >= 4 && bytes[line] == 'd' && bytes[line + 1] == 'a' && bytes[line + 2] == 't'
+					&& bytes[line + 3] == 'a') {
+				if (eol - line == 4 || bytes[line + 4] == ':') {
+					if (dataFrom >= 0 || eol - line == 4) {
+						return false;
+					}
+					dataFrom = line + 5;
+					if (dataFrom < eol && bytes[dataFrom] == ' ') {
+						dataFrom++;
+					}
+					dataTo = eol;
+				}
+			}
+			int next = eol + 1;
+			if (bytes[eol] == '\r') {
+				if (next == end) {
+					return false;
+				}
+				if (bytes[next] == '\n') {
+					next++;
+				}
+			}
+			if (next == end) {
+				return false;
+			}
+			if (bytes[next] == '\n' || bytes[next] == '\r') {
+				this.blankLine = next;
+				break;
+			}
+			line = next;
+		}
+		this.textBytes = 0;
+		this.done = false;
+		if (dataFrom < 0) {
+			return true;
+		}
+		if (dataTo - dataFrom == DONE.length && startsWith(bytes, dataFrom, dataTo, DONE)) {
+			this.done = true;
+			return true;
+		}
+		return readData(bytes, dataFrom, dataTo);
+	}
+
+	/** One data line's value: a JSON object without usage or error, its delta text counted. */
+	private boolean readData(byte[] bytes, int from, int to) {
+		int first = skipSpace(bytes, from, to);
+		int last = to - 1;
+		while (last > first && isSpace(bytes[last])) {
+			last--;
+		}
+		if (first >= to || bytes[first] != '{' || bytes[last] != '}') {
+			return false;
+		}
+		int i = first;
+		while (true) {
+			// a five-letter word in quotes: the only place these keys can be
+			i = quotedWord(bytes, i, to);
+			if (i < 0) {
+				return true;
+			}
+			int after = i + 6;
+			if (startsWith(bytes, i + 1, to, USAGE) || startsWith(bytes, i + 1, to, ERROR)) {
+				if (!followedByNull(bytes, after + 1, to)) {
+					return false;
+				}
+			}
+			else if (startsWith(bytes, i + 1, to, DELTA) && !escaped(bytes, from, i)) {
+				int colon = skipSpace(bytes, after + 1, to);
+				if (colon < to && bytes[colon] == ':') {
+					int valueEnd = value(bytes, skipSpace(bytes, colon + 1, to), to, true, 0);
+					if (valueEnd < 0) {
+						return false;
+					}
+					i = valueEnd;
+					continue;
+				}
+			}
+			i++;
+		}
+	}
+
+	/**
+	 * Walks one JSON value inside a delta, from its first byte; counts it when it is a string and
+	 * {@code counted}, and the strings under text keys of the objects in it. Returns the index after it, or
+	 * -1 when it is not well-formed (or too deep, or holds usage or error).
+	 */
+	private int value(byte[] bytes, int i, int to, boolean counted, int depth) {
+		if (i >= to || depth > MAX_DELTA_DEPTH) {
+			return -1;
+		}
+		byte b = bytes[i];
+		if (b == '"') {
+			int end = stringEnd(bytes, i, to);
+			if (end > 0 && counted) {
+				this.textBytes += end - i - 2;
+			}
+			return end;
+		}
+		if (b == '{') {
+			i = skipSpace(bytes, i + 1, to);
+			if (i < to && bytes[i] == '}') {
+				return i + 1;
+			}
+			while (true) {
+				if (i >= to || bytes[i] != '"') {
+					return -1;
+				}
+				int keyEnd = stringEnd(bytes, i, to);
+				if (keyEnd < 0 || isKey(bytes, i + 1, keyEnd - 1, USAGE) || isKey(bytes, i + 1, keyEnd - 1, ERROR)) {
+					return -1;
+				}
+				boolean text = isTextKey(bytes, i + 1, keyEnd - 1);
+				i = skipSpace(bytes, keyEnd, to);
+				if (i >= to || bytes[i] != ':') {
+					return -1;
+				}
+				i = value(bytes, skipSpace(bytes, i + 1, to), to, text, depth + 1);
+				if (i < 0) {
+					return -1;
+				}
+				i = skipSpace(bytes, i, to);
+				if (i < to && bytes[i] == '}') {
+					return i + 1;
+				}
+				if (i >= to || bytes[i] != ',') {
+					return -1;
+				}
+				i = skipSpace(bytes, i + 1, to);
+			}
+		}
+		if (b == '[') {
+			i = skipSpace(bytes, i + 1, to);
+			if (i < to && bytes[i] == ']') {
+				return i + 1;
+			}
+			while (true) {
+				i = value(bytes, i, to, false, depth + 1);
+				if (i < 0) {
+					return -1;
+				}
+				i = skipSpace(bytes, i, to);
+				if (i < to && bytes[i] == ']') {
+					return i + 1;
+				}
+				if (i >= to || bytes[i] != ',') {
+					return -1;
+				}
+				i = skipSpace(bytes, i + 1, to);
+			}
+		}
+		int end = i;
+		while (end < to && isLiteral(bytes[end])) {
+			end++;
+		}
+		return end > i ? end : -1;
+	}
+
+	/** The first CR or LF from {@code i}, else {@code to}: eight bytes a step, the bulk of the work. */
+	private static int lineEnd(byte[] bytes, int i, int to) {
+		for (; i + Long.BYTES <= to; i += Long.BYTES) {
+			long word = (long) LONGS.get(bytes, i);
+			long found = zeroBytes(word ^ LFS) | zeroBytes(word ^ CRS);
+			if (found != 0) {
+				return i + (Long.numberOfTrailingZeros(found) >>> 3);
+			}
+		}
+		while (i < to && bytes[i] != '\n' && bytes[i] != '\r') {
+			i++;
+		}
+		return i;
+	}
+
+	/**
+	 * The first index from {@code i} holding a double quote with another six bytes on, as around a word of five
+	 * letters, else -1. Stopping at every quote would stop some twenty times in a chat chunk; this stops
+	 * about three.
+	 */
+	private static int quotedWord(byte[] bytes, int i, int to) {
+		for (; i + 6 + Long.BYTES <= to; i += Long.BYTES) {
+			long found = zeroBytes((long) LONGS.get(bytes, i) ^ QUOTES)
+					& zeroBytes((long) LONGS.get(bytes, i + 6) ^ QUOTES);
+			if (found != 0) {
+				return i + (Long.numberOfTrailingZeros(found) >>> 3);
+			}
+		}
+		for (; i + 6 < to; i++) {
+			if (bytes[i] == '"' && bytes[i + 6] == '"') {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/** The high bit of each zero byte of {@code word}, and no other bit. */
+	private static long zeroBytes(long word) {
+		long low = (word & LOWS) + LOWS;
+		return ~(low | word | LOWS);
+	}
+
+	/** The index after the string whose opening quote is at {@code quote}, or -1 if it does not end here. */
+	private static int stringEnd(byte[] bytes, int quote, int to) {
+		for (int i = quote + 1; i < to; i++) {
+			byte b = bytes[i];
+			if (b == '\\') {
+				i++;
+			}
+			else if (b == '"') {
+				return i + 1;
+			}
+		}
+		return -1;
+	}
+
+	/** The quote at {@code quote} is escaped: an odd number of backslashes before it. */
+	private static boolean escaped(byte[] bytes, int from, int quote) {
+		int backslashes = 0;
+		for (int i = quote - 1; i >= from && bytes[i] == '\\'; i--) {
+			backslashes++;
+		}
+		return (backslashes & 1) == 1;
+	}
+
+	private static boolean followedByNull(byte[] bytes, int i, int to) {
+		i = skipSpace(bytes, i, to);
+		if (i >= to || bytes[i] != ':') {
+			return false;
+		}
+		i = skipSpace(bytes, i + 1, to);
+		return startsWith(bytes, i, to, NULL) && (i + NULL.length == to || !isLiteral(bytes[i + NULL.length]));
+	}
+
+	private static boolean isTextKey(byte[] bytes, int from, int to) {
+		for (byte[] key : TEXT_KEYS) {
+			if (isKey(bytes, from, to, key)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean isKey(byte[] bytes, int from, int to, byte[] key) {
+		return to - from == key.length && startsWith(bytes, from, to, key);
+	}
+
+	private static boolean startsWith(byte[] bytes, int from, int to, byte[] word) {
+		if (to - from < word.length) {
+			return false;
+		}
+		for (int k = 0; k < word.length; k++) {
+			if (bytes[from + k] != word[k]) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static int skipSpace(byte[] bytes, int i, int to) {
+		while (i < to && isSpace(bytes[i])) {
+			i++;
+		}
+		return i;
+	}
+
+	private static boolean isSpace(byte b) {
+		return b == ' ' || b == '\t' || b == '\n' || b == '\r';
+	}
+
+	private static boolean isLiteral(byte b) {
+		return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '-' || b == '+'
+				|| b == '.';
+	}
+
+	private static byte[] bytes(String ascii) {
+		return ascii.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+	}
+
+}
