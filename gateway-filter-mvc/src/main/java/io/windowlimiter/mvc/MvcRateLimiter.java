@@ -3,10 +3,8 @@ package io.windowlimiter.mvc;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -75,6 +73,8 @@ public final class MvcRateLimiter {
 
 	private final long waitNanos;
 
+	private final BoundedWait wait;
+
 	private final boolean problemDetails;
 
 	private final Map<String, MvcKeyResolver> keyResolvers = new ConcurrentHashMap<>();
@@ -95,6 +95,7 @@ public final class MvcRateLimiter {
 		this.planResolver = planResolver;
 		this.beans = beans;
 		this.waitNanos = redisTimeout.plus(WAIT_MARGIN).toNanos();
+		this.wait = new BoundedWait(waitBound());
 		this.problemDetails = problemDetails;
 		this.llmCalls = new MvcLlmCalls(core, this);
 	}
@@ -199,17 +200,14 @@ public final class MvcRateLimiter {
 
 	/** A settle, waited for at most {@link #waitBound()}; past it cancelled and counted as given up. */
 	void awaitSettle(String routeId, Mono<?> settle) {
-		CompletableFuture<?> settled = settle.toFuture();
 		try {
-			settled.get(this.waitNanos, TimeUnit.NANOSECONDS);
+			this.wait.await(settle);
 		}
-		catch (TimeoutException | InterruptedException ex) {
-			settled.cancel(true);
-			if (ex instanceof InterruptedException) {
-				// the response is known: it goes out, and whoever interrupted still finds the flag set
-				Thread.currentThread().interrupt();
-				return;
-			}
+		catch (InterruptedException ex) {
+			// the response is known: it goes out, and whoever interrupted still finds the flag set
+			Thread.currentThread().interrupt();
+		}
+		catch (TimeoutException ex) {
 			this.settlesGivenUp.incrementAndGet();
 			logger.warn("No settle for route '" + routeId + "' within " + waitBound().toMillis()
 					+ " ms; the request stays charged what was reserved");
@@ -298,15 +296,10 @@ public final class MvcRateLimiter {
 	 * the decision is cancelled and the route's fail-mode answers: open passes, closed and local refuse.
 	 */
 	Admission await(String routeId, Mono<Admission> decision) throws InterruptedException {
-		CompletableFuture<Admission> answer = decision.toFuture();
 		try {
-			return answer.get(this.waitNanos, TimeUnit.NANOSECONDS);
+			return this.wait.await(decision);
 		}
-		catch (TimeoutException | InterruptedException ex) {
-			answer.cancel(true);
-			if (ex instanceof InterruptedException interrupted) {
-				throw interrupted;
-			}
+		catch (TimeoutException ex) {
 			this.waitsGivenUp.incrementAndGet();
 			logger.warn("No rate-limit decision for route '" + routeId + "' within " + waitBound().toMillis()
 					+ " ms; answered by its fail-mode");

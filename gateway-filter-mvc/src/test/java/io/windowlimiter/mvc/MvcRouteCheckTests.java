@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.CountStatuses;
@@ -269,10 +270,12 @@ class MvcRouteCheckTests {
 	void aRequestThreadWaitsForADecisionAtMostTheBound() throws Exception {
 		check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "fail-mode", "closed");
 		MvcRateLimiter limiter = new MvcRateLimiter(this.core, null, this.beans, Duration.ofMillis(300), false);
+		AtomicBoolean cancelled = new AtomicBoolean();
 		long started = System.nanoTime();
-		Admission admission = limiter.await("r", Mono.never());
+		Admission admission = limiter.await("r", Mono.<Admission>never().doOnCancel(() -> cancelled.set(true)));
 		long tookMillis = (System.nanoTime() - started) / 1_000_000;
 		assertThat(tookMillis).isBetween(500L, 1_000L);
+		assertThat(cancelled).as("the decision given up is cancelled (its Redis call dropped)").isTrue();
 		assertThat(admission.passes()).isFalse();
 		assertThat(admission.headers()).containsEntry("Retry-After", "1");
 		assertThat(limiter.waitsGivenUp()).isEqualTo(1);

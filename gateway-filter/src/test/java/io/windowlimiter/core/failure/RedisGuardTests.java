@@ -285,6 +285,24 @@ class RedisGuardTests {
 		assertThat(failedOn.get()).startsWith("parallel");
 	}
 
+	/**
+	 * A thread blocked on the decision (Server MVC) is woken by the reply's own thread: a hop through a
+	 * scheduler first would cost a second thread wake-up per request.
+	 */
+	@Test
+	void aDecisionMarkedAnsweredWhereRepliedIsCompletedOnTheReplysThread() throws InterruptedException {
+		AtomicReference<String> answeredOn = new AtomicReference<>();
+		Sinks.One<String> redis = Sinks.one();
+		RedisGuard.answeredWhereReplied(this.guard.protect(redis.asMono()))
+			.subscribe(value -> answeredOn.set(Thread.currentThread().getName()));
+		Thread lettuce = new Thread(() -> redis.tryEmitValue("reply"), "lettuce-epollEventLoop-stand-in");
+		lettuce.start();
+		lettuce.join();
+		awaitNonNull(answeredOn);
+		assertThat(answeredOn.get()).isEqualTo("lettuce-epollEventLoop-stand-in");
+		assertThat(this.guard.inFlight()).isZero();
+	}
+
 	@Test
 	void beyondTheMostInFlightDecisionsFailAtOnceAndSendNothing() {
 		RedisGuard small = new RedisGuard(TIMEOUT, STALL, Duration.ofHours(1), 3);

@@ -58,7 +58,9 @@ import reactor.core.scheduler.Schedulers;
  * machine) or blocked is seen by its late probes, and its silence is not taken for Redis's.
  *
  * <p>Every outcome is handed back to the Netty event loop that asked (to a Reactor scheduler when the asker
- * was no event loop), so that neither Lettuce's thread nor the watchdog runs the rest of a request.
+ * was no event loop), so that neither Lettuce's thread nor the watchdog runs the rest of a request. A
+ * decision marked {@link #answeredWhereReplied} is completed where its reply arrives instead: its asker is a
+ * thread blocked waiting for it (Server MVC), so a hop through a scheduler would only add a wake-up.
  *
  * <p>Failures are counted and logged at most once per {@code logInterval}; entering and leaving a
  * stall is always logged.
@@ -83,6 +85,9 @@ public final class RedisGuard implements AutoCloseable {
 	 * scripts of some 20 to 50 us each, under 100 ms of Redis time).
 	 */
 	public static final int DEFAULT_MAX_IN_FLIGHT = 2_000;
+
+	/** The Reactor context key of {@link #answeredWhereReplied}. */
+	private static final Object ANSWER_WHERE_REPLIED = new Object();
 
 	private final long timeoutNanos;
 
@@ -216,7 +221,8 @@ public final class RedisGuard implements AutoCloseable {
 			if (home != null) {
 				probe(home);
 			}
-			Pending<T> waiting = new Pending<>(sink, start, isTrial, home, progress);
+			boolean inline = home == null && sink.contextView().hasKey(ANSWER_WHERE_REPLIED);
+			Pending<T> waiting = new Pending<>(sink, start, isTrial, home, inline, progress);
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
 			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
@@ -245,6 +251,16 @@ public final class RedisGuard implements AutoCloseable {
 				upstream.dispose();
 			}
 		});
+	}
+
+	/**
+	 * The decision, marked to be completed on the thread its outcome arrives on (Lettuce's, the timer's) when
+	 * its asker is no event loop: for a subscriber that only wakes a thread blocked on the decision, where a
+	 * scheduler hop costs a thread wake-up per request and adds its latency (measured on Server MVC, issue 25).
+	 * The subscriber must do no more than hand the outcome over.
+	 */
+	public static <T> Mono<T> answeredWhereReplied(Mono<T> decision) {
+		return decision.contextWrite(context -> context.put(ANSWER_WHERE_REPLIED, Boolean.TRUE));
 	}
 
 	/** How many decisions failed since start. */
@@ -483,6 +499,10 @@ public final class RedisGuard implements AutoCloseable {
 	 * way. An asker that was no event loop (a resolver that hopped threads) is answered on a Reactor scheduler.
 	 */
 	private void deliver(Pending<?> waiting, Runnable completion) {
+		if (waiting.inline) {
+			completion.run();
+			return;
+		}
 		EventExecutor loop = waiting.home;
 		if (loop != null) {
 			if (loop.inEventLoop()) {
@@ -560,14 +580,18 @@ public final class RedisGuard implements AutoCloseable {
 		/** The Netty event loop that asked, if any: the request goes on there. */
 		final @Nullable EventExecutor home;
 
+		/** Completed where the outcome arrives: see {@link #answeredWhereReplied}. */
+		final boolean inline;
+
 		final Node node;
 
 		volatile @Nullable Disposable upstream;
 
 		volatile @Nullable Disposable timer;
 
-		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home, Node node) {
+		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home, boolean inline, Node node) {
 			this.node = node;
+			this.inline = inline;
 			this.sink = sink;
 			this.start = start;
 			this.trial = trial;
