@@ -13,4 +13,13 @@ if [[ "${BENCH_SKIP_BUILD:-}" != 1 ]]; then
 	build=(-q -B -ntp -Dstyle.color=never package -DskipTests -Dmaven.javadoc.skip=true -pl gateway-app-mvc,benchmarks -am)
 	mvn -o "${build[@]}" || mvn "${build[@]}"
 fi
+# the gateway runs on the java that runs the benchmark: virtual threads need 21+ (JAVA_HOME or PATH), and on 17
+# the setting would be ignored while the report still said "virtual threads"
+if [[ "${BENCH_MVC_VIRTUAL_THREADS:-}" == true ]]; then
+	feature="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
+	if (( ${feature%%.*} < 21 )); then
+		echo "BENCH_MVC_VIRTUAL_THREADS=true needs Java 21+; java here is $feature (e.g. PATH=/usr/lib/jvm/temurin-25-jdk-amd64/bin:\$PATH)" >&2
+		exit 1
+	fi
+fi
 exec java -Dbench.root="$root" -jar "$root/benchmarks/target/benchmarks.jar" mvc
