@@ -24,8 +24,11 @@ import org.springframework.web.servlet.function.ServerResponse;
  * it, onto the servlet response whose output stream hands each write to the {@link UsageMeter} and writes
  * what the meter passes on at once (never gathered), and passes each flush on, so a stream reaches the client
  * as the upstream sends it (the proxy flushes each read of a streaming type, {@code text/event-stream}
- * among them). When the meter strips OpenAI's usage-only chunk the body gets shorter: its
- * {@code Content-Length} is dropped (Tomcat then sends it chunked).
+ * among them). The body's {@code Content-Length} is always dropped (Tomcat then sends it chunked): when
+ * the meter strips OpenAI's usage-only chunk the body gets shorter, and with a length the client has the
+ * whole answer as soon as its last byte is written (Tomcat flushes at the length), before the settle below;
+ * chunked, the answer ends with the last chunk, sent when this request's thread is done, after the settle,
+ * so the client's next call finds it made.
  *
  * <p>When the proxy's writing ends (its {@code writeTo} returned or threw) the call is settled, on the
  * request's thread, before the response completes: {@link Ended} says how it ended.
@@ -90,13 +93,11 @@ final class MeteredServerResponse implements ServerResponse {
 	@Override
 	public @Nullable ModelAndView writeTo(HttpServletRequest request, HttpServletResponse response, Context context)
 			throws ServletException, IOException {
-		if (this.meter.stripsUsageChunk()) {
-			try {
-				this.delegate.headers().remove(HttpHeaders.CONTENT_LENGTH);
-			}
-			catch (UnsupportedOperationException ex) {
-				// a response built read-only: its length is set on the servlet response below
-			}
+		try {
+			this.delegate.headers().remove(HttpHeaders.CONTENT_LENGTH);
+		}
+		catch (UnsupportedOperationException ex) {
+			// a response built read-only: its length is dropped on the servlet response below
 		}
 		Metered metered = new Metered(response, this.meter);
 		Ending ending = Ending.FAILED;
@@ -139,16 +140,12 @@ final class MeteredServerResponse implements ServerResponse {
 
 		@Override
 		public void setContentLength(int length) {
-			if (!this.meter.stripsUsageChunk()) {
-				super.setContentLength(length);
-			}
+			// dropped: see the class's comment
 		}
 
 		@Override
 		public void setContentLengthLong(long length) {
-			if (!this.meter.stripsUsageChunk()) {
-				super.setContentLengthLong(length);
-			}
+			// dropped: see the class's comment
 		}
 
 		@Override
@@ -166,7 +163,7 @@ final class MeteredServerResponse implements ServerResponse {
 		}
 
 		private boolean isDroppedLength(String name) {
-			return this.meter.stripsUsageChunk() && HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name);
+			return HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name);
 		}
 
 		/** Writes what the meter still holds (a last event without its blank line). */

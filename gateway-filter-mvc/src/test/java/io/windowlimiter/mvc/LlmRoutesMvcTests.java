@@ -182,6 +182,23 @@ class LlmRoutesMvcTests {
 		assertThat(upstream.lastReceived().bodyText()).isEqualTo(chat(300, false));
 	}
 
+	/**
+	 * The client has its answer only once the call is settled: read right after each answer, the client's standing
+	 * is already the usage, never the reservation. With the upstream's Content-Length kept, Tomcat sent the last
+	 * byte (and the client had the whole answer) before the settle ran: a read right after found the reservation.
+	 */
+	@Test
+	void aJsonAnswerReachesItsClientOnlyOnceSettled() throws Exception {
+		for (int call = 0; call < 20; call++) {
+			String client = UUID.randomUUID().toString();
+			HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, false))
+				.header(FakeLlmServer.HEADER_USAGE, "120,30")
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+			assertThat(tokensLeft("llm", client)).as("call %d read right after its answer", call).isEqualTo(BUDGET - 150);
+		}
+	}
+
 	/** A forward: route's dispatch gets the body the filter read (the servlet request's own stream is spent). */
 	@Test
 	void aForwardRouteHandsOnTheBodyAndSettlesToItsUsage() throws Exception {
