@@ -155,7 +155,18 @@ abstract class ListsAndNearLimitCases {
 		assertThat(exempted.statusCode()).as(exempted.body()).isEqualTo(200);
 		assertThat(absent(json(exempted).path("access").path("expires"))).as("until cleared").isTrue();
 		long postedAt = System.nanoTime();
-		awaitStatus(this.a, "scoped", client, 200, postedAt);
+		// until A has the exemption its answers are counted (a 200 among them): wait for an exempt one, no headers
+		int countedBeforeKnown = 0;
+		HttpResponse<String> onA = request(this.a, "scoped", client);
+		while (onA.headers().firstValue("RateLimit").isPresent()
+				&& System.nanoTime() - postedAt < Duration.ofSeconds(1).toNanos()) {
+			countedBeforeKnown++;
+			GatewayJar.sleep(20);
+			onA = request(this.a, "scoped", client);
+		}
+		assertThat(onA.statusCode()).as("exempt through A within 1 s: " + onA.body()).isEqualTo(200);
+		assertThat(onA.headers().firstValue("RateLimit")).as("an exempt answer has no rate-limit headers").isEmpty();
+		int left = Math.max(0, 2 - countedBeforeKnown);
 		for (int i = 0; i < 5; i++) {
 			assertThat(status((i % 2 == 0) ? this.a : this.b, "scoped", client)).isEqualTo(200);
 		}
@@ -171,9 +182,10 @@ abstract class ListsAndNearLimitCases {
 			limited = request(this.b, "scoped", client);
 		}
 		assertThat(limited.headers().firstValue("RateLimit").orElse("")).as("limited by B within 1 s of the clear")
-			.contains(";r=1;");
+			.contains(";r=" + Math.max(0, left - 1) + ";");
 		assertThat(List.of(status(this.b, "scoped", client), status(this.a, "scoped", client)))
-			.as("the route's 2, none used while exempt").containsExactly(200, 429);
+			.as("the route's 2 less the %d A counted before it knew, none used while exempt", countedBeforeKnown)
+			.containsExactly((left == 2) ? 200 : 429, 429);
 		assertThat(Files.readString(this.b.log())).contains("Rate limits of client '" + client
 				+ "' on 'shared' exempted from its limits for good");
 		Instant tomorrow = Instant.now().plus(1, ChronoUnit.DAYS).truncatedTo(ChronoUnit.SECONDS);
