@@ -3,6 +3,7 @@ package io.windowlimiter.mvc;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
@@ -78,6 +79,9 @@ public final class MvcRateLimiter {
 	private final boolean problemDetails;
 
 	private final Map<String, MvcKeyResolver> keyResolvers = new ConcurrentHashMap<>();
+
+	/** Routes this filter gave the core (the Java DSL's): a refresh of the routes in properties keeps them. */
+	private final Set<String> javaDslRoutes = ConcurrentHashMap.newKeySet();
 
 	private final AtomicLong waitsGivenUp = new AtomicLong();
 
@@ -227,9 +231,15 @@ public final class MvcRateLimiter {
 			synchronized (this) {
 				if (this.core.route(routeId) == null) {
 					this.core.configure(routeId, config.limiterArguments());
+					this.javaDslRoutes.add(routeId);
 				}
 			}
 		}
+	}
+
+	/** The routes that reached the core through a request (built in the Java DSL), not from properties. */
+	public Set<String> javaDslRoutes() {
+		return Set.copyOf(this.javaDslRoutes);
 	}
 
 	private static String routeId(ServerRequest request) {

@@ -6,6 +6,7 @@ import io.windowlimiter.core.autoconfigure.WindowRateLimiterProperties;
 import io.windowlimiter.core.key.ClientIpKeys;
 import io.windowlimiter.mvc.MvcRateLimiter;
 import io.windowlimiter.mvc.MvcRouteCheck;
+import io.windowlimiter.mvc.MvcRoutesRefresh;
 import io.windowlimiter.mvc.WindowRateLimitFilterFunctions;
 import io.windowlimiter.mvc.key.ClientIpMvcKeyResolver;
 import io.windowlimiter.mvc.key.HeaderMvcKeyResolver;
@@ -46,6 +47,14 @@ public class WindowRateLimiterMvcAutoConfiguration {
 	@Bean
 	public WindowRateLimitFilterFunctions.FilterSupplier windowRateLimitFilterSupplier(MvcRouteCheck routeCheck) {
 		return new WindowRateLimitFilterFunctions.FilterSupplier();
+	}
+
+	/** Routes in properties refreshed at run time: their new limits, and the removed ones forgotten. */
+	@Bean
+	@ConditionalOnClass(name = "org.springframework.cloud.context.scope.refresh.RefreshScopeRefreshedEvent")
+	public MvcRoutesRefresh windowRateLimiterMvcRoutesRefresh(Environment environment, RateLimiterCore core,
+			ListableBeanFactory beans, MvcRateLimiter limiter) {
+		return new MvcRoutesRefresh(environment, core, beans, limiter);
 	}
 
 	@Bean
