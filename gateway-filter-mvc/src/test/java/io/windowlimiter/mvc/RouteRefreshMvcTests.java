@@ -119,6 +119,20 @@ class RouteRefreshMvcTests {
 		assertThat(listed).contains("\"changing\"", "\"arriving\"", "\"dsl\"").doesNotContain("\"leaving\"");
 		assertThat(status("/dsl/x", key)).as("a Java DSL route after the refresh (2 a minute)").isEqualTo(200);
 		assertThat(status("/dsl/x", key)).as("the DSL route's third").isEqualTo(429);
+
+		Map<String, Object> bad = new LinkedHashMap<>();
+		route(bad, 0, "changing", "algorithm=sliding-log", "limit=0", "window=1h");
+		this.environment.getPropertySources().addFirst(new MapPropertySource("bad-routes", bad));
+		this.refresher.refresh();
+		// Server MVC cannot build the routes then (500 on each, its own doing); the limiter keeps what it had
+		assertThat(get("/actuator/ratelimits/changing", null).body()).as("the route's limits after a bad refresh")
+			.contains("\"limit\":5");
+		assertThat(get("/actuator/ratelimits/arriving", null).statusCode()).as("no route forgotten (the bad edit left this one out)").isEqualTo(200);
+
+		this.environment.getPropertySources().remove("bad-routes");
+		this.refresher.refresh();
+		assertThat(status("/arriving/x", "fixed-" + key)).as("the routes once the properties are fixed").isEqualTo(200);
+		assertThat(status("/changing/x", key)).as("the client's five an hour, still used").isEqualTo(429);
 	}
 
 	private int status(String path, String key) throws IOException, InterruptedException {
