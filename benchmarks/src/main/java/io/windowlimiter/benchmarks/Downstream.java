@@ -43,6 +43,9 @@ final class Downstream implements AutoCloseable {
 					http {
 						access_log off;
 						keepalive_requests 1000000;
+						# a gateway idle while another is measured keeps its pooled connections: closed after
+						# nginx's default 75 s, the gateway's next request on one failed (500, premature close)
+						keepalive_timeout 3600s;
 						server {
 							listen %s:%d;
 							%s

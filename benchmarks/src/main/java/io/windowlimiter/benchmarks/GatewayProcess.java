@@ -41,6 +41,12 @@ final class GatewayProcess implements AutoCloseable {
 
 	static GatewayProcess start(Path jar, int redisPort, String downstream, Path routes, Path log)
 			throws IOException, InterruptedException {
+		return start(jar, redisPort, downstream, routes, log, "/none/ready");
+	}
+
+	/** As above, ready once {@code readyPath} (a route without a limiter) answers 200. */
+	static GatewayProcess start(Path jar, int redisPort, String downstream, Path routes, Path log, String readyPath)
+			throws IOException, InterruptedException {
 		if (!Files.isRegularFile(jar)) {
 			throw new IllegalStateException("No gateway jar at " + jar + ": build it with mvn -q -B install -DskipTests");
 		}
@@ -58,7 +64,7 @@ final class GatewayProcess implements AutoCloseable {
 		}
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		GatewayProcess gateway = new GatewayProcess(process, port, log);
-		gateway.awaitReady();
+		gateway.awaitReady(readyPath);
 		return gateway;
 	}
 
@@ -101,7 +107,7 @@ final class GatewayProcess implements AutoCloseable {
 		return failed;
 	}
 
-	private void awaitReady() throws InterruptedException {
+	private void awaitReady(String readyPath) throws InterruptedException {
 		HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 		long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
 		while (System.nanoTime() < deadline) {
@@ -109,7 +115,7 @@ final class GatewayProcess implements AutoCloseable {
 				throw new IllegalStateException("The gateway stopped while starting; see " + this.log);
 			}
 			try {
-				HttpResponse<Void> response = client.send(HttpRequest.newBuilder(URI.create(url("/none/ready"))).build(),
+				HttpResponse<Void> response = client.send(HttpRequest.newBuilder(URI.create(url(readyPath))).build(),
 						HttpResponse.BodyHandlers.discarding());
 				if (response.statusCode() == 200) {
 					return;

@@ -26,10 +26,16 @@ import java.util.Map;
  * a limited route must answer with its limiter's header. Run with {@code benchmarks/run-mvc.sh}; the report
  * goes to {@code benchmarks/results/<date>-mvc.md}. {@code BENCH_MVC_VIRTUAL_THREADS=true}: the gateway on
  * virtual threads (needs the JVM running this on Java 21+).
+ *
+ * <p>gateway-app's WebFlux jar runs beside it in the same run, with {@code webflux-none} (no limiter) and
+ * {@code webflux-ours} (the same {@code WindowRateLimit} limits), so the report sets ours' ratio to no limiter
+ * on Server MVC against the same ratio on WebFlux, measured side by side.
  */
 public final class MvcHttpBenchmark {
 
-	private static final List<String> CASES = List.of("none", "ours", "bucket4j");
+	private static final List<String> CASES = List.of("none", "ours", "bucket4j", "webflux-none", "webflux-ours");
+
+	private static final String WEBFLUX = "webflux-";
 
 	private MvcHttpBenchmark() {
 	}
@@ -54,14 +60,19 @@ public final class MvcHttpBenchmark {
 			machine = Machine.describe(root, redis.version());
 			Path routes = workDir.resolve("gateway-mvc-bench.yml");
 			Files.writeString(routes, routes(downstream.uri(), virtual));
-			try (GatewayProcess gateway = GatewayProcess.start(gatewayJar(root), redis.port(), downstream.uri(), routes,
-					workDir.resolve("gateway-mvc.log"))) {
+			Path webfluxRoutes = workDir.resolve("gateway-webflux-bench.yml");
+			Files.writeString(webfluxRoutes, webfluxRoutes());
+			try (GatewayProcess mvc = GatewayProcess.start(gatewayJar(root), redis.port(), downstream.uri(), routes,
+					workDir.resolve("gateway-mvc.log"));
+					GatewayProcess webflux = GatewayProcess.start(RunBenchmarks.gatewayJar(root), redis.port(),
+							downstream.uri(), webfluxRoutes, workDir.resolve("gateway-webflux.log"), "/" + WEBFLUX + "none/ready")) {
+				java.util.function.Function<String, GatewayProcess> serving = c -> c.startsWith(WEBFLUX) ? webflux : mvc;
 				for (String c : CASES) {
-					check(gateway, c);
+					check(serving.apply(c), c);
 				}
 				for (String c : CASES) {
 					redis.flushAll();
-					wrk.run(gateway.url("/" + c + "/x"), warmUp, keys);
+					wrk.run(serving.apply(c).url("/" + c + "/x"), warmUp, keys);
 				}
 				for (int round = 0; round < rounds; round++) {
 					List<String> order = new ArrayList<>(CASES);
@@ -69,6 +80,7 @@ public final class MvcHttpBenchmark {
 						Collections.reverse(order);
 					}
 					for (String c : order) {
+						GatewayProcess gateway = serving.apply(c);
 						redis.flushAll();
 						wrk.run(gateway.url("/" + c + "/x"), warmUp, keys);
 						Wrk.Run run = wrk.run(gateway.url("/" + c + "/x"), seconds, keys);
@@ -91,8 +103,9 @@ public final class MvcHttpBenchmark {
 		});
 		String setup = String.format("wrk %d threads, %d connections, %d s per case after %d s warm-up, %d rounds "
 				+ "(every other one in reverse order), figures from each case's fastest round; gateway-app-mvc's jar (%s, "
-				+ "%s threads) proxying to nginx on loopback, Redis flushed before each case; %,d clients by "
-				+ "X-API-Key, all allowed (ours: sliding window counter 1,000,000/min; bucket4j: capacity 1,000,000/min)",
+				+ "%s threads) and, for the webflux- cases, gateway-app's jar beside it (same options), proxying to "
+				+ "nginx on loopback, Redis flushed before each case; %,d clients by X-API-Key, all allowed (ours: "
+				+ "sliding window counter 1,000,000/min; bucket4j: capacity 1,000,000/min)",
 				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, GatewayProcess.jvmOptions(),
 				virtual ? "virtual" : "platform", keys);
 		String markdown = markdown(machine, setup, results);
@@ -116,13 +129,24 @@ public final class MvcHttpBenchmark {
 				+ "          limit: 1000000\n          window: 1m\n";
 	}
 
+	/** gateway-app's routes: no limiter, and WindowRateLimit with ours' limits on Server MVC. */
+	static String webfluxRoutes() {
+		return "logging.level.root: WARN\n"
+				+ "spring.cloud.gateway.server.webflux.routes:\n"
+				+ "  - id: webflux-none\n    uri: ${bench.downstream}\n    predicates: [ \"Path=/webflux-none/**\" ]\n"
+				+ "  - id: webflux-ours\n    uri: ${bench.downstream}\n    predicates: [ \"Path=/webflux-ours/**\" ]\n"
+				+ "    filters:\n      - name: WindowRateLimit\n        args:\n"
+				+ "          key-resolver: \"#{@headerKeyResolver}\"\n          algorithm: sliding-window-counter\n"
+				+ "          limit: 1000000\n          window: 1m\n";
+	}
+
 	/** One request per route before measuring: the right limiter answers (its header), the downstream is reached. */
 	static void check(GatewayProcess gateway, String c) throws IOException, InterruptedException {
 		HttpResponse<String> response = HttpClient.newHttpClient()
 			.send(HttpRequest.newBuilder(URI.create(gateway.url("/" + c + "/x"))).header("X-API-Key", "check").build(),
 					HttpResponse.BodyHandlers.ofString());
 		boolean limited = response.headers().firstValue("X-RateLimit-Remaining").isPresent();
-		if (response.statusCode() != 200 || !"ok\n".equals(response.body()) || limited == c.equals("none")) {
+		if (response.statusCode() != 200 || !"ok\n".equals(response.body()) || limited == c.endsWith("none")) {
 			throw new IllegalStateException("Route " + c + " answered " + response.statusCode() + " " + response.headers()
 					.map() + " " + response.body());
 		}
@@ -138,13 +162,22 @@ public final class MvcHttpBenchmark {
 		md.append("- code: ").append(machine.commit()).append('\n');
 		md.append("- command: benchmarks/run-mvc.sh\n");
 		md.append("- setup: ").append(setup).append("\n\n");
-		double none = results.get(0).perSecond();
-		md.append("| route | req/s | vs no limiter | p50 ms | p99 ms | rounds req/s |\n|---|---|---|---|---|---|\n");
+		Map<String, Result> byRoute = new LinkedHashMap<>();
+		results.forEach(r -> byRoute.put(r.route(), r));
+		md.append("| route | server | req/s | vs no limiter (same server) | p50 ms | p99 ms | rounds req/s |\n"
+				+ "|---|---|---|---|---|---|---|\n");
 		for (Result r : results) {
-			md.append(String.format("| %s | %,.0f | %.2f | %.2f | %.2f | %s |%n", r.route(), r.perSecond(),
-					r.perSecond() / none, r.p50Millis(), r.p99Millis(),
+			boolean webflux = r.route().startsWith(WEBFLUX);
+			double none = byRoute.get(webflux ? WEBFLUX + "none" : "none").perSecond();
+			md.append(String.format("| %s | %s | %,.0f | %.2f | %.2f | %.2f | %s |%n", r.route(),
+					webflux ? "WebFlux" : "Server MVC", r.perSecond(), r.perSecond() / none, r.p50Millis(), r.p99Millis(),
 					String.join(", ", r.roundRates().stream().map(rate -> String.format("%,.0f", rate)).toList())));
 		}
+		double mvcRatio = byRoute.get("ours").perSecond() / byRoute.get("none").perSecond();
+		double webfluxRatio = byRoute.get(WEBFLUX + "ours").perSecond() / byRoute.get(WEBFLUX + "none").perSecond();
+		md.append(String.format("%nours / Bucket4j on Server MVC: %.2f. ours / no limiter: Server MVC %.2f, WebFlux %.2f "
+				+ "(Server MVC's ratio is %.2f of WebFlux's).%n", byRoute.get("ours").perSecond()
+						/ byRoute.get("bucket4j").perSecond(), mvcRatio, webfluxRatio, mvcRatio / webfluxRatio));
 		return md.toString();
 	}
 
