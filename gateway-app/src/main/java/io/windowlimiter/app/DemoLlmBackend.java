@@ -1,9 +1,6 @@
 package io.windowlimiter.app;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
+import io.windowlimiter.demo.DemoChatCompletion;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -21,15 +18,13 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * A small fake OpenAI chat completions endpoint behind the {@code demo-llm} route, so one {@code curl} shows
  * a token budget at work without an API key: it answers JSON, or an SSE stream of five chunks 200 ms apart
  * when the request says {@code "stream":true}, and reports as usage a quarter of the request body's bytes as
- * prompt tokens and 40 output tokens. Like {@link DemoBackend}, it answers only requests the gateway
- * forwarded.
+ * prompt tokens and 40 output tokens ({@link DemoChatCompletion}, shared with gateway-app-mvc; this class
+ * only writes it). Like {@link DemoBackend}, it answers only requests the gateway forwarded.
  */
 @Configuration(proxyBeanMethods = false)
 public class DemoLlmBackend {
 
 	static final String PATH = "/demo-llm-backend";
-
-	private static final int OUTPUT_TOKENS = 40;
 
 	@Bean
 	public RouterFunction<ServerResponse> demoLlmBackendRoutes() {
@@ -40,29 +35,12 @@ public class DemoLlmBackend {
 
 	private static Mono<ServerResponse> chat(ServerRequest request) {
 		return request.bodyToMono(String.class).defaultIfEmpty("").flatMap(body -> {
-			long prompt = Math.max(1, body.length() / 4);
-			String usage = "{\"prompt_tokens\":" + prompt + ",\"completion_tokens\":" + OUTPUT_TOKENS
-					+ ",\"total_tokens\":" + (prompt + OUTPUT_TOKENS) + "}";
-			if (!body.replace(" ", "").contains("\"stream\":true")) {
-				return ServerResponse.ok()
-					.contentType(MediaType.APPLICATION_JSON)
-					.bodyValue("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion\",\"model\":\"demo\",\"choices\":"
-							+ "[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello from the demo LLM\"},"
-							+ "\"finish_reason\":\"stop\"}],\"usage\":" + usage + "}");
+			DemoChatCompletion answer = DemoChatCompletion.answering(body);
+			if (!answer.stream()) {
+				return ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(answer.json());
 			}
-			boolean includeUsage = body.replace(" ", "").contains("\"include_usage\":true");
-			List<String> events = new ArrayList<>();
-			for (String word : List.of("Hello", " from", " the", " demo", " LLM")) {
-				events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\",\"choices\":"
-						+ "[{\"index\":0,\"delta\":{\"content\":\"" + word + "\"},\"finish_reason\":null}]}");
-			}
-			if (includeUsage) {
-				events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\","
-						+ "\"choices\":[],\"usage\":" + usage + "}");
-			}
-			events.add("[DONE]");
 			// each String is written as one event, "data:<event>" and a blank line
-			Flux<String> stream = Flux.fromIterable(events).delayElements(Duration.ofMillis(200));
+			Flux<String> stream = Flux.fromIterable(answer.events()).delayElements(DemoChatCompletion.EVENT_INTERVAL);
 			return ServerResponse.ok().contentType(MediaType.TEXT_EVENT_STREAM).body(stream, String.class);
 		});
 	}

@@ -17,6 +17,7 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.failure.FailMode;
+import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.mvc.key.MvcKeyResolver;
@@ -129,8 +130,11 @@ public final class MvcRateLimiter {
 		configured(routeId, config);
 		String key = keyResolver(config).resolve(request);
 		if (!StringUtils.hasText(key)) {
-			return config.isDenyEmptyKey() ? ServerResponse.status(config.emptyKeyRefusalStatus()).build()
-					: next.handle(request);
+			if (config.isDenyEmptyKey()) {
+				return ServerResponse.status(config.emptyKeyRefusalStatus()).build();
+			}
+			// as on WebFlux: all keyless requests of the route share one key, so both servers count them together
+			key = RedisKeys.EMPTY_KEY;
 		}
 		LlmSettings llm = config.llmSettings();
 		if (llm != null) {

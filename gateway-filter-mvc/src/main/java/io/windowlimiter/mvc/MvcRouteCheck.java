@@ -10,6 +10,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.DenyEmptyKey;
 import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.RefusalStatus;
@@ -33,8 +34,8 @@ import org.springframework.core.env.Environment;
  * an argument the filter does not have (Server MVC's binding would drop it silently) or a {@code max-delay}
  * (it would park a servlet thread), the LLM arguments ({@code llm}, {@code max-body-bytes}, a limit's
  * {@code unit}) as the WebFlux filter refuses them, a missing or unknown key resolver, limits {@link RouteArgs}
- * refuses, a bad {@code count-statuses}, header name or refusal status ({@code status-code},
- * {@code empty-key-status}), a second
+ * refuses, a bad {@code count-statuses}, {@code deny-empty-key}, header name or refusal status
+ * ({@code status-code}, {@code empty-key-status}), a second
  * {@code WindowRateLimit} on one route.
  */
 public final class MvcRouteCheck {
@@ -103,6 +104,9 @@ public final class MvcRouteCheck {
 			String name = written.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
 			if (name.equals("count-statuses")) {
 				CountStatuses.parse(routeId, path + name, value);
+			}
+			if (name.equals("deny-empty-key")) {
+				DenyEmptyKey.parse(routeId, path + name, value);
 			}
 			if (name.equals("status-code") || name.equals("empty-key-status")) {
 				RefusalStatus.parse(routeId, path + name, value, 0);

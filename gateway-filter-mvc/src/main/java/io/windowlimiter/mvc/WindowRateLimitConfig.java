@@ -184,7 +184,10 @@ public class WindowRateLimitConfig {
 		return this.denyEmptyKey;
 	}
 
-	/** Whether a request without a key is refused (the default, with {@code empty-key-status}) or passes unlimited. */
+	/**
+	 * Whether a request without a key is refused (the default, with {@code empty-key-status}) or, when false,
+	 * limited with every other keyless request of the route under one shared key ({@code ____EMPTY_KEY__}).
+	 */
 	public WindowRateLimitConfig setDenyEmptyKey(boolean denyEmptyKey) {
 		this.denyEmptyKey = denyEmptyKey;
 		return this;

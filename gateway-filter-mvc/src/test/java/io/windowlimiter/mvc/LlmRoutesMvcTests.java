@@ -82,9 +82,11 @@ class LlmRoutesMvcTests {
 		route(registry, 0, "llm", "openai", upstream.baseUrl());
 		route(registry, 1, "claude", "anthropic", upstream.baseUrl());
 		route(registry, 2, "forwarded", "openai", "forward:" + InAppBackend.PATH);
+		route(registry, 3, "keyless", "openai", upstream.baseUrl(), "deny-empty-key");
 	}
 
-	private static void route(DynamicPropertyRegistry registry, int index, String id, String api, String uri) {
+	private static void route(DynamicPropertyRegistry registry, int index, String id, String api, String uri,
+			String... allowed) {
 		String route = "spring.cloud.gateway.server.webmvc.routes[" + index + "].";
 		registry.add(route + "id", () -> id);
 		registry.add(route + "uri", () -> uri);
@@ -102,6 +104,9 @@ class LlmRoutesMvcTests {
 		registry.add(args + "limits[1].algorithm", () -> "fixed-window");
 		registry.add(args + "limits[1].limit", () -> "100");
 		registry.add(args + "limits[1].window", () -> "1d");
+		for (String deny : allowed) {
+			registry.add(args + deny, () -> "false");
+		}
 	}
 
 	/** A chat completions backend inside the gateway, reached through a forward: it reports the body it got. */
@@ -180,6 +185,24 @@ class LlmRoutesMvcTests {
 			.hasValue("550");
 		assertThat(upstream.lastReceived().header("Accept-Encoding")).isEqualTo("identity");
 		assertThat(upstream.lastReceived().bodyText()).isEqualTo(chat(300, false));
+	}
+
+	/** As on a route without llm: with deny-empty-key: false, keyless calls share one key and its token budget. */
+	@Test
+	void keylessCallsShareOneKeyAndItsTokenBudget() throws Exception {
+		HttpRequest.Builder keyless = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port
+				+ "/keyless/v1/chat/completions"))
+			.timeout(Duration.ofSeconds(30))
+			.header("Content-Type", "application/json")
+			.header(FakeLlmServer.HEADER_USAGE, "120,30")
+			.POST(HttpRequest.BodyPublishers.ofString(chat(300, false)));
+		HttpResponse<String> response = this.http.send(keyless.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		assertThat(response.headers().firstValue("X-RateLimit-Remaining-Tokens")).hasValue("700");
+		assertThat(tokensLeft("keyless", "____EMPTY_KEY__")).isEqualTo(BUDGET - 150);
+		HttpResponse<String> next = this.http.send(keyless.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(next.headers().firstValue("X-RateLimit-Remaining-Tokens")).as("1,000 - 150 used - 300 reserved")
+			.hasValue("550");
 	}
 
 	/**

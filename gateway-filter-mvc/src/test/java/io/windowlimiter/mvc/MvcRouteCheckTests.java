@@ -128,6 +128,21 @@ class MvcRouteCheckTests {
 			.hasMessageContaining("allowed: an HTTP status code from 400 to 599");
 	}
 
+	/** As WebFlux's FilterSettings: deny-empty-key is true or false, anything else stops start-up naming it. */
+	@Test
+	void takesDenyEmptyKeyAndNamesABadOne() {
+		check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "deny-empty-key", "false");
+		check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "denyEmptyKey", "true");
+		for (String written : new String[] { "deny-empty-key", "denyEmptyKey" }) {
+			assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", written,
+					"maybe"))
+				.isInstanceOf(InvalidRouteConfigurationException.class)
+				.hasMessageContaining("route 'r'")
+				.hasMessageContaining(ROUTE + "filters[0].args.deny-empty-key is 'maybe'")
+				.hasMessageContaining("allowed: true or false");
+		}
+	}
+
 	@Test
 	void namesABadRefusalStatusOfAJavaDslRoute() {
 		assertThatThrownBy(() -> WindowRateLimitFilterFunctions.windowRateLimit(c -> c.setKeyResolver("headerKeyResolver")

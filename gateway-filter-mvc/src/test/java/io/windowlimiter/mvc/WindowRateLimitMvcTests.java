@@ -58,7 +58,7 @@ class WindowRateLimitMvcTests {
 		route(registry, 1, "costly", "limit=3", "window=1m", "cost-from-header=X-Cost");
 		route(registry, 2, "two-limits", "limits[0].limit=2", "limits[0].window=1m", "limits[1].limit=5",
 				"limits[1].window=1h", "limits[1].name=hourly");
-		route(registry, 3, "open-door", "limit=1", "window=1m", "deny-empty-key=false");
+		route(registry, 3, "open-door", "limit=2", "window=1m", "deny-empty-key=false");
 		// what the core decides for any adapter: a calendar quota, a penalty, lists
 		route(registry, 4, "monthly", "limit=1", "calendar=month", "time-zone=Pacific/Kiritimati", "quota-status=403",
 				"name=monthly");
@@ -118,12 +118,27 @@ class WindowRateLimitMvcTests {
 		assertThat(get("/limited/x", "other-" + key, null).statusCode()).as("another client").isEqualTo(200);
 	}
 
+	/**
+	 * As on WebFlux: without {@code deny-empty-key} a request without a key is refused with 403; with
+	 * {@code deny-empty-key: false} every keyless request of the route counts under one shared key, the one
+	 * the WebFlux filter uses, so both servers count them together.
+	 */
 	@Test
-	void refusesARequestWithoutKeyWith403UnlessTheRouteLetsItPass() throws Exception {
+	void refusesARequestWithoutKeyWith403OrLimitsAllKeylessRequestsTogether() throws Exception {
 		assertThat(get("/limited/nokey", null, null).statusCode()).isEqualTo(403);
 		assertThat(downstream.hits("/limited/nokey", null)).isZero();
-		assertThat(get("/open-door/nokey", null, null).statusCode()).isEqualTo(200);
-		assertThat(get("/open-door/nokey", null, null).statusCode()).as("no key: not limited").isEqualTo(200);
+		for (int i = 1; i <= 2; i++) {
+			HttpResponse<String> passed = get("/open-door/nokey", null, null);
+			assertThat(passed.statusCode()).isEqualTo(200);
+			assertThat(passed.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(2 - i));
+		}
+		HttpResponse<String> refused = get("/open-door/nokey", null, null);
+		assertThat(refused.statusCode()).as("the third keyless request").isEqualTo(429);
+		assertThat(refused.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
+		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+		assertThat(downstream.hits("/open-door/nokey", null)).isEqualTo(2);
+		assertThat(RedisTestServer.get().template().keys("wrl:{____EMPTY_KEY__}:open-door:*").collectList()
+			.block(Duration.ofSeconds(5))).as("the shared key in Redis").isNotEmpty();
 	}
 
 	/** {@code status-code} and {@code empty-key-status}, as on the WebFlux filter. */

@@ -12,7 +12,10 @@ import org.springframework.web.servlet.function.ServerRequest;
 @FunctionalInterface
 public interface MvcKeyResolver {
 
-	/** The client's key; {@code null} or blank for none (refused with 403 unless {@code deny-empty-key: false}). */
+	/**
+	 * The client's key; {@code null} or blank for none: refused with 403, or with {@code deny-empty-key: false}
+	 * counted with the route's other keyless requests under one shared key.
+	 */
 	@Nullable String resolve(ServerRequest request);
 
 }

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.windowlimiter.core.CountStatuses;
+import io.windowlimiter.core.DenyEmptyKey;
 import io.windowlimiter.core.RefusalStatus;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
@@ -96,14 +97,7 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 	}
 
 	private static boolean deny(String policyId, Map<String, ?> args) {
-		String text = text(args, "deny-empty-key");
-		if (text == null) {
-			return true;
-		}
-		if (!text.equals("true") && !text.equals("false")) {
-			throw new InvalidRouteConfigurationException(policyId, "deny-empty-key", "is '" + text + "'", "true or false");
-		}
-		return Boolean.parseBoolean(text);
+		return DenyEmptyKey.parse(policyId, "deny-empty-key", text(args, "deny-empty-key"));
 	}
 
 	private static boolean plain(String id) {

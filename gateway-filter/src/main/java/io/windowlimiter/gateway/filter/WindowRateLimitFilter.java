@@ -11,6 +11,7 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.Slots;
+import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.plan.PlanResolver;
@@ -42,9 +43,6 @@ import org.springframework.web.server.ServerWebExchange;
  * by them.
  */
 final class WindowRateLimitFilter implements GatewayFilter {
-
-	/** The key of a request its key resolver gave none, as the gateway's own filter names it. */
-	static final String EMPTY_KEY = "____EMPTY_KEY__";
 
 	private final RateLimiterCore core;
 
@@ -80,8 +78,8 @@ final class WindowRateLimitFilter implements GatewayFilter {
 					+ this.settings.policyId() + "' and would count it twice: give each filter of a route an id of "
 					+ "its own (id: ip, id: api-key ...)"));
 		}
-		return this.keyResolver.resolve(exchange).defaultIfEmpty(EMPTY_KEY).flatMap(key -> {
-			if (EMPTY_KEY.equals(key) && this.settings.denyEmptyKey()) {
+		return this.keyResolver.resolve(exchange).defaultIfEmpty(RedisKeys.EMPTY_KEY).flatMap(key -> {
+			if (RedisKeys.EMPTY_KEY.equals(key) && this.settings.denyEmptyKey()) {
 				limits.refuse();
 				exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(this.settings.emptyKeyStatus()));
 				return exchange.getResponse().setComplete();

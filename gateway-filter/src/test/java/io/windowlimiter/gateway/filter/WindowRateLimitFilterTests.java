@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway.filter;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -80,6 +81,11 @@ class WindowRateLimitFilterTests {
 				"calendar", "month", "time-zone", "Pacific/Kiritimati", "quota-status", "403", "name", "monthly")));
 		route(registry, 10, "penalty", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "1",
 				"window", "1s", "block-for", "10m", "deny", "banned-key", "allow", "vip-key")));
+		// a request without X-API-Key: refused (with its status), or counted with the others under one key
+		route(registry, 11, "keyless-refused", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "2",
+				"window", "366d", "empty-key-status", "401")));
+		route(registry, 12, "keyless", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "2",
+				"window", "366d", "deny-empty-key", "false")));
 	}
 
 	/** Route {@code /<id>/**} to the downstream with one WindowRateLimit filter per map of arguments. */
@@ -186,6 +192,31 @@ class WindowRateLimitFilterTests {
 			assertThat(get("/penalty/a", "vip-key").getStatus().value()).as("allowed: never limited").isEqualTo(200);
 		}
 		assertThat(downstream.hits("/penalty/a")).isEqualTo(4);
+	}
+
+	/**
+	 * A request without a key is refused with {@code empty-key-status}; with {@code deny-empty-key: false} every
+	 * keyless request of the route counts under one shared key, the one the Server MVC filter uses too.
+	 */
+	@Test
+	void aKeylessRequestIsRefusedOrLimitedWithTheOthersUnderOneKey() {
+		assertThat(this.client.get().uri("/keyless-refused/a").exchange().returnResult().getStatus().value())
+			.isEqualTo(401);
+		assertThat(downstream.hits("/keyless-refused/a")).isZero();
+		for (int i = 1; i <= 2; i++) {
+			EntityExchangeResult<String> allowed = this.client.get().uri("/keyless/a").exchange()
+				.expectBody(String.class).returnResult();
+			assertThat(allowed.getStatus().value()).isEqualTo(200);
+			assertThat(allowed.getResponseHeaders().getFirst("X-RateLimit-Remaining")).isEqualTo(Integer.toString(2 - i));
+		}
+		EntityExchangeResult<String> denied = this.client.get().uri("/keyless/a").exchange()
+			.expectBody(String.class).returnResult();
+		assertThat(denied.getStatus().value()).as("the third keyless request").isEqualTo(429);
+		assertThat(denied.getResponseHeaders().getFirst("X-RateLimit-Remaining")).isEqualTo("0");
+		assertThat(denied.getResponseHeaders().getFirst("Retry-After")).isNotNull();
+		assertThat(downstream.hits("/keyless/a")).isEqualTo(2);
+		assertThat(RedisTestServer.get().template().keys("wrl:{____EMPTY_KEY__}:keyless:*").collectList()
+			.block(Duration.ofSeconds(5))).as("the shared key in Redis").isNotEmpty();
 	}
 
 	@Test

@@ -54,4 +54,14 @@ class WindowRateLimitFilterUnitTests {
 					+ "400 to 599");
 	}
 
+	/** The same message as Server MVC's start-up check gives (there with the property's whole path). */
+	@Test
+	void denyEmptyKeyIsTrueOrFalse() {
+		assertThat(FilterSettings.of("batch", Map.of("key-resolver", "k")).denyEmptyKey()).isTrue();
+		assertThat(FilterSettings.of("batch", Map.of("key-resolver", "k", "deny-empty-key", "false")).denyEmptyKey())
+			.isFalse();
+		assertThatThrownBy(() -> FilterSettings.of("batch", Map.of("key-resolver", "k", "deny-empty-key", "maybe")))
+			.hasMessage("Invalid rate limit on route 'batch': deny-empty-key is 'maybe'; allowed: true or false");
+	}
+
 }

@@ -39,6 +39,13 @@ public final class RedisKeys {
 	/** Bumped on every change of the assignments; gateway instances poll it. */
 	public static final String ASSIGNMENT_VERSION = ASSIGNMENTS + ":version";
 
+	/**
+	 * The client key of every request its key resolver gave none, where the route lets such requests pass
+	 * ({@code deny-empty-key: false}): they are all counted together under it, on both servers alike. The
+	 * name the gateway's own {@code RequestRateLimiter} filter gives them ({@code KeyResolver.EMPTY_KEY}).
+	 */
+	public static final String EMPTY_KEY = "____EMPTY_KEY__";
+
 	private RedisKeys() {
 	}
 
