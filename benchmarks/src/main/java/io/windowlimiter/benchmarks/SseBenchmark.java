@@ -23,14 +23,14 @@ import java.util.Map;
  * {@code limited} ({@code WindowRateLimit} with the metered route's request limit and no {@code llm}: one decision,
  * no body read, no meter, no settle) and {@code metered} ({@code WindowRateLimit} with {@code llm: openai}, a token
  * and a request limit far above what is sent, 10,000 clients by X-API-Key, so every call is admitted, metered and
- * settled); limited / plain is what a decision costs, metered / limited what the LLM path adds. wrk POSTs streaming chat
- * completion requests over keep-alive connections, each case (route and stream length) for the same time after a
- * warm-up, in rounds, every other one in reverse order, each case's fastest round kept. Then the gateway's live
- * heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is checked first:
- * the body arrives whole (metered: without the usage chunk the gateway asked for), the limited route answers with
- * its request limit's headers, and on the metered route the
- * remaining tokens go down by the usage the stream reported. Run with {@code benchmarks/run-sse.sh}; the report
- * goes to {@code benchmarks/results/<date>-sse.md}.
+ * settled); limited / plain is what a decision costs, metered / limited what the LLM path adds. wrk POSTs
+ * streaming chat completion requests over keep-alive connections, each case (route and stream length) for the same
+ * time after a warm-up, in rounds, every other one in reverse order, each case's fastest round kept. Then the
+ * gateway's live heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is
+ * checked first: the body arrives whole (metered: without the usage chunk the gateway asked for), the limited route
+ * answers with its request limit's headers, and on the metered route the remaining tokens go down by the usage the
+ * stream reported. Run with {@code benchmarks/run-sse.sh}; the report goes to
+ * {@code benchmarks/results/<date>-sse.md}.
  */
 public final class SseBenchmark {
 
@@ -349,8 +349,8 @@ public final class SseBenchmark {
 					limited.p99Millis(), metered.p50Millis(), metered.p99Millis(), rounds(plain), rounds(limited),
 					rounds(metered)));
 		}
-		md.append("\nlimited / plain: what one decision costs; metered / limited: what the LLM path adds to it (the body "
-				+ "read and rewritten, the meter, the settle); metered / plain: the two together.\n");
+		md.append("\nlimited / plain: what one decision costs; metered / limited: what the LLM path adds to it (the token "
+				+ "limit in the same decision, the body read and rewritten, the meter, the settle); metered / plain: the two together.\n");
 		md.append("\n## Memory per open stream\n\n").append(memorySetup).append(".\n\n");
 		md.append("| events | route | streams | bytes read per stream | live heap per open stream | of which io.windowlimiter.* "
 				+ "| metered - plain |\n|---:|---|---:|---:|---:|---:|---:|\n");
