@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Issue 24: an LLM route's SSE stream through gateway-app with and without metering, in one run (SseBenchmark):
-# `plain` (no limiter) and `metered` (WindowRateLimit, llm: openai) to one nginx serving static OpenAI chat
-# completion streams of 20, 200 and 2,000 events; req/s, p50/p99 and metered / plain per length, then the
-# gateway's live heap per open stream, short and long. Report: benchmarks/results/<date>-sse.md.
+# `plain` (no limiter), `limited` (WindowRateLimit with the metered route's request limit, no llm: a decision only)
+# and `metered` (WindowRateLimit, llm: openai) to one nginx serving static OpenAI chat completion streams of 20, 200
+# and 2,000 events; req/s, p50/p99 and limited / plain (the decision), metered / limited (the LLM path: body read
+# and rewritten, meter, settle) and metered / plain (the target, >= 0.9) per length, then the gateway's live heap
+# per open stream (plain and metered), short and long. Report: benchmarks/results/<date>-sse.md.
 #
 # Settings as run-all.sh's (BENCH_HTTP_SECONDS [5], BENCH_HTTP_WARMUP_SECONDS [2], BENCH_HTTP_ROUNDS [3],
 # BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64], BENCH_KEYS [10000], BENCH_GATEWAY_JVM_OPTIONS

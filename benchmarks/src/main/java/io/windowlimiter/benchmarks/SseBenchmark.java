@@ -18,20 +18,27 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Issue 24: an LLM route's SSE stream through gateway-app with and without metering, in one run. Two routes to one
- * nginx serving static OpenAI chat completion streams ({@link SseStreams}): {@code plain} (no limiter) and
- * {@code metered} ({@code WindowRateLimit} with {@code llm: openai}, a token and a request limit far above what is
- * sent, 10,000 clients by X-API-Key, so every call is admitted, metered and settled). wrk POSTs streaming chat
- * completion requests over keep-alive connections, each case (route and stream length) for the same time after a
- * warm-up, in rounds, every other one in reverse order, each case's fastest round kept. Then the gateway's live
- * heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is checked first:
- * the body arrives whole (metered: without the usage chunk the gateway asked for), and on the metered route the
- * remaining tokens go down by the usage the stream reported. Run with {@code benchmarks/run-sse.sh}; the report
- * goes to {@code benchmarks/results/<date>-sse.md}.
+ * Issue 24: an LLM route's SSE stream through gateway-app with and without metering, in one run. Three routes to
+ * one nginx serving static OpenAI chat completion streams ({@link SseStreams}): {@code plain} (no limiter),
+ * {@code limited} ({@code WindowRateLimit} with the metered route's request limit and no {@code llm}: one decision,
+ * no body read, no meter, no settle) and {@code metered} ({@code WindowRateLimit} with {@code llm: openai}, a token
+ * and a request limit far above what is sent, 10,000 clients by X-API-Key, so every call is admitted, metered and
+ * settled); limited / plain is what a decision costs, metered / limited what the LLM path adds. wrk POSTs
+ * streaming chat completion requests over keep-alive connections, each case (route and stream length) for the same
+ * time after a warm-up, in rounds, every other one in reverse order, each case's fastest round kept. Then the
+ * gateway's live heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is
+ * checked first: the body arrives whole (metered: without the usage chunk the gateway asked for), the limited route
+ * answers with its request limit's headers, and on the metered route the remaining tokens go down by the usage the
+ * stream reported. Run with {@code benchmarks/run-sse.sh}; the report goes to
+ * {@code benchmarks/results/<date>-sse.md}.
  */
 public final class SseBenchmark {
 
-	static final List<String> ROUTES = List.of("plain", "metered");
+	/** In this order in every length's cases and tables. */
+	static final List<String> ROUTES = List.of("plain", "limited", "metered");
+
+	/** The memory part's routes: the limited one holds nothing per stream past its decision. */
+	static final List<String> MEMORY_ROUTES = List.of("plain", "metered");
 
 	/** Issue 24: metered req/s over plain req/s, at every stream length. */
 	static final double TARGET = 0.90;
@@ -96,6 +103,7 @@ public final class SseBenchmark {
 					downstream.uri(), routes, workDir.resolve("gateway-sse.log"))) {
 				for (int events : allLengths) {
 					checks.add(checkPlain(gateway, events, body));
+					checks.add(checkLimited(gateway, events, body));
 					checks.add(checkMetered(gateway, events, body, includeUsage));
 				}
 				checks.forEach(System.out::println);
@@ -127,7 +135,7 @@ public final class SseBenchmark {
 				}
 				OpenStreamsMemory open = new OpenStreamsMemory(gateway, redis, streams, body);
 				for (int events : memoryLengths) {
-					for (String route : ROUTES) {
+					for (String route : MEMORY_ROUTES) {
 						int expected = expectedBody(route, events, includeUsage).length;
 						OpenStreamsMemory.Result result = open.measure(route, events, expected);
 						memory.add(result);
@@ -149,7 +157,8 @@ public final class SseBenchmark {
 				+ "from each case's fastest round; gateway-app's jar (%s, its defaults) proxying to nginx on loopback "
 				+ "serving static files, Redis flushed before each case; %,d clients by X-API-Key; each request a "
 				+ "%d-byte streaming chat completion POST (%s); metered: `llm: openai`, %,d tokens and %,d requests per "
-				+ "minute per client (sliding window counter), so every call is admitted and settled",
+				+ "minute per client (sliding window counter), so every call is admitted and settled; limited: the "
+				+ "same request limit without `llm` (one decision per call, no body read, no meter, no settle)",
 				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, GatewayProcess.jvmOptions(), keys,
 				body.length(), includeUsage ? "it asks for `stream_options.include_usage`"
 						: "no `stream_options`: the gateway adds `include_usage` upstream and strips the usage chunk",
@@ -182,7 +191,7 @@ public final class SseBenchmark {
 
 	/** What a client receives: the stream as served, but without the usage chunk it did not ask for when metered. */
 	static byte[] expectedBody(String route, int events, boolean includeUsage) {
-		return SseStreams.body(events, route.equals("plain") || includeUsage);
+		return SseStreams.body(events, !route.equals("metered") || includeUsage);
 	}
 
 	static String routes() {
@@ -190,7 +199,7 @@ public final class SseBenchmark {
 		yaml.append("# Written by the SSE benchmark (SseBenchmark.java); bench.downstream comes on the command line\n");
 		yaml.append("logging.level.root: WARN\n");
 		yaml.append("spring.cloud.gateway.server.webflux.routes:\n");
-		for (String route : List.of("none", "plain", "metered")) {
+		for (String route : List.of("none", "plain", "limited", "metered")) {
 			yaml.append("  - id: ").append(route).append('\n');
 			yaml.append("    uri: ${bench.downstream}\n");
 			yaml.append("    predicates: [ \"Path=/").append(route).append("/**\" ]\n");
@@ -207,6 +216,13 @@ public final class SseBenchmark {
 				yaml.append("          limits[1].limit: ").append(REQUEST_LIMIT).append('\n');
 				yaml.append("          limits[1].window: 1m\n");
 			}
+			if (route.equals("limited")) {
+				yaml.append("      - name: WindowRateLimit\n");
+				yaml.append("        args:\n");
+				yaml.append("          key-resolver: \"#{@headerKeyResolver}\"\n");
+				yaml.append("          limits[0].limit: ").append(REQUEST_LIMIT).append('\n');
+				yaml.append("          limits[0].window: 1m\n");
+			}
 		}
 		return yaml.toString();
 	}
@@ -222,6 +238,21 @@ public final class SseBenchmark {
 		}
 		return String.format(Locale.ROOT, "check plain %d events: 200, %,d bytes as served, %s", events,
 				response.body().length, response.headers().firstValue("Content-Type").orElse("no Content-Type"));
+	}
+
+	/** The limited route passes the stream byte for byte with its request limit's headers and no token header. */
+	static String checkLimited(GatewayProcess gateway, int events, String body) throws IOException, InterruptedException {
+		HttpResponse<byte[]> response = post(gateway, "/limited/sse/" + events, "check-limited", body);
+		byte[] expected = expectedBody("limited", events, false);
+		String remaining = response.headers().firstValue("X-RateLimit-Remaining").orElse("");
+		if (response.statusCode() != 200 || !Arrays.equals(response.body(), expected) || remaining.isEmpty()
+				|| response.headers().firstValue("X-RateLimit-Remaining-Tokens").isPresent()) {
+			throw new IllegalStateException("Route limited, " + events + " events, answered " + response.statusCode()
+					+ " " + response.headers().map() + " with " + response.body().length + " bytes, expected "
+					+ expected.length + " and X-RateLimit-Remaining without -Tokens");
+		}
+		return String.format(Locale.ROOT, "check limited %d events: 200, %,d bytes as served, X-RateLimit-Remaining %s",
+				events, response.body().length, remaining);
 	}
 
 	/**
@@ -286,9 +317,10 @@ public final class SseBenchmark {
 		md.append("Checked before measuring:\n\n");
 		checks.forEach(check -> md.append("- ").append(check).append('\n'));
 		md.append("\n## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
-		for (int i = 0; i + 1 < results.size(); i += 2) {
+		int n = ROUTES.size();
+		for (int i = 0; i + n - 1 < results.size(); i += n) {
 			Result plain = results.get(i);
-			Result metered = results.get(i + 1);
+			Result metered = results.get(i + 2);
 			double ratio = metered.perSecond() / plain.perSecond();
 			String verdict = (ratio >= TARGET) ? String.format(Locale.ROOT, "met, %.0f%% above", 100 * (ratio / TARGET - 1))
 					: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - ratio / TARGET));
@@ -301,16 +333,24 @@ public final class SseBenchmark {
 					.append(" | 0 | **invalid run** |\n");
 			}
 		}
-		md.append("\n## Throughput\n\n| events | bytes | plain req/s | metered req/s | metered / plain | plain p50 / p99 ms "
-				+ "| metered p50 / p99 ms | plain rounds | metered rounds |\n|---:|---:|---:|---:|---:|---|---|---|---|\n");
-		for (int i = 0; i + 1 < results.size(); i += 2) {
+		md.append("\n## Throughput\n\n| events | bytes | plain req/s | limited req/s | metered req/s | limited / plain "
+				+ "| metered / limited | metered / plain | plain p50 / p99 ms | limited p50 / p99 ms | metered p50 / p99 ms "
+				+ "| plain rounds | limited rounds | metered rounds |\n"
+				+ "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---|\n");
+		for (int i = 0; i + n - 1 < results.size(); i += n) {
 			Result plain = results.get(i);
-			Result metered = results.get(i + 1);
-			md.append(String.format(Locale.ROOT, "| %,d | %,d | %,.0f | %,.0f | %.2f | %.2f / %.2f | %.2f / %.2f | %s | %s |%n",
-					plain.c().events(), SseStreams.body(plain.c().events(), true).length, plain.perSecond(),
-					metered.perSecond(), metered.perSecond() / plain.perSecond(), plain.p50Millis(), plain.p99Millis(),
-					metered.p50Millis(), metered.p99Millis(), rounds(plain), rounds(metered)));
+			Result limited = results.get(i + 1);
+			Result metered = results.get(i + 2);
+			md.append(String.format(Locale.ROOT, "| %,d | %,d | %,.0f | %,.0f | %,.0f | %.2f | %.2f | %.2f | %.2f / %.2f "
+					+ "| %.2f / %.2f | %.2f / %.2f | %s | %s | %s |%n", plain.c().events(),
+					SseStreams.body(plain.c().events(), true).length, plain.perSecond(), limited.perSecond(),
+					metered.perSecond(), limited.perSecond() / plain.perSecond(), metered.perSecond() / limited.perSecond(),
+					metered.perSecond() / plain.perSecond(), plain.p50Millis(), plain.p99Millis(), limited.p50Millis(),
+					limited.p99Millis(), metered.p50Millis(), metered.p99Millis(), rounds(plain), rounds(limited),
+					rounds(metered)));
 		}
+		md.append("\nlimited / plain: what one decision costs; metered / limited: what the LLM path adds to it (the token "
+				+ "limit in the same decision, the body read and rewritten, the meter, the settle); metered / plain: the two together.\n");
 		md.append("\n## Memory per open stream\n\n").append(memorySetup).append(".\n\n");
 		md.append("| events | route | streams | bytes read per stream | live heap per open stream | of which io.windowlimiter.* "
 				+ "| metered - plain |\n|---:|---|---:|---:|---:|---:|---:|\n");

@@ -39,6 +39,20 @@ class UsageMeterUnitTests {
 		assertThat(CHAT_JSON_USAGE.tokens()).isEqualTo(29);
 	}
 
+	/** A stream's meter lives as long as the stream: it must not carry the JSON body's scanner it never uses. */
+	@Test
+	void onlyAJsonBodyMakesTheJsonBodyScanner() {
+		for (String stream : new String[] { CHAT_SSE, RESPONSES_SSE, ANTHROPIC_SSE }) {
+			UsageMeter meter = meter(stream);
+			assertThat(meter.usage().outcome()).isEqualTo(Outcome.REPORTED);
+			assertThat(meter.scansJsonBody()).isFalse();
+		}
+		assertThat(new UsageMeter(100, true).scansJsonBody()).isFalse();
+		UsageMeter json = meter(CHAT_JSON);
+		assertThat(json.scansJsonBody()).isTrue();
+		assertThat(json.usage()).isEqualTo(CHAT_JSON_USAGE);
+	}
+
 	@Test
 	void readsTheUsageOfEveryStream() {
 		Usage chat = meter(CHAT_SSE).usage();

@@ -2,6 +2,8 @@ package io.windowlimiter.metering;
 
 import java.nio.ByteBuffer;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Reads the usage of one LLM response from its body as it passes to the client, never buffering it: a
  * JSON body (OpenAI chat completions or Responses API, Anthropic messages) or an SSE stream (chat
@@ -13,7 +15,8 @@ import java.nio.ByteBuffer;
  * (slices may split a line, a UTF-8 character, anything), {@link #finish()} when the body completes, and
  * {@link #usage()} or {@link #charge(int)} once it has ended, completed or cancelled.
  * <p>
- * Memory is bounded whatever the stream's length: about 3 KB of fixed state (two scanners), plus, when
+ * Memory is bounded whatever the stream's length: about 1.5 KB of fixed state (one scanner: a stream's, or a
+ * JSON body's made when the body turns out to be JSON), plus, when
  * stripping, at most {@value #MAX_HELD_EVENT_BYTES} bytes of one event held until its end. Thread-safe: a
  * cancel may ask for the usage while a slice is being read.
  */
@@ -44,7 +47,8 @@ public final class UsageMeter {
 
 	private final SseScanner sse = new SseScanner(this.sum);
 
-	private final JsonScanner json = new JsonScanner(this.sum);
+	/** A JSON body's scanner, made at its first byte: a stream, the usual body, never needs it (about 1.4 KB). */
+	private @Nullable JsonScanner json;
 
 	private Body body = Body.UNKNOWN;
 
@@ -120,7 +124,9 @@ public final class UsageMeter {
 	 * it with a blank line), to send the client before completing. Not needed on cancel.
 	 */
 	public synchronized ByteBuffer finish() {
-		this.json.finish();
+		if (this.json != null) {
+			this.json.finish();
+		}
 		this.sse.finish();
 		if (this.heldLength == 0) {
 			return EMPTY;
@@ -159,6 +165,11 @@ public final class UsageMeter {
 		return this.heldLength;
 	}
 
+	/** Whether this meter made the scanner of a whole JSON body (a stream's meter does not). */
+	synchronized boolean scansJsonBody() {
+		return this.json != null;
+	}
+
 	/** Bytes of buffers this meter keeps, whatever they hold: bounded, however long the body. */
 	public synchronized int retainedBytes() {
 		return this.held.length;
@@ -190,8 +201,11 @@ public final class UsageMeter {
 				return;
 			}
 			this.body = (bytes[start] == '{' || bytes[start] == '[') ? Body.JSON : Body.SSE;
+			if (this.body == Body.JSON) {
+				this.json = new JsonScanner(this.sum);
+			}
 		}
-		if (this.body == Body.JSON) {
+		if (this.json != null) {
 			this.json.feed(bytes, start, end - start);
 		}
 		else {
