@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 
 import io.windowlimiter.gateway.test.FakeLlmServer;
@@ -27,6 +28,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import static io.windowlimiter.app.it.WatchedClient.LEFT_AT_LEAST;
+import static io.windowlimiter.app.it.WatchedClient.QUOTA;
+import static io.windowlimiter.app.it.WatchedClient.USED_BEFORE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -34,7 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * run theirs: one on platform threads (Java 17, Tomcat capped at {@value #TOMCAT_THREADS} threads), one on
  * virtual threads ({@code spring.threads.virtual.enabled}, on a Java 21+ JDK). In order: exact limits under
  * racing bursts on each fresh instance and across both, hundreds of keep-alive clients into their limits with
- * every request answered, then Redis frozen and killed under load with every answer within the bound, then
+ * every request answered, then Redis frozen and killed under load with every answer within the bound, no
+ * client charged for what the fail-mode answered and no backlog replayed once Redis is back, then
  * the ratelimits endpoint's read of a client, then LLM routes' token budgets (the fake upstream and the demo
  * route). Two JVMs serve every case, so the order matters: the faults come late.
  */
@@ -79,6 +84,19 @@ class MvcGatewayJarIT {
 	private static final Limits.Route LOAD = new Limits.Route("load",
 			RouteFile.limit("sliding-window-counter", 1_000_000, "1m"), false);
 
+	/** The route of each fault case's watched clients, one per instance ({@link WatchedClient}). */
+	private static final Limits.Route WATCHED = new Limits.Route("watched", WatchedClient.limit(), false);
+
+	/**
+	 * EVAL/EVALSHA calls Redis may run once it is back while no client sends, from both instances (as
+	 * RedisFaultJarIT bounds one): the decisions in flight when it failed, at most one per client, so
+	 * 2 x ({@value #FAULT_CLIENTS} + the watched one) = 98, well under the guard's in-flight bound; one trial
+	 * probe per stall timeout of the fault on each instance, 2 x (6 s / 400 ms) = 30; and the decisions Redis
+	 * ran between reading its counter and the SIGSTOP, 50 as there. Hundreds or thousands mean a backlog: the
+	 * fail-mode answered those requests, nobody waited for their commands.
+	 */
+	private static final long REPLAYED_AT_MOST = 2 * (FAULT_CLIENTS + 1) + 2 * 15 + 50;
+
 	/** The route whose client the ratelimits endpoint reads. */
 	private static final String OPS = "ops";
 
@@ -107,7 +125,7 @@ class MvcGatewayJarIT {
 		this.redis = RedisProcess.launch();
 		this.downstream = JdkDownstream.start();
 		MvcRouteFile routes = new MvcRouteFile(this.downstream.uri());
-		Stream.of(RACE_PLATFORM, RACE_VIRTUAL, PAIR, KEEP_ALIVE, List.of(LOAD))
+		Stream.of(RACE_PLATFORM, RACE_VIRTUAL, PAIR, KEEP_ALIVE, List.of(LOAD, WATCHED))
 			.flatMap(List::stream)
 			.forEach(route -> routes.route(route.id(), route.args()));
 		routes.route(OPS, java.util.Map.of("limit", 5, "window", "1h"));
@@ -292,21 +310,39 @@ class MvcGatewayJarIT {
 		return tally;
 	}
 
-	/** SIGSTOP for the fault's length under load on both instances: every answer within the bound, then SIGCONT. */
+	/**
+	 * SIGSTOP for the fault's length under load on both instances: every answer within the bound, then SIGCONT;
+	 * the backlog is what Redis ran from the SIGSTOP until quiet after it.
+	 */
 	@Test
 	@Order(4)
-	void redisFrozenUnderLoad() {
-		SoftAssertions softly = underFault("Redis frozen", this.redis::freeze, () -> {
-		}, this.redis::thaw);
+	void redisFrozenUnderLoad() throws Exception {
+		long[] before = new long[1];
+		SoftAssertions softly = underFault("Redis frozen", () -> {
+			before[0] = RedisInfo.scriptCalls(this.redis.port());
+			this.redis.freeze();
+		}, () -> {
+		}, () -> {
+			this.redis.thaw();
+			return RedisInfo.scriptCallsOnceQuiet(this.redis.port(), 500, 10_000) - before[0];
+		});
 		softly.assertAll();
 	}
 
-	/** SIGKILL, then a new, empty Redis on the same port; health stays UP meanwhile. */
+	/**
+	 * SIGKILL, then a new, empty Redis on the same port; health stays UP meanwhile. The backlog is what the new
+	 * Redis ran once every connection of both instances was back (Lettuce replays what it buffered then). The
+	 * watched clients' requests before the fault went to the old Redis: the new one finds their whole quota.
+	 */
 	@Test
 	@Order(5)
-	void redisKilledUnderLoadAndRestartedEmpty() {
+	void redisKilledUnderLoadAndRestartedEmpty() throws Exception {
 		SoftAssertions[] probes = { new SoftAssertions() };
-		SoftAssertions softly = underFault("Redis killed", this.redis::kill, () -> {
+		long[] connected = new long[1];
+		SoftAssertions softly = underFault("Redis killed", () -> {
+			connected[0] = RedisInfo.clients(this.redis.port());
+			this.redis.kill();
+		}, () -> {
 			GatewayJar.sleep(1_500);
 			for (GatewayJar gateway : List.of(this.platform, this.virtual)) {
 				GatewayJar.Probe probe = gateway.get("/actuator/health", Duration.ofSeconds(2));
@@ -316,41 +352,82 @@ class MvcGatewayJarIT {
 			}
 		}, () -> {
 			this.redis.start();
-			RedisInfo.awaitClients(this.redis.port(), 2, 20_000);
+			RedisInfo.awaitClients(this.redis.port(), (int) connected[0], 20_000);
+			return RedisInfo.scriptCallsOnceQuiet(this.redis.port(), 500, 10_000);
 		});
 		probes[0].assertAll();
 		softly.assertAll();
 	}
 
-	private SoftAssertions underFault(String what, Runnable begin, Runnable whileFailing, Runnable end) {
+	/**
+	 * The fault under load on both instances, each with a {@link WatchedClient} whose requests are in flight
+	 * when Redis fails. {@code endAndCountBacklog} ends the fault with no client sending and returns the script
+	 * calls Redis ran since it began.
+	 */
+	private SoftAssertions underFault(String what, Runnable begin, Runnable whileFailing,
+			LongSupplier endAndCountBacklog) throws Exception {
 		SoftAssertions softly = new SoftAssertions();
 		List<GatewayJar> gateways = List.of(this.platform, this.virtual);
 		// new connections' first answers on a busy machine are not what this measures
 		gateways.forEach(gateway -> SteadyLoad.start(gateway, LOAD.path(""), FAULT_CLIENTS, UNANSWERED_AFTER)
 			.stopAfter(1_500));
+		List<WatchedClient> watched = new ArrayList<>();
+		try {
+			for (GatewayJar gateway : gateways) {
+				String key = "watched-" + this.run + "-" + what.replace(' ', '-') + "-" + gateway.port();
+				watched.add(WatchedClient.open(gateway, WATCHED, key, UNANSWERED_AFTER));
+				softly.assertThat(watched.get(watched.size() - 1).sendBefore())
+					.as(what + ": the watched client's requests before the fault, " + gateway)
+					.isEqualTo(USED_BEFORE);
+			}
+			underFault(softly, what, gateways, watched, begin, whileFailing, endAndCountBacklog);
+		}
+		finally {
+			watched.forEach(WatchedClient::close);
+		}
+		return softly;
+	}
+
+	private void underFault(SoftAssertions softly, String what, List<GatewayJar> gateways, List<WatchedClient> watched,
+			Runnable begin, Runnable whileFailing, LongSupplier endAndCountBacklog) throws Exception {
 		long[] failModeAtStart = gateways.stream().mapToLong(GatewayJar::failModeAnswers).toArray();
 		List<SteadyLoad> loads = gateways.stream()
 			.map(gateway -> SteadyLoad.start(gateway, LOAD.path(""), FAULT_CLIENTS, UNANSWERED_AFTER))
 			.toList();
 		List<SteadyLoad.Result> results = new ArrayList<>();
+		List<CompletableFuture<Integer>> during = new ArrayList<>();
 		long faultBegan;
+		long backlog;
 		try {
 			GatewayJar.sleep(1_000);
 			faultBegan = System.nanoTime();
 			begin.run();
+			// until the fault's end: Tomcat's 16 threads queue the platform instance's answers under this load
+			// (~200 ms each), and all 100 would make the fault 3 s longer
+			Duration untilEnd = Duration.ofNanos(faultBegan + FAULT.toNanos() - System.nanoTime());
+			watched.forEach(client -> during.add(client.sendDuringFault(untilEnd)));
 			whileFailing.run();
 			GatewayJar.sleep(Math.max(0, (faultBegan + FAULT.toNanos() - System.nanoTime()) / 1_000_000));
 		}
 		finally {
 			loads.forEach(load -> results.add(load.stop()));
-			end.run();
+			// every request of the watched clients goes while Redis fails; an error shows below
+			CompletableFuture.allOf(during.toArray(CompletableFuture[]::new)).exceptionally(error -> null).join();
+			backlog = endAndCountBacklog.getAsLong();
 		}
+		long[] failMode = new long[gateways.size()];
+		for (int i = 0; i < gateways.size(); i++) {
+			failMode[i] = gateways.get(i).failModeAnswers() - failModeAtStart[i];
+		}
+		System.out.println("[mvc fault] " + what + " for " + FAULT.toSeconds() + " s: script calls Redis ran once back"
+				+ " with no client sending " + backlog + " (at most " + REPLAYED_AT_MOST + ")");
+		softly.assertThat(backlog).as(what + ": script calls Redis ran once back with no client sending (a backlog)")
+			.isLessThanOrEqualTo(REPLAYED_AT_MOST);
 		for (int i = 0; i < gateways.size(); i++) {
 			GatewayJar gateway = gateways.get(i);
 			SteadyLoad.Result result = results.get(i);
-			long failMode = gateway.failModeAnswers() - failModeAtStart[i];
 			System.out.println("[mvc fault] " + what + " for " + FAULT.toSeconds() + " s, " + gateway + ", "
-					+ FAULT_CLIENTS + " keep-alive clients: " + result.summary() + "; fail-mode answers " + failMode
+					+ FAULT_CLIENTS + " keep-alive clients: " + result.summary() + "; fail-mode answers " + failMode[i]
 					+ "; answers over 1 s sent at ms from the fault: " + result.slowSentMillisFrom(faultBegan));
 			softly.assertThat(result.tally().unanswered()).as(what + ", unanswered, " + gateway).isZero();
 			softly.assertThat(result.tally().notKeptAlive()).as(what + ", not kept alive, " + gateway).isZero();
@@ -360,7 +437,7 @@ class MvcGatewayJarIT {
 			softly.assertThat(result.slowSentMillisFrom(faultBegan).stream().filter(sent -> sent >= 0))
 				.as(what + ": answers later than " + ANSWER_WITHIN + " to requests sent since the fault began, " + gateway)
 				.isEmpty();
-			softly.assertThat(failMode).as(what + ": fail-mode answers, the fault was seen, " + gateway).isPositive();
+			softly.assertThat(failMode[i]).as(what + ": fail-mode answers, the fault was seen, " + gateway).isPositive();
 		}
 		// Redis decides again once back
 		for (GatewayJar gateway : gateways) {
@@ -370,7 +447,25 @@ class MvcGatewayJarIT {
 			softly.assertThat(gateway.redisDecisions() - before).as("answers Redis decided after " + what + ", " + gateway)
 				.isPositive();
 		}
-		return softly;
+		// what the watched clients have left: none of the requests the fail-mode answered charged
+		for (int i = 0; i < gateways.size(); i++) {
+			GatewayJar gateway = gateways.get(i);
+			WatchedClient client = watched.get(i);
+			int allowedDuring = during.get(i).get();
+			int left = client.countLeft();
+			System.out.println("[mvc fault] " + what + ", " + gateway + ", the watched client: " + allowedDuring + " of "
+					+ client.sentDuringFault() + " allowed during the fault, " + left + " of " + QUOTA + " left after it (had "
+					+ (QUOTA - USED_BEFORE) + "), fail-mode answers while counting " + client.failModeWhileCounting()
+					+ ", slowest answer " + client.slowestNanos() / 1_000_000 + " ms");
+			softly.assertThat(client.slowestNanos()).as(what + ": the watched client's slowest answer, ns, " + gateway)
+				.isLessThan(ANSWER_WITHIN.toNanos());
+			softly.assertThat(client.failModeWhileCounting())
+				.as(what + ": fail-mode answers while counting the watched client's quota, " + gateway)
+				.isZero();
+			softly.assertThat(left).as(what + ": the watched client's quota left after the fault (had "
+					+ (QUOTA - USED_BEFORE) + ", sent " + client.sentDuringFault() + " the fail-mode answered), " + gateway)
+				.isGreaterThanOrEqualTo(LEFT_AT_LEAST);
+		}
 	}
 
 	/**

@@ -1,8 +1,6 @@
 package io.windowlimiter.app.it;
 
-import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -11,6 +9,11 @@ import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+
+import static io.windowlimiter.app.it.WatchedClient.LEFT_AT_LEAST;
+import static io.windowlimiter.app.it.WatchedClient.QUOTA;
+import static io.windowlimiter.app.it.WatchedClient.SENT_DURING;
+import static io.windowlimiter.app.it.WatchedClient.USED_BEFORE;
 
 /**
  * Redis frozen or killed under load, as a user meets it: the packaged jar started fresh at its defaults
@@ -40,24 +43,6 @@ class RedisFaultJarIT {
 	static final Duration PAUSE = Duration.ofMillis(50);
 
 	/**
-	 * The watched client's limit: 20 per 2 minutes on a sliding log, which counts exactly and has no window
-	 * edge to wait for, so a request charged after the fault shows whenever the case runs.
-	 */
-	private static final int QUOTA = 20;
-
-	/** Requests of the watched client before the fault: it has {@code QUOTA - USED_BEFORE} left. */
-	private static final int USED_BEFORE = 10;
-
-	/** Requests of the watched client while Redis fails, all answered by the fail-mode. */
-	private static final int SENT_DURING = 100;
-
-	/**
-	 * What the watched client must still have after the fault: of its {@value #SENT_DURING} requests, at most
-	 * the one in flight when Redis stopped and a trial or so may be charged.
-	 */
-	private static final int LEFT_AT_LEAST = 8;
-
-	/**
 	 * EVAL/EVALSHA calls Redis may run once it is back while no client sends: the decisions in flight when
 	 * it failed (at most one per client here, 65, well under the guard's in-flight bound) and one trial per
 	 * stall timeout of the fault (8 s / 400 ms). Hundreds or thousands mean a backlog: the fail-mode
@@ -69,7 +54,7 @@ class RedisFaultJarIT {
 			RouteFile.limit("sliding-window-counter", 1_000_000, "1m"), false);
 
 	private static final Limits.Route WATCHED = new Limits.Route("watched",
-			RouteFile.limit("sliding-log", QUOTA, "2m"), false);
+			WatchedClient.limit(), false);
 
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
@@ -180,10 +165,8 @@ class RedisFaultJarIT {
 		SoftAssertions softly = new SoftAssertions();
 		// the cold JVM's first answers are not what this measures
 		SteadyLoad.start(this.gateway, LOAD.path(""), CLIENTS, PAUSE, UNANSWERED_AFTER).stopAfter(3_000);
-		String watched = "watched-" + this.run;
-		try (KeepAliveConnection connection = KeepAliveConnection.open(this.gateway.port(), UNANSWERED_AFTER)) {
-			List<Long> watchedNanos = new ArrayList<>();
-			int allowedBefore = send(connection, watched, USED_BEFORE, 0, watchedNanos);
+		try (WatchedClient watched = WatchedClient.open(this.gateway, WATCHED, "watched-" + this.run, UNANSWERED_AFTER)) {
+			int allowedBefore = watched.sendBefore();
 			softly.assertThat(allowedBefore).as("the watched client's requests before the fault").isEqualTo(USED_BEFORE);
 			softly.assertThat(this.gateway.failModeAnswers()).as("fail-mode answers while Redis was healthy").isZero();
 
@@ -195,8 +178,7 @@ class RedisFaultJarIT {
 				faultBegan = System.nanoTime();
 				long faultEnds = faultBegan + FAULT.toNanos();
 				fault.begin();
-				CompletableFuture<Integer> during = CompletableFuture
-					.supplyAsync(() -> send(connection, watched, SENT_DURING, 30, watchedNanos));
+				CompletableFuture<Integer> during = watched.sendDuringFault();
 				fault.whileFailing(softly);
 				GatewayJar.sleep(Math.max(0, (faultEnds - System.nanoTime()) / 1_000_000));
 				underFault = load.stop();
@@ -211,10 +193,9 @@ class RedisFaultJarIT {
 				.stopAfter(3_000);
 			long decidedAfter = this.gateway.redisDecisions();
 
-			long failModeBeforeCount = this.gateway.failModeAnswers();
-			int left = send(connection, watched, QUOTA + 5, 0, watchedNanos);
-			long failModeInCount = this.gateway.failModeAnswers() - failModeBeforeCount;
-			long slowestWatched = watchedNanos.stream().mapToLong(Long::longValue).max().orElse(0);
+			int left = watched.countLeft();
+			long failModeInCount = watched.failModeWhileCounting();
+			long slowestWatched = watched.slowestNanos();
 
 			System.out.println("[fault] " + what + ", " + CLIENTS + " keep-alive clients: " + underFault.summary());
 			if (underFault.tally().unanswered() > 0) {
@@ -245,33 +226,6 @@ class RedisFaultJarIT {
 					+ (QUOTA - USED_BEFORE) + ", sent " + SENT_DURING + " the fail-mode answered)").isGreaterThanOrEqualTo(LEFT_AT_LEAST);
 		}
 		return softly;
-	}
-
-	/**
-	 * Sends up to {@code count} requests of one client one after another, stopping at the first refused:
-	 * returns how many were allowed. Keeps each answer's latency.
-	 */
-	private int send(KeepAliveConnection connection, String key, int count, long pauseMillis, List<Long> nanos) {
-		int allowed = 0;
-		for (int i = 0; i < count; i++) {
-			try {
-				KeepAliveConnection.Answer answer = connection.get(WATCHED.path("x"), key);
-				synchronized (nanos) {
-					nanos.add(answer.nanos());
-				}
-				if (answer.status() != 200) {
-					break;
-				}
-				allowed++;
-			}
-			catch (IOException ex) {
-				throw new IllegalStateException("the watched client got no answer to request " + (i + 1), ex);
-			}
-			if (pauseMillis > 0) {
-				GatewayJar.sleep(pauseMillis);
-			}
-		}
-		return allowed;
 	}
 
 	/**

@@ -46,16 +46,23 @@ final class RedisInfo {
 	/** Waits until at least {@code clients} connections besides the asking one are open, at most {@code maxMillis}. */
 	static void awaitClients(int port, int clients, long maxMillis) {
 		long deadline = System.currentTimeMillis() + maxMillis;
-		Pattern connected = Pattern.compile("connected_clients:(\\d+)");
 		while (System.currentTimeMillis() < deadline) {
-			Matcher matcher = connected.matcher(info(port, "clients"));
-			if (matcher.find() && Long.parseLong(matcher.group(1)) > clients) {
+			if (clients(port) >= clients) {
 				return;
 			}
 			GatewayJar.sleep(50);
 		}
 		throw new IllegalStateException("No " + clients + " client(s) reconnected to Redis on " + port + " within "
 				+ maxMillis + " ms");
+	}
+
+	/** The connections open besides the asking one. */
+	static long clients(int port) {
+		Matcher connected = Pattern.compile("connected_clients:(\\d+)").matcher(info(port, "clients"));
+		if (!connected.find()) {
+			throw new IllegalStateException("No connected_clients in INFO clients of Redis on " + port);
+		}
+		return Long.parseLong(connected.group(1)) - 1;
 	}
 
 	static long usedMemory(int port) {
