@@ -42,12 +42,13 @@ public class MvcRoutesRefresh implements ApplicationListener<RefreshScopeRefresh
 
 	@Override
 	public void onApplicationEvent(RefreshScopeRefreshedEvent event) {
+		WindowRateLimitFilterFunctions.routesRefreshed();
 		MvcRouteCheck check;
 		try {
 			check = new MvcRouteCheck(this.environment, this.core, this.beans);
 		}
 		catch (InvalidRouteConfigurationException ex) {
-			// Server MVC cannot build such a route either; the routes checked before it have their new limits
+			// the route answers 500 until fixed (see the filter); the routes checked before it have their new limits
 			logger.error("Routes refreshed with a bad WindowRateLimit, no route forgotten: " + ex.getMessage());
 			return;
 		}

@@ -4,10 +4,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 import io.windowlimiter.core.policy.RouteArgs;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.cloud.gateway.server.mvc.common.Configurable;
 import org.springframework.cloud.gateway.server.mvc.common.MvcUtils;
 import org.springframework.cloud.gateway.server.mvc.filter.SimpleFilterSupplier;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.web.servlet.function.HandlerFilterFunction;
 import org.springframework.web.servlet.function.ServerResponse;
 
@@ -29,12 +33,48 @@ import org.springframework.web.servlet.function.ServerResponse;
  */
 public abstract class WindowRateLimitFilterFunctions {
 
+	private static final Log logger = LogFactory.getLog(WindowRateLimitFilterFunctions.class);
+
 	private WindowRateLimitFilterFunctions() {
 	}
 
-	/** The filter, from YAML arguments bound into the config (Server MVC's {@code @Configurable}). */
+	/** Set by the first run-time refresh of the routes ({@link MvcRoutesRefresh}); start-up is over by then. */
+	private static volatile boolean routesRefreshed;
+
+	/**
+	 * The filter, from YAML arguments bound into the config (Server MVC's {@code @Configurable}). At start-up
+	 * {@link MvcRouteCheck} has refused bad ones already. After a refresh a bad one answers 500 on its own
+	 * route: Server MVC builds every route in one holder, so throwing here would fail them all.
+	 */
 	@Configurable
 	public static HandlerFilterFunction<ServerResponse, ServerResponse> windowRateLimit(WindowRateLimitConfig config) {
+		if (!routesRefreshed) {
+			return checked(config);
+		}
+		try {
+			return checked(config);
+		}
+		catch (IllegalArgumentException ex) {
+			logger.error("A route refreshed with a bad WindowRateLimit answers 500 until fixed: " + ex.getMessage());
+			return (request, next) -> ServerResponse.status(HttpStatus.INTERNAL_SERVER_ERROR)
+				.contentType(MediaType.TEXT_PLAIN)
+				.body("The rate limit of this route is misconfigured; the gateway's log names the property.\n");
+		}
+	}
+
+	static void routesRefreshed() {
+		routesRefreshed = true;
+	}
+
+	/** The filter, set up in the Java DSL: a bad argument fails where the route is built. */
+	public static HandlerFilterFunction<ServerResponse, ServerResponse> windowRateLimit(
+			Consumer<WindowRateLimitConfig> configurer) {
+		WindowRateLimitConfig config = new WindowRateLimitConfig();
+		configurer.accept(config);
+		return checked(config);
+	}
+
+	private static HandlerFilterFunction<ServerResponse, ServerResponse> checked(WindowRateLimitConfig config) {
 		if (config.getKeyResolver() == null) {
 			throw new IllegalArgumentException("WindowRateLimit needs key-resolver: the name of a MvcKeyResolver bean "
 					+ "(built in: headerKeyResolver, clientIpKeyResolver, principalKeyResolver)");
@@ -53,14 +93,6 @@ public abstract class WindowRateLimitFilterFunctions {
 			}
 			return found.filter(request, next, config);
 		};
-	}
-
-	/** The filter, set up in the Java DSL. */
-	public static HandlerFilterFunction<ServerResponse, ServerResponse> windowRateLimit(
-			Consumer<WindowRateLimitConfig> configurer) {
-		WindowRateLimitConfig config = new WindowRateLimitConfig();
-		configurer.accept(config);
-		return windowRateLimit(config);
 	}
 
 	/** Makes {@code WindowRateLimit} known to Server MVC's route properties. */
