@@ -64,7 +64,14 @@ final class GatewayProcess implements AutoCloseable {
 		}
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		GatewayProcess gateway = new GatewayProcess(process, port, log);
-		gateway.awaitReady(readyPath);
+		try {
+			gateway.awaitReady(readyPath);
+		}
+		catch (RuntimeException | InterruptedException ex) {
+			// no caller holds it yet to close: a gateway that never got ready would outlive the benchmark
+			process.destroyForcibly();
+			throw ex;
+		}
 		return gateway;
 	}
 
