@@ -12,7 +12,7 @@ set -uo pipefail
 out=$1; phases=$2; agent=${3:-}
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work=$root/benchmarks/target/bench-work
-jar=$(ls "$root"/gateway-app/target/gateway-app-*.jar | grep -v original | head -1)
+jar=$(ls "$root"/gateway-app/target/gateway-app-*.jar | grep -v -e original -e -tests | head -1)
 [[ -d $work/sse/sse && -f $work/gateway-sse-bench.yml && -f $work/sse.lua ]] || { echo "run benchmarks/run-sse.sh first" >&2; exit 1; }
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 J=$(command -v java)
