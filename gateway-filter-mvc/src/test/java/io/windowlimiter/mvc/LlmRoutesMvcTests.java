@@ -87,26 +87,14 @@ class LlmRoutesMvcTests {
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String api, String uri,
 			String... allowed) {
-		String route = "spring.cloud.gateway.server.webmvc.routes[" + index + "].";
-		registry.add(route + "id", () -> id);
-		registry.add(route + "uri", () -> uri);
-		registry.add(route + "predicates[0]", () -> "Path=/" + id + "/**");
-		String args = route + "filters[0].args.";
-		registry.add(route + "filters[0].name", () -> "WindowRateLimit");
-		registry.add(args + "key-resolver", () -> "headerKeyResolver");
-		registry.add(args + "llm", () -> api);
-		registry.add(args + "max-body-bytes", () -> "8192");
-		registry.add(args + "fail-mode", () -> "closed");
-		registry.add(args + "limits[0].algorithm", () -> "fixed-window");
-		registry.add(args + "limits[0].limit", () -> Integer.toString(BUDGET));
-		registry.add(args + "limits[0].window", () -> "1d");
-		registry.add(args + "limits[0].unit", () -> "tokens");
-		registry.add(args + "limits[1].algorithm", () -> "fixed-window");
-		registry.add(args + "limits[1].limit", () -> "100");
-		registry.add(args + "limits[1].window", () -> "1d");
+		List<String> args = new ArrayList<>(List.of("llm=" + api, "max-body-bytes=8192", "fail-mode=closed",
+				"limits[0].algorithm=fixed-window", "limits[0].limit=" + BUDGET, "limits[0].window=1d",
+				"limits[0].unit=tokens", "limits[1].algorithm=fixed-window", "limits[1].limit=100",
+				"limits[1].window=1d"));
 		for (String deny : allowed) {
-			registry.add(args + deny, () -> "false");
+			args.add(deny + "=false");
 		}
+		MvcTestRoutes.register(registry, index, id, uri, args.toArray(String[]::new));
 	}
 
 	/** A chat completions backend inside the gateway, reached through a forward: it reports the body it got. */

@@ -49,14 +49,7 @@ class RateLimitsEndpointMvcRedisDownTests {
 		registry.add("spring.data.redis.host", () -> "127.0.0.1");
 		registry.add("spring.data.redis.port", redis::port);
 		registry.add("test.downstream", downstream::uri);
-		String route = "spring.cloud.gateway.server.webmvc.routes[0].";
-		registry.add(route + "id", () -> "orders");
-		registry.add(route + "uri", downstream::uri);
-		registry.add(route + "predicates[0]", () -> "Path=/orders/**");
-		registry.add(route + "filters[0].name", () -> "WindowRateLimit");
-		registry.add(route + "filters[0].args.key-resolver", () -> "headerKeyResolver");
-		registry.add(route + "filters[0].args.limit", () -> "5");
-		registry.add(route + "filters[0].args.window", () -> "1m");
+		MvcTestRoutes.register(registry, 0, "orders", downstream.uri(), "limit=5", "window=1m");
 	}
 
 	@AfterAll

@@ -36,8 +36,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 @DirtiesContext
 class RouteRefreshMvcTests {
 
-	private static final String ROUTES = "spring.cloud.gateway.server.webmvc.routes";
-
 	private static final Downstream downstream = new Downstream();
 
 	private static final String RUN = Long.toString(System.currentTimeMillis(), 36);
@@ -66,16 +64,7 @@ class RouteRefreshMvcTests {
 	}
 
 	private static void route(Map<String, Object> properties, int index, String id, String... args) {
-		String route = ROUTES + "[" + index + "].";
-		properties.put(route + "id", id);
-		properties.put(route + "uri", downstream.uri());
-		properties.put(route + "predicates[0]", "Path=/" + id + "/**");
-		properties.put(route + "filters[0].name", "WindowRateLimit");
-		properties.put(route + "filters[0].args.key-resolver", "headerKeyResolver");
-		for (String arg : args) {
-			String[] nameValue = arg.split("=", 2);
-			properties.put(route + "filters[0].args." + nameValue[0], nameValue[1]);
-		}
+		properties.putAll(MvcTestRoutes.route(index, id, downstream.uri(), args));
 	}
 
 	@AfterAll

@@ -67,8 +67,8 @@ class WindowRateLimitMvcTests {
 		// costs decided by the response: settled once the downstream has answered
 		route(registry, 7, "login", "limit=3", "window=1m", "count-statuses=401,403");
 		route(registry, 8, "metered", "limit=10", "window=1m", "cost=4", "cost-from-response-header=X-Actual-Cost");
-		routeTo(registry, 9, "unreachable", UNREACHABLE, "limit=1", "window=1m", "count-statuses=401,403");
-		routeTo(registry, 10, "unreachable-counted", UNREACHABLE, "limit=1", "window=1m", "count-statuses=5xx");
+		MvcTestRoutes.register(registry, 9, "unreachable", UNREACHABLE, "limit=1", "window=1m", "count-statuses=401,403");
+		MvcTestRoutes.register(registry, 10, "unreachable-counted", UNREACHABLE, "limit=1", "window=1m", "count-statuses=5xx");
 		// the refusals' own statuses; the core's (a quota's quota-status, a deny list's 403) keep precedence
 		route(registry, 11, "coded", "limit=1", "window=1m", "status-code=503", "empty-key-status=401");
 		route(registry, 12, "coded-quota", "limit=1", "calendar=month", "quota-status=403", "status-code=503",
@@ -76,20 +76,7 @@ class WindowRateLimitMvcTests {
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
-		routeTo(registry, index, id, downstream.uri(), args);
-	}
-
-	private static void routeTo(DynamicPropertyRegistry registry, int index, String id, String uri, String... args) {
-		String route = "spring.cloud.gateway.server.webmvc.routes[" + index + "].";
-		registry.add(route + "id", () -> id);
-		registry.add(route + "uri", () -> uri);
-		registry.add(route + "predicates[0]", () -> "Path=/" + id + "/**");
-		registry.add(route + "filters[0].name", () -> "WindowRateLimit");
-		registry.add(route + "filters[0].args.key-resolver", () -> "headerKeyResolver");
-		for (String arg : args) {
-			String[] nameValue = arg.split("=", 2);
-			registry.add(route + "filters[0].args." + nameValue[0], () -> nameValue[1]);
-		}
+		MvcTestRoutes.register(registry, index, id, downstream.uri(), args);
 	}
 
 	@AfterAll
