@@ -48,13 +48,13 @@ public abstract class WindowRateLimitFilterFunctions {
 	 */
 	@Configurable
 	public static HandlerFilterFunction<ServerResponse, ServerResponse> windowRateLimit(WindowRateLimitConfig config) {
-		if (!routesRefreshed) {
-			return checked(config);
-		}
 		try {
 			return checked(config);
 		}
 		catch (IllegalArgumentException ex) {
+			if (!routesRefreshed) {
+				throw ex;
+			}
 			logger.error("A route refreshed with a bad WindowRateLimit answers 500 until fixed: " + ex.getMessage());
 			return (request, next) -> ServerResponse.status(HttpStatus.INTERNAL_SERVER_ERROR)
 				.contentType(MediaType.TEXT_PLAIN)
