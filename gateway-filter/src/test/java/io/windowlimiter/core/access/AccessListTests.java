@@ -82,13 +82,16 @@ class AccessListTests {
 		return this.core.admit(route, client, Mono.empty()).block(WAIT);
 	}
 
-	/** Scripts the Redis server ran so far, from its INFO commandstats (EVAL and EVALSHA). */
+	/** The fewest scripts Redis ran in one run of some work, and how many times the work ran. */
+	private record ScriptsSeen(long fewest, int runs) {
+	}
+
 	/**
-	 * The scripts Redis ran while {@code work} ran, and how many times it ran. The server is shared with the
-	 * fork's other tests, whose late calls can land in the window (one did, once, in a full run), so a window
-	 * without any is looked for, up to 3 times: work that sends scripts of its own sends them every time.
+	 * Runs {@code work} and counts the scripts Redis ran meanwhile. The server is shared with the fork's other
+	 * tests, whose late calls can land in the window (one did, once, in a full run), so a window without any
+	 * is looked for, up to 3 times: work that sends scripts of its own sends them every time.
 	 */
-	private long[] scriptsWhile(Runnable work) {
+	private ScriptsSeen scriptsWhile(Runnable work) {
 		long fewest = Long.MAX_VALUE;
 		int runs = 0;
 		while (fewest > 0 && runs < 3) {
@@ -97,9 +100,10 @@ class AccessListTests {
 			runs++;
 			fewest = Math.min(fewest, scriptsRun() - before);
 		}
-		return new long[] { fewest, runs };
+		return new ScriptsSeen(fewest, runs);
 	}
 
+	/** Scripts the Redis server ran so far, from its INFO commandstats (EVAL and EVALSHA). */
 	private long scriptsRun() {
 		Properties stats = this.redis.getConnectionFactory().getReactiveConnection().serverCommands()
 			.info("commandstats").block(WAIT);
@@ -119,7 +123,7 @@ class AccessListTests {
 	@Test
 	void anAllowListedClientIsNeverLimitedNeverSentToRedisAndCountedAsExempt() {
 		String route = route("allowed", "allow", "monitor, 10.0.0.0/8, 2001:db8::/32");
-		long[] scripts = scriptsWhile(() -> {
+		ScriptsSeen scripts = scriptsWhile(() -> {
 			for (String client : List.of("monitor", "10.1.2.3", "2001:db8:1:2::/64")) {
 				for (int i = 0; i < 5; i++) {
 					Admission admission = admit(route, client);
@@ -128,8 +132,8 @@ class AccessListTests {
 				}
 			}
 		});
-		assertThat(scripts[0]).as("no Redis call").isZero();
-		assertThat(decisions(route, "exempt")).isEqualTo(15 * scripts[1]);
+		assertThat(scripts.fewest()).as("no Redis call").isZero();
+		assertThat(decisions(route, "exempt")).isEqualTo(15 * scripts.runs());
 		assertThat(this.core.keysOf(route, "monitor").stream().map(key -> this.redis.hasKey(key).block(WAIT)))
 			.containsOnly(false);
 		// anyone else is limited as before
@@ -142,7 +146,7 @@ class AccessListTests {
 	@Test
 	void aDenyListedClientIsRefusedWith403WithoutRetryAfterOrRedis() {
 		String route = route("denied", "deny", "abuser,192.0.2.0/24");
-		long[] scripts = scriptsWhile(() -> {
+		ScriptsSeen scripts = scriptsWhile(() -> {
 			for (String client : List.of("abuser", "192.0.2.77")) {
 				Admission admission = admit(route, client);
 				assertThat(admission.passes()).isFalse();
@@ -151,8 +155,8 @@ class AccessListTests {
 				assertThat(admission.violated()).isEmpty();
 			}
 		});
-		assertThat(scripts[0]).as("no Redis call").isZero();
-		assertThat(decisions(route, "blocked")).isEqualTo(2 * scripts[1]);
+		assertThat(scripts.fewest()).as("no Redis call").isZero();
+		assertThat(decisions(route, "blocked")).isEqualTo(2 * scripts.runs());
 		assertThat(admit(route, "192.0.3.1").passes()).isTrue();
 	}
 
@@ -184,13 +188,13 @@ class AccessListTests {
 		String route = route("blocking", "allow", "partner");
 		this.rules.block(route, "mallory", Duration.ofMinutes(10)).block(WAIT);
 		this.rules.block(route, "partner", Duration.ofMinutes(10)).block(WAIT);
-		long[] scripts = scriptsWhile(() -> {
+		ScriptsSeen scripts = scriptsWhile(() -> {
 			Admission blocked = admit(route, "mallory");
 			assertThat(blocked.status()).isEqualTo(403);
 			assertThat(blocked.headers()).containsExactly(Map.entry("Retry-After", "600"));
 			assertThat(admit(route, "partner").status()).as("a block over the route's allow list").isEqualTo(403);
 		});
-		assertThat(scripts[0]).as("no Redis call").isZero();
+		assertThat(scripts.fewest()).as("no Redis call").isZero();
 		assertThat(admit(route("elsewhere"), "mallory").passes()).as("only where it was made").isTrue();
 
 		this.clock.addAndGet(Duration.ofMinutes(9).toMillis());
