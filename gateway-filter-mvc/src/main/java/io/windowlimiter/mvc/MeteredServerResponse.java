@@ -2,6 +2,7 @@ package io.windowlimiter.mvc;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 import io.windowlimiter.metering.UsageMeter;
 import jakarta.servlet.ServletException;
@@ -210,13 +211,14 @@ final class MeteredServerResponse implements ServerResponse {
 			if (length == 0) {
 				return;
 			}
-			ByteBuffer slice = ByteBuffer.wrap(bytes, offset, length);
-			ByteBuffer passed = this.meter.pass(slice);
-			if (passed == slice) {
-				toClient(bytes, offset, length);
+			Passed passed = new Passed();
+			this.meter.pass(ByteBuffer.wrap(bytes, offset, length), passed);
+			// written once the meter is done with the slice: a slow client never holds the meter's lock
+			if (passed.held != null) {
+				toClient(passed.held, 0, passed.held.length);
 			}
-			else {
-				toClient(passed);
+			for (int k = 0; k < passed.ranges; k += 2) {
+				toClient(bytes, offset + passed.range[k], passed.range[k + 1] - passed.range[k]);
 			}
 		}
 
@@ -285,6 +287,39 @@ final class MeteredServerResponse implements ServerResponse {
 		@Override
 		public void setWriteListener(WriteListener listener) {
 			this.client.setWriteListener(listener);
+		}
+
+	}
+
+	/** What the meter let through of one slice: bytes held from earlier slices (copied) and ranges of the slice. */
+	private static final class Passed implements UsageMeter.Output {
+
+		byte @Nullable [] held;
+
+		int[] range = new int[2];
+
+		/** Ints used in {@link #range}: two a range. */
+		int ranges;
+
+		@Override
+		public void held(byte[] bytes, int offset, int length) {
+			byte[] copy = Arrays.copyOfRange(bytes, offset, offset + length);
+			this.held = (this.held == null) ? copy : concat(this.held, copy);
+		}
+
+		@Override
+		public void slice(int from, int to) {
+			if (this.ranges == this.range.length) {
+				this.range = Arrays.copyOf(this.range, this.range.length * 2);
+			}
+			this.range[this.ranges++] = from;
+			this.range[this.ranges++] = to;
+		}
+
+		private static byte[] concat(byte[] first, byte[] second) {
+			byte[] both = Arrays.copyOf(first, first.length + second.length);
+			System.arraycopy(second, 0, both, first.length, second.length);
+			return both;
 		}
 
 	}

@@ -3,6 +3,7 @@ package io.windowlimiter.metering;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Random;
 
 import io.windowlimiter.metering.Usage.Outcome;
 import org.junit.jupiter.api.Test;
@@ -227,7 +228,7 @@ class UsageMeterUnitTests {
 		random.pass(noise);
 		random.finish();
 		assertThat(random.charge(200)).isEqualTo(3);
-		assertThat(random.retainedBytes()).isLessThanOrEqualTo(UsageMeter.MAX_HELD_EVENT_BYTES);
+		assertThat(random.retainedBytes()).isLessThanOrEqualTo(UsageMeter.MAX_RETAINED_BYTES);
 	}
 
 	@Test
@@ -377,7 +378,7 @@ class UsageMeterUnitTests {
 		for (int at = 0; at < bytes.length; at += 1000) {
 			send(sent, meter.pass(ByteBuffer.wrap(bytes, at, Math.min(1000, bytes.length - at)).slice()));
 			assertThat(meter.heldBytes()).isLessThanOrEqualTo(UsageMeter.MAX_HELD_EVENT_BYTES);
-			assertThat(meter.retainedBytes()).isLessThanOrEqualTo(UsageMeter.MAX_HELD_EVENT_BYTES);
+			assertThat(meter.retainedBytes()).isLessThanOrEqualTo(UsageMeter.MAX_RETAINED_BYTES);
 		}
 		send(sent, meter.finish());
 		assertThat(sent.toString(StandardCharsets.UTF_8)).isEqualTo(huge + "data: [DONE]\n\n");
@@ -386,7 +387,7 @@ class UsageMeterUnitTests {
 
 	@Test
 	void aFiftyMegabyteStreamKeepsItsMemoryFlat() {
-		// stripping is the mode that holds bytes back: 50 MB of it; reading alone keeps nothing, 5 MB show it
+		// stripping is the mode that holds bytes back: 50 MB of it; reading alone keeps only a cut event, 5 MB show it
 		for (boolean strip : new boolean[] { false, true }) {
 			long length = (strip ? 50L : 5L) * 1024 * 1024;
 			String chunk = chatChunk("lorem ipsum", true);
@@ -406,8 +407,9 @@ class UsageMeterUnitTests {
 			assertThat(usage.outcome()).isEqualTo(Outcome.REPORTED);
 			assertThat(usage.tokens()).isEqualTo(21);
 			assertThat(usage.streamedTextBytes()).isGreaterThan(length / 25);
-			// strip mode holds at most one unfinished event (~250 bytes here); grown buffers stop at 1 KB
-			assertThat(maxRetained).as("strip=%s", strip).isLessThanOrEqualTo(strip ? 1024 : 0);
+			// an event cut by the slice (~250 bytes here) is carried to the next slice in a buffer that stops at
+			// 512 bytes; strip mode also holds it back from the client, in one that stops at 1 KB
+			assertThat(maxRetained).as("strip=%s", strip).isLessThanOrEqualTo(strip ? 1024 + 512 : 512);
 		}
 	}
 
@@ -551,19 +553,66 @@ class UsageMeterUnitTests {
 		}
 	}
 
+	@Test
+	void everySlicingOfEveryStreamReadsAndStripsAsTheFullScan() {
+		StringBuilder longStream = new StringBuilder(LlmPayloads.chatSseBody(true));
+		for (int i = 0; i < 40; i++) {
+			longStream.append(chatChunk("w" + i + " \\\"usage\\\":{} 世界", true));
+		}
+		// longer than the carried copy: the full scan takes it over mid-event
+		longStream.append("data: {\"choices\":[{\"delta\":{\"content\":\"").append("0123456789".repeat(500))
+			.append("\"}}]}\n\n");
+		longStream.append(CHAT_USAGE_CHUNK).append("data: [DONE]\n\n");
+		String[] bodies = { CHAT_SSE, crlf(CHAT_SSE), cr(CHAT_SSE), ANTHROPIC_SSE, cr(ANTHROPIC_SSE),
+				crlf(RESPONSES_SSE), CHAT_SSE_WITHOUT_USAGE, longStream.toString(), crlf(longStream.toString()),
+				"data: {\"delta\":\"ab\"}\ndata: {\"delta\":\"cd\"}\n\n" + CHAT_SSE,
+				"data: {\"delta\":\"ab\"}\n\ndata: {\"delta\":\"cd\"}" };
+		Random random = new Random(7);
+		for (String body : bodies) {
+			byte[] bytes = utf8(body);
+			for (boolean strip : new boolean[] { false, true }) {
+				UsageMeter reference = UsageMeter.fullScanOnly(1, strip);
+				ByteArrayOutputStream expected = new ByteArrayOutputStream();
+				send(expected, reference.pass(bytes));
+				send(expected, reference.finish());
+				for (int round = 0; round < 200; round++) {
+					int largest = 1 + random.nextInt(round < 100 ? 40 : 600);
+					UsageMeter meter = new UsageMeter(1, strip);
+					ByteArrayOutputStream sent = new ByteArrayOutputStream();
+					for (int at = 0; at < bytes.length;) {
+						int length = Math.min(1 + random.nextInt(largest), bytes.length - at);
+						ByteBuffer slice = (round % 2 == 0) ? ByteBuffer.wrap(bytes, at, length).slice()
+								: ByteBuffer.allocateDirect(length).put(bytes, at, length).flip();
+						send(sent, meter.pass(slice));
+						at += length;
+					}
+					send(sent, meter.finish());
+					assertThat(meter.usage()).as("round %d, strip %s: %s", round, strip, body)
+						.isEqualTo(reference.usage());
+					assertThat(sent.toByteArray()).as("round %d, strip %s: %s", round, strip, body)
+						.isEqualTo(expected.toByteArray());
+				}
+			}
+		}
+	}
+
 	/**
-	 * The usage of {@code body} read whole (each event whole in the slice: the cheap path where it applies) and
-	 * byte by byte (every event split: the full scan), which must agree.
+	 * The usage of {@code body} read whole (the cheap path where it applies), by the full scan alone, and byte
+	 * by byte (every event carried across slices), which must agree.
 	 */
 	private static Usage sameOnBothPaths(String body) {
 		byte[] bytes = utf8(body);
 		Usage whole = meter(body).usage();
+		UsageMeter fullScan = UsageMeter.fullScanOnly(100, false);
+		fullScan.pass(bytes);
+		fullScan.finish();
+		assertThat(whole).as("%s by the cheap path and by the full scan", body).isEqualTo(fullScan.usage());
 		UsageMeter byteByByte = new UsageMeter(100, false);
 		for (byte b : bytes) {
 			byteByByte.pass(new byte[] { b });
 		}
 		byteByByte.finish();
-		assertThat(whole).as("%s whole and byte by byte", body).isEqualTo(byteByByte.usage());
+		assertThat(byteByByte.usage()).as("%s byte by byte", body).isEqualTo(whole);
 		return whole;
 	}
 

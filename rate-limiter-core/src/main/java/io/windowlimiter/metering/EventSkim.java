@@ -12,8 +12,9 @@ import java.nio.ByteOrder;
  * {@link UsageFigures} (a string keyed {@code delta}, and strings under its text keys), and OpenAI's
  * {@code [DONE]}.
  * <p>
- * It declines, and the event goes through the full scan, when in doubt: the event is not whole in the slice
- * (its blank line, or a CR's LF, not yet seen), it has more or less than one data line, its data is not a
+ * It declines when the event is not whole in the bytes it is given (its blank line, or a CR's LF, not yet
+ * seen: {@link #incomplete}, and {@link SseScanner} tries again with more), and, the event going through the
+ * full scan, when in doubt: it has more or less than one data line, its data is not a
  * JSON object ({@code [DONE]} aside), the bytes {@code "usage"} or {@code "error"} appear in it other than
  * followed by {@code : null}, or its delta is not well-formed. A key is written with quotes JSON does not
  * escape, and a quote inside a string is escaped, so text a model writes (even {@code "usage":{...}}) never
@@ -67,11 +68,15 @@ final class EventSkim {
 	/** Of the last event read: its data was OpenAI's {@code [DONE]}. */
 	boolean done;
 
+	/** Of the last event declined: it was declined only because the slice ended before it did. */
+	boolean incomplete;
+
 	/**
 	 * Reads the event starting at {@code start} (a line's first byte, not a line end); returns whether it
 	 * could, and then {@link #blankLine}, {@link #textBytes} and {@link #done} tell what it held.
 	 */
 	boolean read(byte[] bytes, int start, int end) {
+		this.incomplete = true;
 		int dataFrom = -1;
 		int dataTo = -1;
 		int line = start;
@@ -84,6 +89,7 @@ final class EventSkim {
 					&& bytes[line + 3] == 'a') {
 				if (eol - line == 4 || bytes[line + 4] == ':') {
 					if (dataFrom >= 0 || eol - line == 4) {
+						this.incomplete = false;
 						return false;
 					}
 					dataFrom = line + 5;
@@ -111,6 +117,7 @@ final class EventSkim {
 			}
 			line = next;
 		}
+		this.incomplete = false;
 		this.textBytes = 0;
 		this.done = false;
 		if (dataFrom < 0) {
@@ -238,7 +245,7 @@ final class EventSkim {
 	}
 
 	/** The first CR or LF from {@code i}, else {@code to}: eight bytes a step, the bulk of the work. */
-	private static int lineEnd(byte[] bytes, int i, int to) {
+	static int lineEnd(byte[] bytes, int i, int to) {
 		for (; i + Long.BYTES <= to; i += Long.BYTES) {
 			long word = (long) LONGS.get(bytes, i);
 			long found = zeroBytes(word ^ LFS) | zeroBytes(word ^ CRS);

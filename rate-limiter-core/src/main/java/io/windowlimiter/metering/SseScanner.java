@@ -1,12 +1,13 @@
 package io.windowlimiter.metering;
 
 /**
- * Reads a {@code text/event-stream} fed in slices of any size, without keeping its lines. An event that lies
- * whole in the slice and cannot carry usage or an error (most of a stream) is read by byte searches alone
- * ({@link EventSkim}); any other goes through the full scan: the bytes of its {@code data} lines go straight
- * into a {@link JsonScanner}, and when the event ends (a blank line) the usage it carried is added to the
- * response's. Only whole events count: one cut by the end of the
- * stream, or whose data is not JSON ({@code [DONE]}, a malformed line), adds nothing. Memory is fixed
+ * Reads a {@code text/event-stream} fed in slices of any size, without keeping its lines. An event that
+ * cannot carry usage or an error (most of a stream) is read by byte searches alone ({@link EventSkim}): whole
+ * in the slice, or, when a slice ends inside it, from a copy of its first bytes (at most
+ * {@value #MAX_CARRIED_BYTES}) completed by the next slices. Any other event goes through the full scan: the
+ * bytes of its {@code data} lines go straight into a {@link JsonScanner}, and when the event ends (a blank
+ * line) the usage it carried is added to the response's. Only whole events count: one cut by the end of the
+ * stream, or whose data is not JSON ({@code [DONE]}, a malformed line), adds nothing. Memory is bounded
  * whatever the length of a line, an event or the stream. Not thread-safe.
  */
 final class SseScanner {
@@ -26,7 +27,12 @@ final class SseScanner {
 
 	}
 
+	/** An event cut by a slice's end is carried to the next for the cheap path up to this length. */
+	static final int MAX_CARRIED_BYTES = 4096;
+
 	private static final byte[] DATA = { 'd', 'a', 't', 'a' };
+
+	private static final byte[] NONE = new byte[0];
 
 	private static final byte[] LF = { '\n' };
 
@@ -66,8 +72,21 @@ final class SseScanner {
 
 	private boolean done;
 
+	/** The first bytes of an event the cheap path waits to see whole; its start was told already. */
+	private byte[] carried = NONE;
+
+	private int carriedLength;
+
+	/** False: every event goes through the full scan (the reference the cheap path is tested against). */
+	private final boolean skimming;
+
 	SseScanner(UsageFigures sum) {
+		this(sum, true);
+	}
+
+	SseScanner(UsageFigures sum, boolean skimming) {
 		this.sum = sum;
+		this.skimming = skimming;
 	}
 
 	/** The stream sent OpenAI's {@code data: [DONE]}. */
@@ -77,11 +96,24 @@ final class SseScanner {
 
 	/** An event has started and not ended. */
 	boolean inEvent() {
-		return this.inEvent;
+		return this.inEvent || this.carriedLength > 0;
+	}
+
+	/** Bytes of the buffer this scanner keeps for a carried event (at most {@value #MAX_CARRIED_BYTES}). */
+	int retainedBytes() {
+		return this.carried.length;
 	}
 
 	void feed(byte[] bytes, int offset, int length, Boundaries boundaries) {
 		int end = offset + length;
+		int i = offset;
+		if (this.carriedLength > 0) {
+			i = completeCarried(bytes, offset, end, boundaries);
+		}
+		scan(bytes, i, end, boundaries, this.skimming);
+	}
+
+	private void scan(byte[] bytes, int offset, int end, Boundaries boundaries, boolean skim) {
 		int i = offset;
 		while (i < end) {
 			byte b = bytes[i];
@@ -109,9 +141,14 @@ final class SseScanner {
 					}
 					else {
 						if (!this.inEvent) {
-							if (this.skim.read(bytes, i, end)) {
+							if (skim && this.skim.read(bytes, i, end)) {
 								i = skimmed(bytes, i, boundaries);
 								continue;
+							}
+							if (skim && this.skim.incomplete && end - i <= MAX_CARRIED_BYTES) {
+								boundaries.eventStart(i);
+								carry(bytes, i, end - i);
+								return;
 							}
 							this.inEvent = true;
 							boundaries.eventStart(i);
@@ -180,10 +217,78 @@ final class SseScanner {
 		return blank + 1;
 	}
 
+	/**
+	 * The slice after a carried event's first bytes: adds its bytes to the copy, a few hundred at a time,
+	 * until the cheap path reads the event whole (then told as {@link #skimmed} tells it), the slice is used
+	 * up (the event goes on in the next), or the cheap path declines it or it grows too long: then its first
+	 * bytes go through the full scan, the slice's after them. Returns where the slice is to be scanned from.
+	 */
+	private int completeCarried(byte[] bytes, int offset, int end, Boundaries boundaries) {
+		int head = this.carriedLength;
+		int taken = 0;
+		int step = 256;
+		while (true) {
+			int take = Math.min(Math.min(step, end - offset - taken), MAX_CARRIED_BYTES - this.carriedLength);
+			append(bytes, offset + taken, take);
+			taken += take;
+			if (this.skim.read(this.carried, 0, this.carriedLength) && this.skim.blankLine >= head) {
+				int blank = offset + this.skim.blankLine - head;
+				this.carriedLength = 0;
+				this.sum.textBytes += this.skim.textBytes;
+				this.done |= this.skim.done;
+				boundaries.eventEnd(blank + 1, false);
+				endOfLine(bytes[blank]);
+				this.crEndedEvent = this.afterCr;
+				return blank + 1;
+			}
+			boolean waiting = this.skim.incomplete && this.carriedLength < MAX_CARRIED_BYTES;
+			if (waiting && offset + taken == end) {
+				return end;
+			}
+			if (!waiting) {
+				// its start was told when it was carried: the full scan picks it up without telling it again
+				this.carriedLength = 0;
+				scan(this.carried, 0, head, NO_BOUNDARIES, false);
+				return offset;
+			}
+			step *= 2;
+		}
+	}
+
+	private void carry(byte[] bytes, int from, int count) {
+		this.carriedLength = 0;
+		append(bytes, from, count);
+	}
+
+	private void append(byte[] bytes, int from, int count) {
+		int needed = this.carriedLength + count;
+		if (needed > this.carried.length) {
+			byte[] larger = new byte[Math.min(Math.max(needed, Math.max(512, this.carried.length * 2)),
+					MAX_CARRIED_BYTES)];
+			System.arraycopy(this.carried, 0, larger, 0, this.carriedLength);
+			this.carried = larger;
+		}
+		System.arraycopy(bytes, from, this.carried, this.carriedLength, count);
+		this.carriedLength = needed;
+	}
+
 	/** The stream ends: an event without its blank line is incomplete and adds nothing. */
 	void finish() {
 		this.inEvent = false;
+		this.carriedLength = 0;
 	}
+
+	private static final Boundaries NO_BOUNDARIES = new Boundaries() {
+
+		@Override
+		public void eventStart(int index) {
+		}
+
+		@Override
+		public void eventEnd(int index, boolean usageOnly) {
+		}
+
+	};
 
 	private void fieldByte(byte b) {
 		if (this.fieldMatched >= 0 && this.fieldMatched < DATA.length && DATA[this.fieldMatched] == b) {

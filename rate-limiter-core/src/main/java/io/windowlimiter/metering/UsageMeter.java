@@ -1,6 +1,7 @@
 package io.windowlimiter.metering;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 import org.jspecify.annotations.Nullable;
 
@@ -11,14 +12,15 @@ import org.jspecify.annotations.Nullable;
  * {@code response.completed}, Anthropic's {@code message_start} and {@code message_delta}). Which of the
  * two is told by the body's first byte (an opening brace or bracket: JSON), so it needs no headers.
  * <p>
- * One meter per response, made at admission: {@link #pass(ByteBuffer)} each slice of the body in order
- * (slices may split a line, a UTF-8 character, anything), {@link #finish()} when the body completes, and
+ * One meter per response, made at admission: {@link #pass(ByteBuffer, Output)} each slice of the body in
+ * order (slices may split a line, a UTF-8 character, anything), {@link #finish()} when the body completes, and
  * {@link #usage()} or {@link #charge(int)} once it has ended, completed or cancelled.
  * <p>
  * Memory is bounded whatever the stream's length: about 1.5 KB of fixed state (one scanner: a stream's, or a
- * JSON body's made when the body turns out to be JSON), plus, when
- * stripping, at most {@value #MAX_HELD_EVENT_BYTES} bytes of one event held until its end. Thread-safe: a
- * cancel may ask for the usage while a slice is being read.
+ * JSON body's made when the body turns out to be JSON), up to {@value SseScanner#MAX_CARRIED_BYTES} bytes of
+ * an event a slice cut (read whole when the next slice completes it), plus, when stripping, at most
+ * {@value #MAX_HELD_EVENT_BYTES} bytes of one event held until its end. Thread-safe: a cancel may ask for the
+ * usage while a slice is being read.
  */
 public final class UsageMeter {
 
@@ -28,10 +30,21 @@ public final class UsageMeter {
 	 */
 	public static final int MAX_HELD_EVENT_BYTES = 16 * 1024;
 
+	/** What a meter keeps at most, however long the body: an event held, and one carried to the next slice. */
+	public static final int MAX_RETAINED_BYTES = MAX_HELD_EVENT_BYTES + SseScanner.MAX_CARRIED_BYTES;
+
 	private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+	private static final byte[] NO_BYTES = new byte[0];
 
 	/** A direct slice is read in copies of at most this many bytes. */
 	private static final int MAX_COPY_BYTES = 64 * 1024;
+
+	/**
+	 * The thread's array a direct slice is copied into to be read, kept by the thread (an event loop), not
+	 * the stream: an open stream keeps no copy.
+	 */
+	private static final ThreadLocal<byte[]> COPIES = ThreadLocal.withInitial(() -> new byte[8 * 1024]);
 
 	private enum Body {
 
@@ -45,7 +58,7 @@ public final class UsageMeter {
 
 	private final UsageFigures sum = new UsageFigures();
 
-	private final SseScanner sse = new SseScanner(this.sum);
+	private final SseScanner sse;
 
 	/** A JSON body's scanner, made at its first byte: a stream, the usual body, never needs it (about 1.4 KB). */
 	private @Nullable JsonScanner json;
@@ -69,8 +82,18 @@ public final class UsageMeter {
 	 * client did not ({@link LlmRequest#needsIncludeUsage()})
 	 */
 	public UsageMeter(long reservedTokens, boolean stripUsageChunk) {
+		this(reservedTokens, stripUsageChunk, true);
+	}
+
+	private UsageMeter(long reservedTokens, boolean stripUsageChunk, boolean skimming) {
 		this.reservedTokens = reservedTokens;
 		this.stripUsageChunk = stripUsageChunk;
+		this.sse = new SseScanner(this.sum, skimming);
+	}
+
+	/** A meter whose stream reads every event by the full scan: the reference its cheap path is tested against. */
+	static UsageMeter fullScanOnly(long reservedTokens, boolean stripUsageChunk) {
+		return new UsageMeter(reservedTokens, stripUsageChunk, false);
 	}
 
 	/** The meter for a request read at admission, its estimate reserved. */
@@ -87,31 +110,53 @@ public final class UsageMeter {
 	}
 
 	/**
-	 * Reads the next slice of the body, from its position to its limit, leaving both untouched, and returns
-	 * what to send the client now: the slice itself unless stripping withholds or drops bytes, else a new
-	 * buffer, perhaps empty.
+	 * Where the bytes a slice lets through go, in order: ranges of the slice itself, and bytes of earlier
+	 * slices held back until their event ended.
 	 */
-	public synchronized ByteBuffer pass(ByteBuffer slice) {
-		if (!slice.hasRemaining()) {
-			return slice;
+	public interface Output {
+
+		/** Bytes held back from earlier slices, let through now: valid only during this call. */
+		void held(byte[] bytes, int offset, int length);
+
+		/** The slice's bytes {@code from} (inclusive) to {@code to}, counted from its position. */
+		void slice(int from, int to);
+
+	}
+
+	/**
+	 * Reads the next slice of the body, from its position to its limit, leaving both untouched, and tells
+	 * {@code output} what to send the client now: the whole slice unless stripping withholds or drops bytes.
+	 */
+	public synchronized void pass(ByteBuffer slice, Output output) {
+		int length = slice.remaining();
+		if (length == 0) {
+			return;
 		}
 		if (!this.stripUsageChunk) {
 			read(slice);
+			output.slice(0, length);
+			return;
+		}
+		if (slice.hasArray()) {
+			strip(slice.array(), slice.arrayOffset() + slice.position(), length, output);
+			return;
+		}
+		byte[] copy = length <= MAX_COPY_BYTES ? copies(length) : new byte[length];
+		slice.duplicate().get(copy, 0, length);
+		strip(copy, 0, length, output);
+	}
+
+	/**
+	 * {@link #pass(ByteBuffer, Output)} returning what to send the client now: the slice itself unless
+	 * stripping withholds or drops bytes, else a new buffer, perhaps empty.
+	 */
+	public ByteBuffer pass(ByteBuffer slice) {
+		if (!slice.hasRemaining()) {
 			return slice;
 		}
-		byte[] bytes;
-		int offset;
-		int length = slice.remaining();
-		if (slice.hasArray()) {
-			bytes = slice.array();
-			offset = slice.arrayOffset() + slice.position();
-		}
-		else {
-			bytes = new byte[length];
-			slice.duplicate().get(bytes);
-			offset = 0;
-		}
-		return strip(slice, bytes, offset, length);
+		Gathered gathered = new Gathered(slice);
+		pass(slice, gathered);
+		return gathered.result();
 	}
 
 	/** {@link #pass(ByteBuffer)} for an array. */
@@ -170,9 +215,9 @@ public final class UsageMeter {
 		return this.json != null;
 	}
 
-	/** Bytes of buffers this meter keeps, whatever they hold: bounded, however long the body. */
+	/** Bytes of buffers this meter keeps, whatever they hold: at most {@link #MAX_RETAINED_BYTES}. */
 	public synchronized int retainedBytes() {
-		return this.held.length;
+		return this.held.length + this.sse.retainedBytes();
 	}
 
 	private void read(ByteBuffer slice) {
@@ -180,14 +225,24 @@ public final class UsageMeter {
 			scan(slice.array(), slice.arrayOffset() + slice.position(), slice.remaining(), NO_BOUNDARIES);
 			return;
 		}
-		// a direct buffer (Netty's) is copied whole, not through a small kept buffer: the events whole in one
-		// copy take the cheap path, and an open stream keeps no copy between slices
+		// a direct buffer (Netty's) is read from the thread's copy: an open stream keeps none between slices
 		ByteBuffer source = slice.duplicate();
 		while (source.hasRemaining()) {
-			byte[] copy = new byte[Math.min(source.remaining(), MAX_COPY_BYTES)];
-			source.get(copy);
-			scan(copy, 0, copy.length, NO_BOUNDARIES);
+			int count = Math.min(source.remaining(), MAX_COPY_BYTES);
+			byte[] copy = copies(count);
+			source.get(copy, 0, count);
+			scan(copy, 0, count, NO_BOUNDARIES);
 		}
+	}
+
+	/** The thread's copy array, at least {@code length} (at most {@link #MAX_COPY_BYTES}) long. */
+	private static byte[] copies(int length) {
+		byte[] copy = COPIES.get();
+		if (copy.length < length) {
+			copy = new byte[Math.max(length, Math.min(copy.length * 2, MAX_COPY_BYTES))];
+			COPIES.set(copy);
+		}
+		return copy;
 	}
 
 	private void scan(byte[] bytes, int offset, int length, SseScanner.Boundaries boundaries) {
@@ -219,8 +274,8 @@ public final class UsageMeter {
 				|| b == (byte) 0xBF;
 	}
 
-	private ByteBuffer strip(ByteBuffer slice, byte[] bytes, int offset, int length) {
-		Stripping stripping = new Stripping(bytes, offset, length, this.heldLength);
+	private void strip(byte[] bytes, int offset, int length, Output output) {
+		Stripping stripping = new Stripping(bytes, offset, output);
 		scan(bytes, offset, length, stripping);
 		int tail = offset + length;
 		if (this.sse.inEvent() && !this.passing) {
@@ -236,10 +291,7 @@ public final class UsageMeter {
 		else {
 			stripping.emit(stripping.from, tail);
 		}
-		if (!stripping.changed && this.heldLength == 0) {
-			return slice;
-		}
-		return ByteBuffer.wrap(stripping.out, 0, stripping.outLength).slice();
+		stripping.flush();
 	}
 
 	private void hold(byte[] bytes, int from, int count) {
@@ -270,28 +322,30 @@ public final class UsageMeter {
 	};
 
 	/**
-	 * Builds what one slice sends the client: bytes between events at once, each event whole once it ends,
-	 * except the usage-only chunk.
+	 * Tells the output what one slice sends the client: bytes between events at once, each event whole once it
+	 * ends, except the usage-only chunk; adjacent ranges of the slice told as one.
 	 */
 	private final class Stripping implements SseScanner.Boundaries {
 
 		private final byte[] bytes;
 
-		final byte[] out;
+		private final int offset;
 
-		int outLength;
+		private final Output output;
 
 		/** The first byte of the slice not yet sent, held or dropped. */
 		int from;
 
-		/** What is sent differs from the slice as it came. */
-		boolean changed;
+		/** A range of the slice to send, not yet told (-1: none). */
+		private int rangeFrom = -1;
 
-		Stripping(byte[] bytes, int offset, int length, int heldBefore) {
+		private int rangeTo;
+
+		Stripping(byte[] bytes, int offset, Output output) {
 			this.bytes = bytes;
+			this.offset = offset;
 			this.from = offset;
-			this.out = new byte[length + heldBefore];
-			this.changed = heldBefore > 0;
+			this.output = output;
 		}
 
 		@Override
@@ -310,7 +364,6 @@ public final class UsageMeter {
 			if (usageOnly) {
 				UsageMeter.this.heldLength = 0;
 				this.from = index;
-				this.changed = true;
 				return;
 			}
 			emitHeld();
@@ -322,26 +375,95 @@ public final class UsageMeter {
 			if (UsageMeter.this.droppedLast) {
 				emit(this.from, index);
 				this.from = index + 1;
-				this.changed = true;
 			}
 		}
 
 		void emitHeld() {
 			int count = UsageMeter.this.heldLength;
 			if (count > 0) {
-				System.arraycopy(UsageMeter.this.held, 0, this.out, this.outLength, count);
-				this.outLength += count;
+				flush();
+				this.output.held(UsageMeter.this.held, 0, count);
 				UsageMeter.this.heldLength = 0;
 			}
 		}
 
 		void emit(int start, int end) {
-			int count = end - start;
-			if (count > 0) {
-				System.arraycopy(this.bytes, start, this.out, this.outLength, count);
-				this.outLength += count;
+			if (end > start) {
+				if (this.rangeFrom >= 0 && this.rangeTo == start) {
+					this.rangeTo = end;
+				}
+				else {
+					flush();
+					this.rangeFrom = start;
+					this.rangeTo = end;
+				}
 			}
 			this.from = end;
+		}
+
+		void flush() {
+			if (this.rangeFrom >= 0) {
+				this.output.slice(this.rangeFrom - this.offset, this.rangeTo - this.offset);
+				this.rangeFrom = -1;
+			}
+		}
+
+	}
+
+	/** What {@link #pass(ByteBuffer)} returns: the slice itself when it went whole, else a copy of what went. */
+	private static final class Gathered implements Output {
+
+		private final ByteBuffer slice;
+
+		private byte[] out = NO_BYTES;
+
+		private int outLength;
+
+		private boolean whole;
+
+		private int parts;
+
+		Gathered(ByteBuffer slice) {
+			this.slice = slice;
+		}
+
+		@Override
+		public void held(byte[] bytes, int offset, int length) {
+			add(bytes, offset, length);
+		}
+
+		@Override
+		public void slice(int from, int to) {
+			this.whole = this.parts == 0 && from == 0 && to == this.slice.remaining();
+			if (this.whole) {
+				this.parts++;
+				return;
+			}
+			byte[] bytes = new byte[to - from];
+			this.slice.duplicate().position(this.slice.position() + from).get(bytes);
+			add(bytes, 0, bytes.length);
+		}
+
+		private void add(byte[] bytes, int offset, int length) {
+			if (this.whole) {
+				this.whole = false;
+				byte[] all = new byte[this.slice.remaining()];
+				this.slice.duplicate().get(all);
+				add(all, 0, all.length);
+			}
+			this.parts++;
+			if (this.outLength + length > this.out.length) {
+				this.out = Arrays.copyOf(this.out, Math.max(this.outLength + length, this.slice.remaining()));
+			}
+			System.arraycopy(bytes, offset, this.out, this.outLength, length);
+			this.outLength += length;
+		}
+
+		ByteBuffer result() {
+			if (this.whole && this.parts == 1) {
+				return this.slice;
+			}
+			return ByteBuffer.wrap(this.out, 0, this.outLength).slice();
 		}
 
 	}
