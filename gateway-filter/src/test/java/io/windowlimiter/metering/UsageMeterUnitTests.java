@@ -596,6 +596,35 @@ class UsageMeterUnitTests {
 		}
 	}
 
+	@Test
+	void anEventAfterOneWithTheSamePrefixReadsAsItReadsAlone() {
+		// the first event teaches the cheap path its prefix (up to the delta's value); each second one starts
+		// with it and must add exactly what it adds read alone, whatever follows the prefix
+		String prefix = "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":";
+		String taught = prefix + "{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n";
+		String[] rests = { "{\"content\":\"ab\"},\"finish_reason\":null}]}\n\n",
+				"{\"content\":\"ab\"},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":3,"
+						+ "\"completion_tokens\":4,\"total_tokens\":7}}\n\n",
+				"{\"content\":\"ab\"},\"usage\":null}]}\n\n", "{\"content\":\"a\nb\"},\"x\":1}]}\n\n",
+				"{\"content\":\"ab\"]}\n\n", "{\"content\":\"ab\"}}]}\nid: 5\n\n",
+				"{\"content\":\"ab\"}}]}\ndata: {\"delta\":\"cd\"}\n\n", "{\"content\":\"ab\"},\"x\":{\"delta\":\"cd\"}}]}\n\n",
+				"{\"usage\":{\"prompt_tokens\":1}}}]}\n\n", "{\"content\":\"ab\"},\"error\":{\"message\":\"x\"}}]}\n\n",
+				"{\"content\":\"ab\"},\"finish_reason\":null}]\n\n", "{\"content\":\"ab\"}}]}\r\n\r\n",
+				"{\"content\":\"ab\"}}]}\r\r", "{\"content\":\"ab\"}}]}\n\r\n", "\"ab\"}]}\n\n", "{\"content\":\"ab",
+				"{\"content\":\"ab\"}}]}\n", "{\"content\":\"ab\\\"\"}}]}\n\n", "7}]}\n\n", "{}}]}\n\n" };
+		Usage first = meter(taught).usage();
+		assertThat(first.streamedTextBytes()).isEqualTo(2);
+		for (String rest : rests) {
+			String second = prefix + rest;
+			Usage alone = meter(second).usage();
+			Usage both = meter(taught + second).usage();
+			assertThat(both).as("%s", second)
+				.isEqualTo(new Usage(alone.outcome() == Outcome.REPORTED ? Outcome.REPORTED : Outcome.PARTIAL,
+						alone.inputTokens(), alone.outputTokens(), alone.cacheCreationInputTokens(),
+						alone.cacheReadInputTokens(), alone.totalTokens(), alone.streamedTextBytes() + 2));
+		}
+	}
+
 	/**
 	 * The usage of {@code body} read whole (the cheap path where it applies), by the full scan alone, and byte
 	 * by byte (every event carried across slices), which must agree.

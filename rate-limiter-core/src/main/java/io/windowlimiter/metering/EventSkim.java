@@ -3,6 +3,7 @@ package io.windowlimiter.metering;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * The cheap path of {@link SseScanner}: reads one whole SSE event that lies in the slice at hand by byte
@@ -41,8 +42,16 @@ final class EventSkim {
 
 	private static final long QUOTES = ONES * '"';
 
+	/** {@link #blankLineAfter}: the bytes end before the line after is known. */
+	private static final int INCOMPLETE = -2;
+
+	/** The longest prefix learnt: a chat completions chunk's is about 200 bytes. */
+	private static final int MAX_PREFIX_BYTES = 512;
+
 	/** Deeper deltas are left to the full scan. */
 	private static final int MAX_DELTA_DEPTH = 16;
+
+	private static final byte[] NO_BYTES = new byte[0];
 
 	private static final byte[] DONE = { '[', 'D', 'O', 'N', 'E', ']' };
 
@@ -72,19 +81,60 @@ final class EventSkim {
 	boolean incomplete;
 
 	/**
+	 * The bytes of the last event read whole, from its start to the value of its first {@code delta} key, when
+	 * its one data line was its last line: the events of a stream mostly differ only from there on, so one
+	 * that starts with these bytes is read from there (what they hold was read and found to hold no usage,
+	 * error or text).
+	 */
+	private byte[] prefix = NO_BYTES;
+
+	private int prefixLength;
+
+	/** Where the data line's value starts in {@link #prefix}. */
+	private int prefixData;
+
+	/** Of the data read last: where the value of its first delta key starts (-1: none). */
+	private int firstDeltaValue = -1;
+
+	/**
 	 * Reads the event starting at {@code start} (a line's first byte, not a line end); returns whether it
 	 * could, and then {@link #blankLine}, {@link #textBytes} and {@link #done} tell what it held.
 	 */
 	boolean read(byte[] bytes, int start, int end) {
+		int prefix = this.prefixLength;
+		if (prefix > 0 && end - start > prefix
+				&& Arrays.mismatch(bytes, start, start + prefix, this.prefix, 0, prefix) < 0) {
+			int valueStart = start + prefix;
+			int dataTo = lineEnd(bytes, valueStart, end);
+			int blank = blankLineAfter(bytes, dataTo, end);
+			if (blank == INCOMPLETE) {
+				this.incomplete = true;
+				return false;
+			}
+			if (blank >= 0) {
+				this.incomplete = false;
+				this.blankLine = blank;
+				this.textBytes = 0;
+				this.done = false;
+				return readData(bytes, start + this.prefixData, dataTo, valueStart);
+			}
+		}
+		return readWhole(bytes, start, end);
+	}
+
+	/** {@link #read} without the prefix: each line searched; the prefix learnt from an event read. */
+	private boolean readWhole(byte[] bytes, int start, int end) {
 		this.incomplete = true;
 		int dataFrom = -1;
 		int dataTo = -1;
+		boolean linesAfterData = false;
 		int line = start;
 		while (true) {
 			int eol = lineEnd(bytes, line, end);
 			if (eol == end) {
 				return false;
 			}
+			linesAfterData |= dataFrom >= 0;
 			if (eol - line >= 4 && bytes[line] == 'd' && bytes[line + 1] == 'a' && bytes[line + 2] == 't'
 					&& bytes[line + 3] == 'a') {
 				if (eol - line == 4 || bytes[line + 4] == ':') {
@@ -99,23 +149,15 @@ final class EventSkim {
 					dataTo = eol;
 				}
 			}
-			int next = eol + 1;
-			if (bytes[eol] == '\r') {
-				if (next == end) {
-					return false;
-				}
-				if (bytes[next] == '\n') {
-					next++;
-				}
-			}
-			if (next == end) {
+			int blank = blankLineAfter(bytes, eol, end);
+			if (blank == INCOMPLETE) {
 				return false;
 			}
-			if (bytes[next] == '\n' || bytes[next] == '\r') {
-				this.blankLine = next;
+			if (blank >= 0) {
+				this.blankLine = blank;
 				break;
 			}
-			line = next;
+			line = (bytes[eol] == '\r' && bytes[eol + 1] == '\n') ? eol + 2 : eol + 1;
 		}
 		this.incomplete = false;
 		this.textBytes = 0;
@@ -127,11 +169,52 @@ final class EventSkim {
 			this.done = true;
 			return true;
 		}
-		return readData(bytes, dataFrom, dataTo);
+		this.firstDeltaValue = -1;
+		if (!readData(bytes, dataFrom, dataTo, -1)) {
+			return false;
+		}
+		int prefix = this.firstDeltaValue - start;
+		if (this.firstDeltaValue >= 0 && !linesAfterData && prefix <= MAX_PREFIX_BYTES) {
+			// the next events of the stream most often start with these very bytes
+			if (this.prefix.length < prefix) {
+				this.prefix = new byte[Math.max(prefix, Math.min(2 * this.prefix.length, MAX_PREFIX_BYTES))];
+			}
+			System.arraycopy(bytes, start, this.prefix, 0, prefix);
+			this.prefixLength = prefix;
+			this.prefixData = dataFrom - start;
+		}
+		return true;
 	}
 
-	/** One data line's value: a JSON object without usage or error, its delta text counted. */
-	private boolean readData(byte[] bytes, int from, int to) {
+	/**
+	 * The index of the blank line that follows the line ending at {@code eol} (its CR or LF), {@link #INCOMPLETE}
+	 * when the bytes end before that is known, or -1 when another line follows.
+	 */
+	private static int blankLineAfter(byte[] bytes, int eol, int end) {
+		if (eol == end) {
+			return INCOMPLETE;
+		}
+		int next = eol + 1;
+		if (bytes[eol] == '\r') {
+			if (next == end) {
+				return INCOMPLETE;
+			}
+			if (bytes[next] == '\n') {
+				next++;
+			}
+		}
+		if (next == end) {
+			return INCOMPLETE;
+		}
+		return (bytes[next] == '\n' || bytes[next] == '\r') ? next : -1;
+	}
+
+	/**
+	 * One data line's value: a JSON object without usage or error, its delta text counted. From its start, or,
+	 * when {@code firstValue} is not -1, from the value of its first delta key (what comes before it is a
+	 * prefix read before).
+	 */
+	private boolean readData(byte[] bytes, int from, int to, int firstValue) {
 		int first = skipSpace(bytes, from, to);
 		int last = to - 1;
 		while (last > first && isSpace(bytes[last])) {
@@ -141,6 +224,12 @@ final class EventSkim {
 			return false;
 		}
 		int i = first;
+		if (firstValue >= 0) {
+			i = value(bytes, firstValue, to, true, 0);
+			if (i < 0) {
+				return false;
+			}
+		}
 		while (true) {
 			// a five-letter word in quotes: the only place these keys can be
 			i = quotedWord(bytes, i, to);
@@ -156,7 +245,11 @@ final class EventSkim {
 			else if (startsWith(bytes, i + 1, to, DELTA) && !escaped(bytes, from, i)) {
 				int colon = skipSpace(bytes, after + 1, to);
 				if (colon < to && bytes[colon] == ':') {
-					int valueEnd = value(bytes, skipSpace(bytes, colon + 1, to), to, true, 0);
+					int valueStart = skipSpace(bytes, colon + 1, to);
+					if (this.firstDeltaValue < 0) {
+						this.firstDeltaValue = valueStart;
+					}
+					int valueEnd = value(bytes, valueStart, to, true, 0);
 					if (valueEnd < 0) {
 						return false;
 					}
