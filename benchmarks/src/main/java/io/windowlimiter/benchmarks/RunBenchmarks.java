@@ -25,6 +25,11 @@ public final class RunBenchmarks {
 			MvcHttpBenchmark.main(args);
 			return;
 		}
+		if (args.length == 1 && args[0].equals("meter")) {
+			// the LLM route's meter alone, in this JVM: prints a table (MeterBenchmark)
+			MeterBenchmark.main(args);
+			return;
+		}
 		if (args.length == 1 && args[0].equals("sse")) {
 			// an LLM route's SSE stream with and without metering: its own run and report (benchmarks/run-sse.sh)
 			SseBenchmark.main(args);

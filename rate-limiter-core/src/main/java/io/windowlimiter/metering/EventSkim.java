@@ -46,7 +46,7 @@ final class EventSkim {
 	private static final int INCOMPLETE = -2;
 
 	/** The longest prefix learnt: a chat completions chunk's is about 200 bytes. */
-	private static final int MAX_PREFIX_BYTES = 512;
+	static final int MAX_PREFIX_BYTES = 512;
 
 	/** Deeper deltas are left to the full scan. */
 	private static final int MAX_DELTA_DEPTH = 16;
@@ -95,6 +95,11 @@ final class EventSkim {
 
 	/** Of the data read last: where the value of its first delta key starts (-1: none). */
 	private int firstDeltaValue = -1;
+
+	/** Bytes of the buffer this keeps for the prefix (at most {@value #MAX_PREFIX_BYTES}). */
+	int retainedBytes() {
+		return this.prefix.length;
+	}
 
 	/**
 	 * Reads the event starting at {@code start} (a line's first byte, not a line end); returns whether it

@@ -99,9 +99,9 @@ final class SseScanner {
 		return this.inEvent || this.carriedLength > 0;
 	}
 
-	/** Bytes of the buffer this scanner keeps for a carried event (at most {@value #MAX_CARRIED_BYTES}). */
+	/** Bytes of the buffers this scanner keeps: a carried event's and the cheap path's prefix. */
 	int retainedBytes() {
-		return this.carried.length;
+		return this.carried.length + this.skim.retainedBytes();
 	}
 
 	void feed(byte[] bytes, int offset, int length, Boundaries boundaries) {

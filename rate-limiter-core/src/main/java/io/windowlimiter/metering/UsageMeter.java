@@ -18,8 +18,9 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Memory is bounded whatever the stream's length: about 1.5 KB of fixed state (one scanner: a stream's, or a
  * JSON body's made when the body turns out to be JSON), up to {@value SseScanner#MAX_CARRIED_BYTES} bytes of
- * an event a slice cut (read whole when the next slice completes it), plus, when stripping, at most
- * {@value #MAX_HELD_EVENT_BYTES} bytes of one event held until its end. Thread-safe: a cancel may ask for the
+ * an event a slice cut (read whole when the next slice completes it) and {@value EventSkim#MAX_PREFIX_BYTES}
+ * of the prefix its events share, plus, when stripping, at most {@value #MAX_HELD_EVENT_BYTES} bytes of one
+ * event held until its end. Thread-safe: a cancel may ask for the
  * usage while a slice is being read.
  */
 public final class UsageMeter {
@@ -30,8 +31,12 @@ public final class UsageMeter {
 	 */
 	public static final int MAX_HELD_EVENT_BYTES = 16 * 1024;
 
-	/** What a meter keeps at most, however long the body: an event held, and one carried to the next slice. */
-	public static final int MAX_RETAINED_BYTES = MAX_HELD_EVENT_BYTES + SseScanner.MAX_CARRIED_BYTES;
+	/**
+	 * What a meter keeps at most, however long the body: an event held, one carried to the next slice, and
+	 * the prefix its events share.
+	 */
+	public static final int MAX_RETAINED_BYTES = MAX_HELD_EVENT_BYTES + SseScanner.MAX_CARRIED_BYTES
+			+ EventSkim.MAX_PREFIX_BYTES;
 
 	private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
 
