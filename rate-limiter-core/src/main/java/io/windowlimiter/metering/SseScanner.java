@@ -34,6 +34,19 @@ final class SseScanner {
 
 	private static final byte[] NONE = new byte[0];
 
+	/** For a caller that drops nothing. */
+	static final Boundaries NO_BOUNDARIES = new Boundaries() {
+
+		@Override
+		public void eventStart(int index) {
+		}
+
+		@Override
+		public void eventEnd(int index, boolean usageOnly) {
+		}
+
+	};
+
 	private static final byte[] LF = { '\n' };
 
 	private static final byte[] DONE = { '[', 'D', 'O', 'N', 'E', ']' };
@@ -277,18 +290,6 @@ final class SseScanner {
 		this.inEvent = false;
 		this.carriedLength = 0;
 	}
-
-	private static final Boundaries NO_BOUNDARIES = new Boundaries() {
-
-		@Override
-		public void eventStart(int index) {
-		}
-
-		@Override
-		public void eventEnd(int index, boolean usageOnly) {
-		}
-
-	};
 
 	private void fieldByte(byte b) {
 		if (this.fieldMatched >= 0 && this.fieldMatched < DATA.length && DATA[this.fieldMatched] == b) {

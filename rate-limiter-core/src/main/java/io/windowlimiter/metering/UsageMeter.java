@@ -227,7 +227,7 @@ public final class UsageMeter {
 
 	private void read(ByteBuffer slice) {
 		if (slice.hasArray()) {
-			scan(slice.array(), slice.arrayOffset() + slice.position(), slice.remaining(), NO_BOUNDARIES);
+			scan(slice.array(), slice.arrayOffset() + slice.position(), slice.remaining(), SseScanner.NO_BOUNDARIES);
 			return;
 		}
 		// a direct buffer (Netty's) is read from the thread's copy: an open stream keeps none between slices
@@ -236,7 +236,7 @@ public final class UsageMeter {
 			int count = Math.min(source.remaining(), MAX_COPY_BYTES);
 			byte[] copy = copies(count);
 			source.get(copy, 0, count);
-			scan(copy, 0, count, NO_BOUNDARIES);
+			scan(copy, 0, count, SseScanner.NO_BOUNDARIES);
 		}
 	}
 
@@ -313,18 +313,6 @@ public final class UsageMeter {
 		System.arraycopy(bytes, from, this.held, this.heldLength, count);
 		this.heldLength = needed;
 	}
-
-	private static final SseScanner.Boundaries NO_BOUNDARIES = new SseScanner.Boundaries() {
-
-		@Override
-		public void eventStart(int index) {
-		}
-
-		@Override
-		public void eventEnd(int index, boolean usageOnly) {
-		}
-
-	};
 
 	/**
 	 * Tells the output what one slice sends the client: bytes between events at once, each event whole once it
