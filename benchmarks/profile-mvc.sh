@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CPU per request of gateway-app-mvc's cases (none, ours, bucket4j), phase by phase, optionally under
+# CPU per request of gateway-app-mvc's cases (none, ours, ours-token-bucket, bucket4j), phase by phase, optionally under
 # async-profiler from launch (issue 25). Needs redis-server, nginx, wrk and JDK 25 (virtual threads; VT=false
 # for platform threads); JOPTS adds JVM options. Each phase: wrk (2 threads, 64 connections, 10,000 clients)
 # on one case; the gateway's and Redis's CPU time from /proc before and after, divided by the requests.
@@ -36,6 +36,16 @@ spring.cloud.gateway.server.webmvc.routes:
         args:
           key-resolver: headerKeyResolver
           algorithm: sliding-window-counter
+          limit: 1000000
+          window: 1m
+  - id: ours-token-bucket
+    uri: http://127.0.0.1:$NP
+    predicates: [ "Path=/ours-token-bucket/**" ]
+    filters:
+      - name: WindowRateLimit
+        args:
+          key-resolver: headerKeyResolver
+          algorithm: token-bucket
           limit: 1000000
           window: 1m
 YML
