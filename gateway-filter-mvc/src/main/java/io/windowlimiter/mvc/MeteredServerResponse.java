@@ -2,7 +2,6 @@ package io.windowlimiter.mvc;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 
 import io.windowlimiter.metering.UsageMeter;
 import jakarta.servlet.ServletException;
@@ -211,14 +210,15 @@ final class MeteredServerResponse implements ServerResponse {
 			if (length == 0) {
 				return;
 			}
-			Passed passed = new Passed();
+			UsageMeter.Passed passed = new UsageMeter.Passed();
 			this.meter.pass(ByteBuffer.wrap(bytes, offset, length), passed);
 			// written once the meter is done with the slice: a slow client never holds the meter's lock
-			if (passed.held != null) {
-				toClient(passed.held, 0, passed.held.length);
+			byte[] held = passed.held();
+			if (held != null) {
+				toClient(held, 0, held.length);
 			}
-			for (int k = 0; k < passed.ranges; k += 2) {
-				toClient(bytes, offset + passed.range[k], passed.range[k + 1] - passed.range[k]);
+			for (int k = 0; k < passed.ranges(); k++) {
+				toClient(bytes, offset + passed.from(k), passed.to(k) - passed.from(k));
 			}
 		}
 
@@ -287,39 +287,6 @@ final class MeteredServerResponse implements ServerResponse {
 		@Override
 		public void setWriteListener(WriteListener listener) {
 			this.client.setWriteListener(listener);
-		}
-
-	}
-
-	/** What the meter let through of one slice: bytes held from earlier slices (copied) and ranges of the slice. */
-	private static final class Passed implements UsageMeter.Output {
-
-		byte @Nullable [] held;
-
-		int[] range = new int[2];
-
-		/** Ints used in {@link #range}: two a range. */
-		int ranges;
-
-		@Override
-		public void held(byte[] bytes, int offset, int length) {
-			byte[] copy = Arrays.copyOfRange(bytes, offset, offset + length);
-			this.held = (this.held == null) ? copy : concat(this.held, copy);
-		}
-
-		@Override
-		public void slice(int from, int to) {
-			if (this.ranges == this.range.length) {
-				this.range = Arrays.copyOf(this.range, this.range.length * 2);
-			}
-			this.range[this.ranges++] = from;
-			this.range[this.ranges++] = to;
-		}
-
-		private static byte[] concat(byte[] first, byte[] second) {
-			byte[] both = Arrays.copyOf(first, first.length + second.length);
-			System.arraycopy(second, 0, both, first.length, second.length);
-			return both;
 		}
 
 	}

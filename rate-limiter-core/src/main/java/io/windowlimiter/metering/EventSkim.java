@@ -343,7 +343,7 @@ final class EventSkim {
 	}
 
 	/** The first CR or LF from {@code i}, else {@code to}: eight bytes a step, the bulk of the work. */
-	static int lineEnd(byte[] bytes, int i, int to) {
+	private static int lineEnd(byte[] bytes, int i, int to) {
 		for (; i + Long.BYTES <= to; i += Long.BYTES) {
 			long word = (long) LONGS.get(bytes, i);
 			long found = zeroBytes(word ^ LFS) | zeroBytes(word ^ CRS);

@@ -32,8 +32,6 @@ final class SseScanner {
 
 	private static final byte[] DATA = { 'd', 'a', 't', 'a' };
 
-	private static final byte[] NONE = new byte[0];
-
 	/** For a caller that drops nothing. */
 	static final Boundaries NO_BOUNDARIES = new Boundaries() {
 
@@ -86,9 +84,7 @@ final class SseScanner {
 	private boolean done;
 
 	/** The first bytes of an event the cheap path waits to see whole; its start was told already. */
-	private byte[] carried = NONE;
-
-	private int carriedLength;
+	private final EventBytes carried = new EventBytes(MAX_CARRIED_BYTES);
 
 	/** False: every event goes through the full scan (the reference the cheap path is tested against). */
 	private final boolean skimming;
@@ -109,18 +105,18 @@ final class SseScanner {
 
 	/** An event has started and not ended. */
 	boolean inEvent() {
-		return this.inEvent || this.carriedLength > 0;
+		return this.inEvent || this.carried.length() > 0;
 	}
 
 	/** Bytes of the buffers this scanner keeps: a carried event's and the cheap path's prefix. */
 	int retainedBytes() {
-		return this.carried.length + this.skim.retainedBytes();
+		return this.carried.capacity() + this.skim.retainedBytes();
 	}
 
 	void feed(byte[] bytes, int offset, int length, Boundaries boundaries) {
 		int end = offset + length;
 		int i = offset;
-		if (this.carriedLength > 0) {
+		if (this.carried.length() > 0) {
 			i = completeCarried(bytes, offset, end, boundaries);
 		}
 		scan(bytes, i, end, boundaries, this.skimming);
@@ -160,7 +156,7 @@ final class SseScanner {
 							}
 							if (skim && this.skim.incomplete && end - i <= MAX_CARRIED_BYTES) {
 								boundaries.eventStart(i);
-								carry(bytes, i, end - i);
+								this.carried.add(bytes, i, end - i);
 								return;
 							}
 							this.inEvent = true;
@@ -220,10 +216,17 @@ final class SseScanner {
 	 * blank line handled as at {@link #dispatch}; returns the index after that line's CR or LF.
 	 */
 	private int skimmed(byte[] bytes, int start, Boundaries boundaries) {
-		int blank = this.skim.blankLine;
+		boundaries.eventStart(start);
+		return skimmedTo(bytes, this.skim.blankLine, boundaries);
+	}
+
+	/**
+	 * The event {@link EventSkim} read last, whose blank line's CR or LF is at {@code blank} of {@code bytes}:
+	 * its text and {@code [DONE]} added, its end told; returns the index after that CR or LF.
+	 */
+	private int skimmedTo(byte[] bytes, int blank, Boundaries boundaries) {
 		this.sum.textBytes += this.skim.textBytes;
 		this.done |= this.skim.done;
-		boundaries.eventStart(start);
 		boundaries.eventEnd(blank + 1, false);
 		endOfLine(bytes[blank]);
 		this.crEndedEvent = this.afterCr;
@@ -237,58 +240,36 @@ final class SseScanner {
 	 * bytes go through the full scan, the slice's after them. Returns where the slice is to be scanned from.
 	 */
 	private int completeCarried(byte[] bytes, int offset, int end, Boundaries boundaries) {
-		int head = this.carriedLength;
+		EventBytes carried = this.carried;
+		int head = carried.length();
 		int taken = 0;
 		int step = 256;
 		while (true) {
-			int take = Math.min(Math.min(step, end - offset - taken), MAX_CARRIED_BYTES - this.carriedLength);
-			append(bytes, offset + taken, take);
+			int take = Math.min(Math.min(step, end - offset - taken), MAX_CARRIED_BYTES - carried.length());
+			carried.add(bytes, offset + taken, take);
 			taken += take;
-			if (this.skim.read(this.carried, 0, this.carriedLength) && this.skim.blankLine >= head) {
-				int blank = offset + this.skim.blankLine - head;
-				this.carriedLength = 0;
-				this.sum.textBytes += this.skim.textBytes;
-				this.done |= this.skim.done;
-				boundaries.eventEnd(blank + 1, false);
-				endOfLine(bytes[blank]);
-				this.crEndedEvent = this.afterCr;
-				return blank + 1;
+			if (this.skim.read(carried.bytes(), 0, carried.length()) && this.skim.blankLine >= head) {
+				carried.clear();
+				return skimmedTo(bytes, offset + this.skim.blankLine - head, boundaries);
 			}
-			boolean waiting = this.skim.incomplete && this.carriedLength < MAX_CARRIED_BYTES;
+			boolean waiting = this.skim.incomplete && carried.length() < MAX_CARRIED_BYTES;
 			if (waiting && offset + taken == end) {
 				return end;
 			}
 			if (!waiting) {
 				// its start was told when it was carried: the full scan picks it up without telling it again
-				this.carriedLength = 0;
-				scan(this.carried, 0, head, NO_BOUNDARIES, false);
+				carried.clear();
+				scan(carried.bytes(), 0, head, NO_BOUNDARIES, false);
 				return offset;
 			}
 			step *= 2;
 		}
 	}
 
-	private void carry(byte[] bytes, int from, int count) {
-		this.carriedLength = 0;
-		append(bytes, from, count);
-	}
-
-	private void append(byte[] bytes, int from, int count) {
-		int needed = this.carriedLength + count;
-		if (needed > this.carried.length) {
-			byte[] larger = new byte[Math.min(Math.max(needed, Math.max(512, this.carried.length * 2)),
-					MAX_CARRIED_BYTES)];
-			System.arraycopy(this.carried, 0, larger, 0, this.carriedLength);
-			this.carried = larger;
-		}
-		System.arraycopy(bytes, from, this.carried, this.carriedLength, count);
-		this.carriedLength = needed;
-	}
-
 	/** The stream ends: an event without its blank line is incomplete and adds nothing. */
 	void finish() {
 		this.inEvent = false;
-		this.carriedLength = 0;
+		this.carried.clear();
 	}
 
 	private void fieldByte(byte b) {

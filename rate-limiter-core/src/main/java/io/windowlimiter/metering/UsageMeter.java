@@ -71,9 +71,7 @@ public final class UsageMeter {
 	private Body body = Body.UNKNOWN;
 
 	/** Bytes of an unfinished event held back from the client (stripping only). */
-	private byte[] held = new byte[0];
-
-	private int heldLength;
+	private final EventBytes held = new EventBytes(MAX_HELD_EVENT_BYTES);
 
 	/** The unfinished event is longer than {@link #MAX_HELD_EVENT_BYTES}: it is passed on as it comes. */
 	private boolean passing;
@@ -159,9 +157,20 @@ public final class UsageMeter {
 		if (!slice.hasRemaining()) {
 			return slice;
 		}
-		Gathered gathered = new Gathered(slice);
-		pass(slice, gathered);
-		return gathered.result();
+		Passed passed = new Passed();
+		pass(slice, passed);
+		if (passed.isWhole(slice.remaining())) {
+			return slice;
+		}
+		byte[] held = passed.held();
+		int at = (held != null) ? held.length : 0;
+		byte[] out = Arrays.copyOf((held != null) ? held : NO_BYTES, at + passed.rangeBytes());
+		for (int k = 0; k < passed.ranges(); k++) {
+			int from = passed.from(k);
+			slice.duplicate().position(slice.position() + from).get(out, at, passed.to(k) - from);
+			at += passed.to(k) - from;
+		}
+		return ByteBuffer.wrap(out);
 	}
 
 	/** {@link #pass(ByteBuffer)} for an array. */
@@ -178,13 +187,10 @@ public final class UsageMeter {
 			this.json.finish();
 		}
 		this.sse.finish();
-		if (this.heldLength == 0) {
+		if (this.held.length() == 0) {
 			return EMPTY;
 		}
-		ByteBuffer rest = ByteBuffer.wrap(this.held, 0, this.heldLength).slice();
-		this.held = new byte[0];
-		this.heldLength = 0;
-		return rest;
+		return this.held.takeAll();
 	}
 
 	/** The usage read so far; final once the body has ended. */
@@ -212,7 +218,7 @@ public final class UsageMeter {
 
 	/** Bytes this meter holds back from the client now (at most {@link #MAX_HELD_EVENT_BYTES}). */
 	public synchronized int heldBytes() {
-		return this.heldLength;
+		return this.held.length();
 	}
 
 	/** Whether this meter made the scanner of a whole JSON body (a stream's meter does not). */
@@ -222,7 +228,7 @@ public final class UsageMeter {
 
 	/** Bytes of buffers this meter keeps, whatever they hold: at most {@link #MAX_RETAINED_BYTES}. */
 	public synchronized int retainedBytes() {
-		return this.held.length + this.sse.retainedBytes();
+		return this.held.capacity() + this.sse.retainedBytes();
 	}
 
 	private void read(ByteBuffer slice) {
@@ -284,34 +290,19 @@ public final class UsageMeter {
 		scan(bytes, offset, length, stripping);
 		int tail = offset + length;
 		if (this.sse.inEvent() && !this.passing) {
-			if (this.heldLength + tail - stripping.from > MAX_HELD_EVENT_BYTES) {
+			if (this.held.length() + tail - stripping.from > MAX_HELD_EVENT_BYTES) {
 				stripping.emitHeld();
 				stripping.emit(stripping.from, tail);
 				this.passing = true;
 			}
 			else {
-				hold(bytes, stripping.from, tail - stripping.from);
+				this.held.add(bytes, stripping.from, tail - stripping.from);
 			}
 		}
 		else {
 			stripping.emit(stripping.from, tail);
 		}
 		stripping.flush();
-	}
-
-	private void hold(byte[] bytes, int from, int count) {
-		if (count == 0) {
-			return;
-		}
-		int needed = this.heldLength + count;
-		if (needed > this.held.length) {
-			byte[] larger = new byte[Math.min(Math.max(Math.max(needed, 512), this.held.length * 2),
-					MAX_HELD_EVENT_BYTES)];
-			System.arraycopy(this.held, 0, larger, 0, this.heldLength);
-			this.held = larger;
-		}
-		System.arraycopy(bytes, from, this.held, this.heldLength, count);
-		this.heldLength = needed;
 	}
 
 	/**
@@ -355,7 +346,7 @@ public final class UsageMeter {
 			}
 			UsageMeter.this.droppedLast = usageOnly;
 			if (usageOnly) {
-				UsageMeter.this.heldLength = 0;
+				UsageMeter.this.held.clear();
 				this.from = index;
 				return;
 			}
@@ -372,11 +363,11 @@ public final class UsageMeter {
 		}
 
 		void emitHeld() {
-			int count = UsageMeter.this.heldLength;
-			if (count > 0) {
+			EventBytes held = UsageMeter.this.held;
+			if (held.length() > 0) {
 				flush();
-				this.output.held(UsageMeter.this.held, 0, count);
-				UsageMeter.this.heldLength = 0;
+				this.output.held(held.bytes(), 0, held.length());
+				held.clear();
 			}
 		}
 
@@ -403,60 +394,68 @@ public final class UsageMeter {
 
 	}
 
-	/** What {@link #pass(ByteBuffer)} returns: the slice itself when it went whole, else a copy of what went. */
-	private static final class Gathered implements Output {
+	/**
+	 * An {@link Output} that keeps what one slice lets through, for an adapter to send once the meter is done
+	 * with the slice: the held bytes (copied) and the slice's ranges, in order.
+	 */
+	public static final class Passed implements Output {
 
-		private final ByteBuffer slice;
+		private byte @Nullable [] held;
 
-		private byte[] out = NO_BYTES;
+		/** From and to of each range, two ints a range. */
+		private int[] bounds = new int[2];
 
-		private int outLength;
-
-		private boolean whole;
-
-		private int parts;
-
-		Gathered(ByteBuffer slice) {
-			this.slice = slice;
-		}
+		private int boundsUsed;
 
 		@Override
 		public void held(byte[] bytes, int offset, int length) {
-			add(bytes, offset, length);
+			int before = (this.held != null) ? this.held.length : 0;
+			byte[] grown = (this.held != null) ? Arrays.copyOf(this.held, before + length) : new byte[length];
+			System.arraycopy(bytes, offset, grown, before, length);
+			this.held = grown;
 		}
 
 		@Override
 		public void slice(int from, int to) {
-			this.whole = this.parts == 0 && from == 0 && to == this.slice.remaining();
-			if (this.whole) {
-				this.parts++;
-				return;
+			if (this.boundsUsed == this.bounds.length) {
+				this.bounds = Arrays.copyOf(this.bounds, this.bounds.length * 2);
 			}
-			byte[] bytes = new byte[to - from];
-			this.slice.duplicate().position(this.slice.position() + from).get(bytes);
-			add(bytes, 0, bytes.length);
+			this.bounds[this.boundsUsed++] = from;
+			this.bounds[this.boundsUsed++] = to;
 		}
 
-		private void add(byte[] bytes, int offset, int length) {
-			if (this.whole) {
-				this.whole = false;
-				byte[] all = new byte[this.slice.remaining()];
-				this.slice.duplicate().get(all);
-				add(all, 0, all.length);
-			}
-			this.parts++;
-			if (this.outLength + length > this.out.length) {
-				this.out = Arrays.copyOf(this.out, Math.max(this.outLength + length, this.slice.remaining()));
-			}
-			System.arraycopy(bytes, offset, this.out, this.outLength, length);
-			this.outLength += length;
+		/** Bytes of earlier slices to send before the ranges, or null. */
+		public byte @Nullable [] held() {
+			return this.held;
 		}
 
-		ByteBuffer result() {
-			if (this.whole && this.parts == 1) {
-				return this.slice;
+		/** How many ranges of the slice to send. */
+		public int ranges() {
+			return this.boundsUsed / 2;
+		}
+
+		/** Where range {@code k} starts, counted from the slice's position. */
+		public int from(int k) {
+			return this.bounds[2 * k];
+		}
+
+		/** Where range {@code k} ends (exclusive). */
+		public int to(int k) {
+			return this.bounds[2 * k + 1];
+		}
+
+		/** Bytes of the slice to send, over all ranges. */
+		public int rangeBytes() {
+			int bytes = 0;
+			for (int k = 0; k < ranges(); k++) {
+				bytes += to(k) - from(k);
 			}
-			return ByteBuffer.wrap(this.out, 0, this.outLength).slice();
+			return bytes;
+		}
+
+		/** What passes is the slice of {@code length} bytes as it came: no held bytes, one range over it all. */
+		public boolean isWhole(int length) {
+			return this.held == null && ranges() == 1 && from(0) == 0 && to(0) == length;
 		}
 
 	}

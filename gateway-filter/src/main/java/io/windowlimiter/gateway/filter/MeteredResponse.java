@@ -73,13 +73,15 @@ final class MeteredResponse extends ServerHttpResponseDecorator {
 			}
 			ByteBuffer first = slices.next();
 			if (!slices.hasNext()) {
-				Passed passed = new Passed();
+				UsageMeter.Passed passed = new UsageMeter.Passed();
 				this.meter.pass(first, passed);
-				DataBuffer through = passed.through(buffer, first);
-				if (passed.held == null) {
+				DataBuffer through = through(buffer, first, passed);
+				byte[] held = passed.held();
+				if (held == null) {
 					return (through != null) ? through : bufferFactory().allocateBuffer(0);
 				}
-				return (through == null) ? passed.held : bufferFactory().join(List.of(passed.held, through));
+				DataBuffer heldBuffer = bufferFactory().wrap(held);
+				return (through == null) ? heldBuffer : bufferFactory().join(List.of(heldBuffer, through));
 			}
 			// a composite buffer (not what Reactor Netty's client hands): what each slice lets through, copied
 			List<ByteBuffer> out = new ArrayList<>(2);
@@ -100,75 +102,25 @@ final class MeteredResponse extends ServerHttpResponseDecorator {
 		}
 	}
 
-	/** What the meter let through of one slice: held bytes (copied) and ranges of the slice. */
-	private final class Passed implements UsageMeter.Output {
-
-		@Nullable DataBuffer held;
-
-		int ranges;
-
-		int from;
-
-		int to;
-
-		/** Ranges after the first, when the meter dropped bytes between them. */
-		@Nullable List<int[]> more;
-
-		@Override
-		public void held(byte[] bytes, int offset, int length) {
-			DataBuffer copy = bufferFactory().allocateBuffer(length);
-			copy.write(bytes, offset, length);
-			if (this.held != null) {
-				this.held = bufferFactory().join(List.of(this.held, copy));
-			}
-			else {
-				this.held = copy;
-			}
-		}
-
-		@Override
-		public void slice(int from, int to) {
-			if (this.ranges++ == 0) {
-				this.from = from;
-				this.to = to;
-			}
-			else {
-				if (this.more == null) {
-					this.more = new ArrayList<>(2);
-				}
-				this.more.add(new int[] { from, to });
-			}
-		}
-
-		/** The slice's bytes let through, as a buffer: {@code buffer} narrowed, or a copy; null when none. */
-		@Nullable DataBuffer through(DataBuffer buffer, ByteBuffer slice) {
-			if (this.ranges == 0) {
-				DataBufferUtils.release(buffer);
-				return null;
-			}
-			if (this.more == null) {
-				int start = buffer.readPosition();
-				buffer.writePosition(start + this.to);
-				buffer.readPosition(start + this.from);
-				return buffer;
-			}
-			int length = this.to - this.from;
-			for (int[] range : this.more) {
-				length += range[1] - range[0];
-			}
-			DataBuffer copy = bufferFactory().allocateBuffer(length);
-			copy.write(range(slice, this.from, this.to));
-			for (int[] range : this.more) {
-				copy.write(range(slice, range[0], range[1]));
-			}
+	/** The slice's bytes the meter let through, as a buffer: {@code buffer} narrowed, or a copy; null when none. */
+	private @Nullable DataBuffer through(DataBuffer buffer, ByteBuffer slice, UsageMeter.Passed passed) {
+		int ranges = passed.ranges();
+		if (ranges == 0) {
 			DataBufferUtils.release(buffer);
-			return copy;
+			return null;
 		}
-
-		private ByteBuffer range(ByteBuffer slice, int from, int to) {
-			return slice.duplicate().limit(slice.position() + to).position(slice.position() + from);
+		if (ranges == 1) {
+			int start = buffer.readPosition();
+			buffer.writePosition(start + passed.to(0));
+			buffer.readPosition(start + passed.from(0));
+			return buffer;
 		}
-
+		DataBuffer copy = bufferFactory().allocateBuffer(passed.rangeBytes());
+		for (int k = 0; k < ranges; k++) {
+			copy.write(slice.duplicate().limit(slice.position() + passed.to(k)).position(slice.position() + passed.from(k)));
+		}
+		DataBufferUtils.release(buffer);
+		return copy;
 	}
 
 }
