@@ -126,14 +126,8 @@ public final class MvcHttpBenchmark {
 				+ "gateway-app-mvc.bucket4j-route.uri: " + downstream + "\n"
 				+ "spring.cloud.gateway.server.webmvc.routes:\n"
 				+ "  - id: none\n    uri: " + downstream + "\n    predicates: [ \"Path=/none/**\" ]\n"
-				+ "  - id: ours\n    uri: " + downstream + "\n    predicates: [ \"Path=/ours/**\" ]\n"
-				+ "    filters:\n      - name: WindowRateLimit\n        args:\n"
-				+ "          key-resolver: headerKeyResolver\n          algorithm: sliding-window-counter\n"
-				+ "          limit: 1000000\n          window: 1m\n"
-				+ "  - id: ours-token-bucket\n    uri: " + downstream + "\n    predicates: [ \"Path=/ours-token-bucket/**\" ]\n"
-				+ "    filters:\n      - name: WindowRateLimit\n        args:\n"
-				+ "          key-resolver: headerKeyResolver\n          algorithm: token-bucket\n"
-				+ "          limit: 1000000\n          window: 1m\n";
+				+ limitedRoute("ours", downstream, "headerKeyResolver", "sliding-window-counter")
+				+ limitedRoute("ours-token-bucket", downstream, "headerKeyResolver", "token-bucket");
 	}
 
 	/** gateway-app's routes: no limiter, and WindowRateLimit with ours' limits on Server MVC. */
@@ -141,9 +135,14 @@ public final class MvcHttpBenchmark {
 		return "logging.level.root: WARN\n"
 				+ "spring.cloud.gateway.server.webflux.routes:\n"
 				+ "  - id: webflux-none\n    uri: ${bench.downstream}\n    predicates: [ \"Path=/webflux-none/**\" ]\n"
-				+ "  - id: webflux-ours\n    uri: ${bench.downstream}\n    predicates: [ \"Path=/webflux-ours/**\" ]\n"
+				+ limitedRoute("webflux-ours", "${bench.downstream}", "\"#{@headerKeyResolver}\"", "sliding-window-counter");
+	}
+
+	/** A route under /{@code id}/ with WindowRateLimit: 1,000,000 a minute per X-API-Key, far above the load. */
+	private static String limitedRoute(String id, String uri, String keyResolver, String algorithm) {
+		return "  - id: " + id + "\n    uri: " + uri + "\n    predicates: [ \"Path=/" + id + "/**\" ]\n"
 				+ "    filters:\n      - name: WindowRateLimit\n        args:\n"
-				+ "          key-resolver: \"#{@headerKeyResolver}\"\n          algorithm: sliding-window-counter\n"
+				+ "          key-resolver: " + keyResolver + "\n          algorithm: " + algorithm + "\n"
 				+ "          limit: 1000000\n          window: 1m\n";
 	}
 
