@@ -2,6 +2,8 @@ package io.windowlimiter.core;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -702,11 +704,19 @@ public final class RateLimiterCore {
 		if (limits.isEmpty()) {
 			return Mono.just(new Standing(plan, limits, List.of(), 0, List.of()));
 		}
-		// the limits' own keys, without a penalty's block key after them
-		List<String> limitKeys = List.copyOf(keys.subList(0, limits.size()));
-		return this.guard
-			.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
-			.map(verdict -> new Standing(plan, limits, verdict.decisions(), verdict.blockedMillis(), limitKeys));
+		return Mono.defer(() -> {
+			// read before the read is sent: a reservation registered by then was taken in Redis before the read
+			// runs there, so what it shows as reserved here the remaining quota has counted (a reservation made
+			// after the read shows in neither, whichever thread's answer is handled first)
+			List<ReservationsHere.@Nullable Held> held = new ArrayList<>(limits.size());
+			for (int i = 0; i < limits.size(); i++) {
+				held.add(reservedHere(keys.get(i)));
+			}
+			return this.guard
+				.protect(this.script.nodeOf(keys), this.script.decide(keys, arguments), this.script.probe(keys))
+				.map(verdict -> new Standing(plan, limits, verdict.decisions(), verdict.blockedMillis(),
+						Collections.unmodifiableList(held)));
+		});
 	}
 
 	/**
@@ -841,10 +851,11 @@ public final class RateLimiterCore {
 	 * @param limits the limits that decide the client, in order
 	 * @param decisions one per limit: remaining and reset now (nothing was spent)
 	 * @param blockedMillis how long the client's penalty still refuses it on the route; 0 for none
-	 * @param keys the client's key of each limit, in order
+	 * @param reservedHere one per limit: what the calls admitted here and not settled yet reserved of it (see
+	 * {@link #reservedHere(String)}), as it stood when the read was sent; null for none
 	 */
 	public record Standing(@Nullable String plan, List<RouteLimit> limits, List<Decision> decisions,
-			long blockedMillis, List<String> keys) {
+			long blockedMillis, List<ReservationsHere.@Nullable Held> reservedHere) {
 	}
 
 }

@@ -160,7 +160,7 @@ public class RateLimitOperations {
 				// a concurrency limit's read counts the slots held: what is in flight, read with the rest
 				Long inFlight = limit.policy().algorithm().countsRequests()
 						? limit.policy().limit() - decision.remaining() : null;
-				ReservationsHere.Held held = this.limiter.reservedHere(standing.keys().get(i));
+				ReservationsHere.Held held = standing.reservedHere().get(i);
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
 						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis()),
 						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null));
