@@ -2,6 +2,7 @@ package io.windowlimiter.core;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -49,8 +50,8 @@ public class RateLimitMetrics {
 
 	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
-	/** By route id alone, so that the request path looks one up without building a key. */
-	private final Map<String, Counter> nearLimit = new ConcurrentHashMap<>();
+	/** The meters every request touches, by route id alone: found without building a key or tags. */
+	private final Map<String, RouteMeters> byRoute = new ConcurrentHashMap<>();
 
 	public RateLimitMetrics(@Nullable MeterRegistry registry) {
 		this.registry = registry;
@@ -58,13 +59,21 @@ public class RateLimitMetrics {
 
 	public void decision(String route, String algorithm, Outcome outcome) {
 		if (this.registry != null) {
-			// looked up once per route and outcome: the registry's own lookup allocates tags every time
-			this.counters.computeIfAbsent(route + '\n' + algorithm + '\n' + outcome.tag,
-					k -> Counter.builder("gateway.ratelimit.decisions")
-						.description("Rate-limit answers by route, algorithm and outcome")
-						.tags("route", route, "algorithm", algorithm, "outcome", outcome.tag)
-						.register(this.registry))
-				.increment();
+			// registered once per route, algorithm and outcome: the registry's own lookup allocates tags every time
+			AtomicReferenceArray<Counter> byOutcome = meters(route).decisions.get(algorithm);
+			if (byOutcome == null) {
+				byOutcome = meters(route).decisions.computeIfAbsent(algorithm,
+						k -> new AtomicReferenceArray<>(Outcome.values().length));
+			}
+			Counter counter = byOutcome.get(outcome.ordinal());
+			if (counter == null) {
+				counter = Counter.builder("gateway.ratelimit.decisions")
+					.description("Rate-limit answers by route, algorithm and outcome")
+					.tags("route", route, "algorithm", algorithm, "outcome", outcome.tag)
+					.register(this.registry);
+				byOutcome.set(outcome.ordinal(), counter);
+			}
+			counter.increment();
 		}
 	}
 
@@ -83,12 +92,14 @@ public class RateLimitMetrics {
 	/** An allowed request left its client at or beyond the near-limit share of a limit (see {@link NearLimit}). */
 	public void nearLimit(String route) {
 		if (this.registry != null) {
-			Counter counter = this.nearLimit.get(route);
+			RouteMeters meters = meters(route);
+			Counter counter = meters.nearLimit;
 			if (counter == null) {
-				counter = this.nearLimit.computeIfAbsent(route, k -> Counter.builder("gateway.ratelimit.near_limit")
+				counter = Counter.builder("gateway.ratelimit.near_limit")
 					.description("Allowed requests that left their client at or beyond the near-limit share of a limit")
 					.tags("route", route)
-					.register(this.registry));
+					.register(this.registry);
+				meters.nearLimit = counter;
 			}
 			counter.increment();
 		}
@@ -174,13 +185,41 @@ public class RateLimitMetrics {
 
 	public void stopRedis(Timer.@Nullable Sample sample, String route, boolean success) {
 		if (sample != null && this.registry != null) {
-			sample.stop(Timer.builder("gateway.ratelimit.redis")
-				.description("Round trip of the rate-limit script to Redis")
-				// buckets, so dashboards can show p99 across instances
-				.publishPercentileHistogram()
-				.tags("route", route, "result", success ? "success" : "failure")
-				.register(this.registry));
+			AtomicReferenceArray<Timer> timers = meters(route).redis;
+			int index = success ? 0 : 1;
+			Timer timer = timers.get(index);
+			if (timer == null) {
+				timer = Timer.builder("gateway.ratelimit.redis")
+					.description("Round trip of the rate-limit script to Redis")
+					// buckets, so dashboards can show p99 across instances
+					.publishPercentileHistogram()
+					.tags("route", route, "result", success ? "success" : "failure")
+					.register(this.registry);
+				timers.set(index, timer);
+			}
+			sample.stop(timer);
 		}
+	}
+
+	private RouteMeters meters(String route) {
+		RouteMeters meters = this.byRoute.get(route);
+		return (meters != null) ? meters : this.byRoute.computeIfAbsent(route, k -> new RouteMeters());
+	}
+
+	/**
+	 * One route's request-path meters, each registered on first use (a race registers the same meter twice:
+	 * the registry hands both the one it holds).
+	 */
+	private static final class RouteMeters {
+
+		/** Decision counters by the route's algorithms, then by {@link Outcome#ordinal()}. */
+		final Map<String, AtomicReferenceArray<Counter>> decisions = new ConcurrentHashMap<>();
+
+		/** The Redis round trip's timers: success, failure. */
+		final AtomicReferenceArray<Timer> redis = new AtomicReferenceArray<>(2);
+
+		volatile @Nullable Counter nearLimit;
+
 	}
 
 }
