@@ -186,7 +186,27 @@ public final class MvcHttpBenchmark {
 				+ "bucket, Bucket4j's algorithm). ours / no limiter: Server MVC %.2f, WebFlux %.2f (Server MVC's ratio is "
 				+ "%.2f of WebFlux's).%n", byRoute.get("ours").perSecond() / bucket4j,
 				byRoute.get("ours-token-bucket").perSecond() / bucket4j, mvcRatio, webfluxRatio, mvcRatio / webfluxRatio));
+		md.append(String.format("%nRound by round (a round's cases ran within minutes of each other, so a drift of the machine "
+				+ "moves both sides of a ratio alike), median and each round's: ours / Bucket4j %s; ours-token-bucket / "
+				+ "Bucket4j %s; ours / no limiter on Server MVC %s, on WebFlux %s.%n",
+				roundRatios(byRoute.get("ours"), byRoute.get("bucket4j")),
+				roundRatios(byRoute.get("ours-token-bucket"), byRoute.get("bucket4j")),
+				roundRatios(byRoute.get("ours"), byRoute.get("none")),
+				roundRatios(byRoute.get(WEBFLUX + "ours"), byRoute.get(WEBFLUX + "none"))));
 		return md.toString();
+	}
+
+	/** The ratio of two routes' req/s in each round: its median in bold, then the rounds'. */
+	static String roundRatios(Result of, Result to) {
+		List<Double> ratios = new ArrayList<>();
+		for (int i = 0; i < of.roundRates().size(); i++) {
+			ratios.add(of.roundRates().get(i) / to.roundRates().get(i));
+		}
+		List<Double> sorted = ratios.stream().sorted().toList();
+		int n = sorted.size();
+		double median = (n % 2 == 1) ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+		return String.format("**%.2f** (%s)", median,
+				String.join(", ", ratios.stream().map(r -> String.format("%.2f", r)).toList()));
 	}
 
 	/** gateway-app-mvc's executable jar, or the one {@code bench.mvc-gateway-jar} names. */

@@ -10,6 +10,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.cloud.gateway.server.mvc.filter.Bucket4jFilterFunctions;
@@ -28,15 +29,18 @@ import static org.springframework.web.servlet.function.RequestPredicates.path;
  * For the benchmarks only, off unless {@code gateway-app-mvc.bucket4j-route.uri} is set: the gateway's own
  * Bucket4j filter ({@code rateLimit}, a token bucket set up in the Java DSL, as its documentation requires) on
  * {@code /bucket4j/**}, keyed by X-API-Key, over the same Redis with Bucket4j's Lettuce proxy manager. It
- * is what a Server MVC user has without this library, measured beside {@code WindowRateLimit}.
+ * is what a Server MVC user has without this library, measured beside {@code WindowRateLimit}. Its client
+ * shares the application's Lettuce resources, as {@code WindowRateLimit}'s decisions (sent over Spring Data
+ * Redis's connection) do: each command pays what the application configured there (Spring Boot's command
+ * observation), on both sides alike.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "gateway-app-mvc.bucket4j-route.uri")
 public class Bucket4jComparisonRoute {
 
 	@Bean(destroyMethod = "shutdown")
-	RedisClient bucket4jRedisClient(Environment environment) {
-		return RedisClient.create(RedisURI.create(environment.getProperty("spring.data.redis.host", "127.0.0.1"),
+	RedisClient bucket4jRedisClient(Environment environment, ClientResources resources) {
+		return RedisClient.create(resources, RedisURI.create(environment.getProperty("spring.data.redis.host", "127.0.0.1"),
 				environment.getProperty("spring.data.redis.port", Integer.class, 6379)));
 	}
 
