@@ -10,12 +10,21 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.channel.DefaultEventLoop;
 import io.windowlimiter.core.RateLimiterCore.Settled;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.operations.ChangeBroadcast;
+import io.windowlimiter.core.operations.DeniedClients;
+import io.windowlimiter.core.operations.RateLimitOperations;
+import io.windowlimiter.core.operations.RateLimitOperations.ClientStanding;
+import io.windowlimiter.core.operations.RateLimitOperations.LimitStanding;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -148,6 +157,53 @@ class LlmCostsPerLimitTests {
 		assertThat(this.core.reservedHere(there.keys().get(0))).as("in the other instance's memory only").isNull();
 		assertThat(remaining(route, 0)).as("counted in Redis, as reserved").isEqualTo(700);
 		other.settle(there, new long[] { 10, 1 }).block(TIMEOUT);
+	}
+
+	/**
+	 * The client view's {@code reservedHere} and {@code remaining} agree. The view's Redis read and a decision
+	 * racing it answer on different threads (each request's own event loop), so which answer is handled first
+	 * is not the order Redis ran them in. Here the view is asked from an event loop that is busy when Redis
+	 * answers it; a call is admitted in that time. The view was read in Redis before the call reserved, so it
+	 * shows the call neither in what remains nor as reserved here.
+	 */
+	@Test
+	void theClientViewShowsAsReservedHereOnlyWhatItsRemainingQuotaCounts() throws Exception {
+		String route = route("fixed-window");
+		DefaultEventLoop viewLoop = new DefaultEventLoop();
+		CountDownLatch sent = new CountDownLatch(1);
+		CountDownLatch admitted = new CountDownLatch(1);
+		CompletableFuture<ClientStanding> view = new CompletableFuture<>();
+		viewLoop.execute(() -> {
+			operations().standing(route, this.client).subscribe(view::complete, view::completeExceptionally);
+			sent.countDown();
+			try {
+				// the loop is busy: Redis's answer to the view waits here while the call is admitted
+				admitted.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		assertThat(sent.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+		// Redis has run the view's read by the time it runs a command sent after it, on the same connection
+		this.redis.opsForValue().get("view-race-barrier-" + this.client).block(TIMEOUT);
+		Admission admission = admit(route, 300);
+		assertThat(admission.passes()).isTrue();
+		admitted.countDown();
+
+		LimitStanding tokens = view.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).limits().get(0);
+		long counted = tokens.limit() - tokens.remaining();
+		long shown = (tokens.reservedHere() != null) ? tokens.reservedHere().reserved() : 0;
+		assertThat(shown).as("reserved here and counted in Redis: %s", tokens).isLessThanOrEqualTo(counted);
+		this.core.settle(admission.reservation(), new long[] { 300, 1 }).block(TIMEOUT);
+		viewLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+	}
+
+	/** The operators' API over this test's core (the client view). */
+	private RateLimitOperations operations() {
+		return new RateLimitOperations(this.core, this.redis,
+				new ChangeBroadcast(this.redis, this.core, null, Duration.ofSeconds(5)), DeniedClients.ofDefaults(), null,
+				null, Duration.ofSeconds(5));
 	}
 
 	/** 2,000 clients with a call each: none is left once settled, even when some settles Redis never took. */
