@@ -705,9 +705,9 @@ public final class RateLimiterCore {
 			return Mono.just(new Standing(plan, limits, List.of(), 0, List.of()));
 		}
 		return Mono.defer(() -> {
-			// read before the read is sent: a reservation registered by then was taken in Redis before the read
-			// runs there, so what it shows as reserved here the remaining quota has counted (a reservation made
-			// after the read shows in neither, whichever thread's answer is handled first)
+			// taken before the Redis read is sent: a reservation registered by then was counted in Redis before
+			// the read runs there, so the remaining quota counts whatever this shows as reserved here (one made
+			// after shows in neither), whichever thread handles which answer first
 			List<ReservationsHere.@Nullable Held> held = new ArrayList<>(limits.size());
 			for (int i = 0; i < limits.size(); i++) {
 				held.add(reservedHere(keys.get(i)));
