@@ -60,9 +60,10 @@ public class RateLimitMetrics {
 	public void decision(String route, String algorithm, Outcome outcome) {
 		if (this.registry != null) {
 			// registered once per route, algorithm and outcome: the registry's own lookup allocates tags every time
-			AtomicReferenceArray<Counter> byOutcome = meters(route).decisions.get(algorithm);
+			Map<String, AtomicReferenceArray<Counter>> byAlgorithm = meters(route).decisions;
+			AtomicReferenceArray<Counter> byOutcome = byAlgorithm.get(algorithm);
 			if (byOutcome == null) {
-				byOutcome = meters(route).decisions.computeIfAbsent(algorithm,
+				byOutcome = byAlgorithm.computeIfAbsent(algorithm,
 						k -> new AtomicReferenceArray<>(Outcome.values().length));
 			}
 			Counter counter = byOutcome.get(outcome.ordinal());

@@ -166,9 +166,10 @@ public final class UsageMeter {
 		int at = (held != null) ? held.length : 0;
 		byte[] out = Arrays.copyOf((held != null) ? held : NO_BYTES, at + passed.rangeBytes());
 		for (int k = 0; k < passed.ranges(); k++) {
-			int from = passed.from(k);
-			slice.duplicate().position(slice.position() + from).get(out, at, passed.to(k) - from);
-			at += passed.to(k) - from;
+			ByteBuffer range = passed.range(slice, k);
+			int length = range.remaining();
+			range.get(out, at, length);
+			at += length;
 		}
 		return ByteBuffer.wrap(out);
 	}
@@ -442,6 +443,11 @@ public final class UsageMeter {
 		/** Where range {@code k} ends (exclusive). */
 		public int to(int k) {
 			return this.bounds[2 * k + 1];
+		}
+
+		/** Range {@code k} of {@code slice} (the slice this collected for), as a view of its bytes. */
+		public ByteBuffer range(ByteBuffer slice, int k) {
+			return slice.duplicate().limit(slice.position() + to(k)).position(slice.position() + from(k));
 		}
 
 		/** Bytes of the slice to send, over all ranges. */

@@ -117,7 +117,7 @@ final class MeteredResponse extends ServerHttpResponseDecorator {
 		}
 		DataBuffer copy = bufferFactory().allocateBuffer(passed.rangeBytes());
 		for (int k = 0; k < ranges; k++) {
-			copy.write(slice.duplicate().limit(slice.position() + passed.to(k)).position(slice.position() + passed.from(k)));
+			copy.write(passed.range(slice, k));
 		}
 		DataBufferUtils.release(buffer);
 		return copy;
