@@ -60,6 +60,10 @@ abstract class PlansContract {
 
 	private static final String PRO = "\"per-route\";q=6;w=" + W + ", \"daily\";q=10;w=" + W;
 
+	private static final long D = Duration.ofDays(1).toSeconds();
+
+	private static final String DAY = "\"per-route\";q=4;w=" + D + ", \"daily\";q=6;w=" + D;
+
 	private final Downstream downstream = Downstream.start();
 
 	private final List<ConfigurableApplicationContext> instances = new ArrayList<>();
@@ -132,8 +136,9 @@ abstract class PlansContract {
 		properties.add("window-rate-limiter.problem-details.enabled=true");
 		// the operator endpoint, to assign through one instance over HTTP
 		properties.add("management.endpoints.web.exposure.include=ratelimits");
-		plan(properties, "free", 3, 5);
-		plan(properties, "pro", 6, 10);
+		plan(properties, "free", 3, 5, YEAR);
+		plan(properties, "pro", 6, 10, YEAR);
+		plan(properties, "day", 4, 6, "1d");
 		route(properties, 0, "orders", "plan=free");
 		route(properties, 1, "search", "plan=free");
 		route(properties, 2, "a", "scope=ab", "algorithm=sliding-log", "limit=4", "window=" + YEAR);
@@ -141,11 +146,11 @@ abstract class PlansContract {
 		return properties;
 	}
 
-	private static void plan(List<String> properties, String plan, int perRoute, int daily) {
+	private static void plan(List<String> properties, String plan, int perRoute, int daily, String window) {
 		String limits = "window-rate-limiter.plans." + plan + ".limits";
 		properties.addAll(List.of(limits + "[0].name=per-route", limits + "[0].algorithm=fixed-window",
-				limits + "[0].limit=" + perRoute, limits + "[0].window=" + YEAR, limits + "[1].name=daily",
-				limits + "[1].limit=" + daily, limits + "[1].window=" + YEAR, limits + "[1].scope=api"));
+				limits + "[0].limit=" + perRoute, limits + "[0].window=" + window, limits + "[1].name=daily",
+				limits + "[1].limit=" + daily, limits + "[1].window=" + window, limits + "[1].scope=api"));
 	}
 
 	private void route(List<String> properties, int index, String id, String... args) {
@@ -533,11 +538,114 @@ abstract class PlansContract {
 			.asLong()).isEqualTo(2);
 	}
 
+	/**
+	 * A client that used part of free's year (2 of 3 on orders, 3 of 5 in scope api) is given plan day (4 and
+	 * 6 a day) on the scope: what it used stays used, restated in the day's windows, so it gets the day's
+	 * quota less what it used, refused until the day ends rather than the year. Cleared back to free, what
+	 * the day's plan let through counts in free's year again: nothing fresh.
+	 */
+	@Test
+	void aPlanAssignedToAClientThatUsedQuotaKeepsWhatItUsedInTheNewPlansWindows() {
+		String client = key();
+		assertThat(List.of(get(0, "orders", client), get(1, "orders", client), get(0, "search", client)))
+			.extracting(Answer::status)
+			.containsOnly(200);
+		Answer assigned = operator(0, HttpMethod.POST, "api/" + client, "{\"plan\": \"day\"}");
+		assertThat(assigned.status()).as(assigned.body()).isEqualTo(200);
+		millisUntilSeenOnTheOtherInstance("api", client, true);
+		assertThat(json(operator(1, HttpMethod.GET, "api/" + client, null)).path("limits").get(0).path("remaining")
+			.asLong()).as("the scope's 3 used, read in the day").isEqualTo(3);
+		// orders: 2 of the day's 4 used there, 2 left
+		Answer first = get(1, "orders", client);
+		assertThat(first.status()).isEqualTo(200);
+		assertThat(first.policy()).isEqualTo(DAY);
+		assertThat(get(0, "orders", client).status()).isEqualTo(200);
+		Answer perRoute = get(1, "orders", client);
+		assertThat(perRoute.status()).isEqualTo(429);
+		assertThat(perRoute.body()).contains("\"violated-policies\":[\"per-route\"]");
+		assertThat(Long.parseLong(perRoute.headers().getFirst("Retry-After"))).as("the day's fixed window, not the year")
+			.isBetween(1L, D);
+		// the scope: 5 of the day's 6 used, 1 left
+		assertThat(get(0, "search", client).status()).isEqualTo(200);
+		Answer scope = get(1, "search", client);
+		assertThat(scope.status()).isEqualTo(429);
+		assertThat(scope.body()).contains("\"violated-policies\":[\"daily\"]");
+		assertRefusedWithinADayAndAFraction(scope);
+		// six passed in all: the day plan's scope limit, not that limit on top of what free let through
+		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
+			.isEqualTo(6);
+
+		Answer cleared = operator(0, HttpMethod.POST, "api/" + client, "{\"clear\": true}");
+		assertThat(cleared.status()).as(cleared.body()).isEqualTo(200);
+		millisUntilSeenOnTheOtherInstance("api", client, false);
+		// the 6 the day let through are more than free's 5 a year: refused on both routes and instances
+		for (int i = 0; i < 2; i++) {
+			for (String route : List.of("orders", "search")) {
+				Answer refused = get(i, route, client);
+				assertThat(refused.status()).as(route + " on instance " + i).isEqualTo(429);
+				assertThat(refused.policy()).isEqualTo(FREE);
+			}
+		}
+		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
+			.isEqualTo(6);
+	}
+
+	/**
+	 * The counter's Retry-After is at most the day's window and the previous window's weight fading by one
+	 * request's share (at most a sixth of a day here): far below the year free counts in.
+	 */
+	private static void assertRefusedWithinADayAndAFraction(Answer refused) {
+		assertThat(Long.parseLong(refused.headers().getFirst("Retry-After"))).as("refused until the day's window lets go")
+			.isBetween(1L, D + D / 6 + 1);
+	}
+
+	/**
+	 * A client that used 3 of free's 5 a year in scope api (2 on orders, 1 on search) gets an override of 4 a
+	 * day on the scope: the 3 are the day's, so one more passes, then it is refused on both routes until the
+	 * day ends, not the year. Cleared, the 4 count in free's year: one more, then refused.
+	 */
+	@Test
+	void anOverrideOnAScopeForAClientThatUsedQuotaKeepsWhatItUsedInTheOverridesWindow() {
+		String client = key();
+		assertThat(List.of(get(0, "orders", client), get(1, "orders", client), get(1, "search", client)))
+			.extracting(Answer::status)
+			.containsOnly(200);
+		Answer override = operator(0, HttpMethod.POST, "api/" + client, "{\"limit\": 4, \"window\": \"1d\"}");
+		assertThat(override.status()).as(override.body()).isEqualTo(200);
+		millisUntilSeenOnTheOtherInstance("api", client, true);
+		Answer last = get(1, "search", client);
+		assertThat(last.status()).isEqualTo(200);
+		assertThat(last.policy()).isEqualTo("\"per-route\";q=3;w=" + W + ", \"daily\";q=4;w=" + D);
+		for (int i = 0; i < 2; i++) {
+			for (String route : List.of("orders", "search")) {
+				Answer refused = get(i, route, client);
+				assertThat(refused.status()).as(route + " on instance " + i).isEqualTo(429);
+				assertThat(refused.headers().getFirst("RateLimit")).startsWith("\"daily\";r=0;");
+				assertRefusedWithinADayAndAFraction(refused);
+			}
+		}
+		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
+			.isEqualTo(4);
+
+		Answer cleared = operator(0, HttpMethod.POST, "api/" + client, "{\"clear\": true}");
+		assertThat(cleared.status()).as(cleared.body()).isEqualTo(200);
+		millisUntilSeenOnTheOtherInstance("api", client, false);
+		// free's 5 a year with the day's 4 in it: one more
+		Answer again = get(1, "search", client);
+		assertThat(again.status()).isEqualTo(200);
+		assertThat(again.policy()).isEqualTo(FREE);
+		Answer refused = get(0, "orders", client);
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.headers().getFirst("RateLimit")).startsWith("\"daily\";r=0;");
+		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
+			.isEqualTo(5);
+	}
+
 	@Test
 	void theEndpointRefusesWhatCannotBeAssignedNamingTheField() {
 		String client = key();
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"gold\"}"), "plan",
-				"plan is 'gold'; allowed: one of free, pro");
+				"plan is 'gold'; allowed: one of day, free, pro");
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"limit\": 5, \"window\": \"soon\"}"),
 				"window", "window is 'soon'; allowed: a duration");
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"limit\": 0, \"window\": \"1m\"}"),
