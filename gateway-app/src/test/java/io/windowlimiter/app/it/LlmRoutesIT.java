@@ -268,6 +268,29 @@ class LlmRoutesIT {
 		assertThat(asked.body()).contains("\"choices\":[],\"usage\":{\"prompt_tokens\":25");
 	}
 
+	/**
+	 * The upstream's stream in pieces of 37 bytes, so events, lines and UTF-8 characters are cut across the
+	 * gateway's buffers and the meter holds back the tail of an event until it knows it is not the usage
+	 * chunk: the client gets exactly what it gets from the stream unsplit, and the call settles the same.
+	 */
+	@Test
+	void aStreamCutAnywhereByTheUpstreamReachesTheClientWholeWithoutTheUsageChunk() throws Exception {
+		String body = chat(300, true);
+		String whole = this.http.send(post("/llm/v1/chat/completions", UUID.randomUUID().toString(), body)
+			.header(FakeLlmServer.HEADER_USAGE, "25,75")
+			.build(), HttpResponse.BodyHandlers.ofString()).body();
+		String client = UUID.randomUUID().toString();
+		HttpResponse<String> cut = this.http.send(post("/llm/v1/chat/completions", client, body)
+			.header(FakeLlmServer.HEADER_USAGE, "25,75")
+			.header(FakeLlmServer.HEADER_WRITE_BYTES, "37")
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(cut.statusCode()).isEqualTo(200);
+		assertThat(cut.body()).doesNotContain("prompt_tokens");
+		// each call has an id of its own
+		assertThat(cut.body().replaceAll("chatcmpl-fake\\d+", "id")).isEqualTo(whole.replaceAll("chatcmpl-fake\\d+", "id"));
+		assertThat(eventually(BUDGET - 100, left("llm", client))).isEqualTo(BUDGET - 100);
+	}
+
 	@Test
 	void theFirstByteOfASlowStreamReachesTheClientBeforeTheUpstreamEnds() throws Exception {
 		String client = UUID.randomUUID().toString();

@@ -55,6 +55,12 @@ public final class FakeLlmServer implements AutoCloseable {
 	/** Cut the stream (the connection ends early) after this many events. */
 	public static final String HEADER_CUT_AFTER = "X-Fake-Llm-Cut-After";
 
+	/**
+	 * Write the stream in pieces of this many bytes, each flushed and 2 ms apart, so that the gateway reads
+	 * events (lines, UTF-8 characters) cut across its buffers.
+	 */
+	public static final String HEADER_WRITE_BYTES = "X-Fake-Llm-Write-Bytes";
+
 	private static final Pattern STREAM = Pattern.compile("\"stream\"\\s*:\\s*true");
 
 	private static final Pattern INCLUDE_USAGE = Pattern.compile("\"include_usage\"\\s*:\\s*true");
@@ -188,7 +194,24 @@ public final class FakeLlmServer implements AutoCloseable {
 			send(exchange, 200, "application/json", call.json());
 			return false;
 		}
+		String pieces = headers.get(HEADER_WRITE_BYTES.toLowerCase(Locale.ROOT));
+		if (pieces != null) {
+			return streamInPieces(exchange, call.events(), Integer.parseInt(pieces.trim()));
+		}
 		return stream(exchange, reply, call.events());
+	}
+
+	private static boolean streamInPieces(HttpExchange exchange, List<String> events, int size) throws IOException {
+		exchange.getResponseHeaders().set("Content-Type", "text/event-stream; charset=utf-8");
+		exchange.sendResponseHeaders(200, 0);
+		byte[] bytes = String.join("", events).getBytes(StandardCharsets.UTF_8);
+		OutputStream out = exchange.getResponseBody();
+		for (int from = 0; from < bytes.length; from += size) {
+			out.write(bytes, from, Math.min(size, bytes.length - from));
+			out.flush();
+			sleep(Duration.ofMillis(2));
+		}
+		return false;
 	}
 
 	private static boolean stream(HttpExchange exchange, Reply reply, List<String> events) throws IOException {
