@@ -7,6 +7,7 @@ import java.util.List;
 import io.windowlimiter.metering.UsageMeter;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
+import reactor.core.Fuseable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -33,14 +34,36 @@ final class MeteredResponse extends ServerHttpResponseDecorator {
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
 		dropLengthWhenStripping();
-		return super.writeWith(Flux.from(body).map(this::pass).concatWith(rest()));
+		return super.writeWith(Flux.from(body).map(this::pass).concatWith(Mono.fromSupplier(this::rest)));
 	}
 
+	/**
+	 * A stream, as the gateway writes one: each buffer in a publisher of its own, flushed after it. A group
+	 * of one buffer ({@code Flux.just}, the gateway's) is metered as it comes, without an operator per
+	 * buffer; the held rest, if any, is one more group (none when nothing is held: no flush for nothing).
+	 */
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
 		dropLengthWhenStripping();
-		return super.writeAndFlushWith(
-				Flux.from(body).map(inner -> Flux.from(inner).map(this::pass)).concatWith(Mono.fromSupplier(this::rest)));
+		return super.writeAndFlushWith(Flux.from(body).map(this::passGroup)
+			.concatWith(Mono.fromSupplier(this::rest).map(Mono::just)));
+	}
+
+	private Publisher<? extends DataBuffer> passGroup(Publisher<? extends DataBuffer> group) {
+		if (group instanceof Fuseable.ScalarCallable<?> one) {
+			Object buffer;
+			try {
+				buffer = one.call();
+			}
+			catch (Exception ex) {
+				// an error group: it signals the error when the writer subscribes
+				return group;
+			}
+			if (buffer instanceof DataBuffer data) {
+				return Mono.just(pass(data));
+			}
+		}
+		return Flux.from(group).map(this::pass);
 	}
 
 	private void dropLengthWhenStripping() {
@@ -53,12 +76,10 @@ final class MeteredResponse extends ServerHttpResponseDecorator {
 		}
 	}
 
-	/** What the meter still holds when the body completes (a last event without its blank line). */
-	private Flux<DataBuffer> rest() {
-		return Flux.defer(() -> {
-			ByteBuffer rest = this.meter.finish();
-			return rest.hasRemaining() ? Flux.just(bufferFactory().wrap(rest)) : Flux.empty();
-		});
+	/** What the meter still holds when the body completes (a last event without its blank line), or null. */
+	private @Nullable DataBuffer rest() {
+		ByteBuffer rest = this.meter.finish();
+		return rest.hasRemaining() ? bufferFactory().wrap(rest) : null;
 	}
 
 	/**
@@ -80,7 +101,9 @@ final class MeteredResponse extends ServerHttpResponseDecorator {
 				if (held == null) {
 					return (through != null) ? through : bufferFactory().allocateBuffer(0);
 				}
-				DataBuffer heldBuffer = bufferFactory().wrap(held);
+				// into the server's (direct) allocator: a composite with a heap part would be copied whole into a
+				// direct buffer when written, the through bytes included
+				DataBuffer heldBuffer = bufferFactory().allocateBuffer(held.length).write(held);
 				return (through == null) ? heldBuffer : bufferFactory().join(List.of(heldBuffer, through));
 			}
 			// a composite buffer (not what Reactor Netty's client hands): what each slice lets through, copied
