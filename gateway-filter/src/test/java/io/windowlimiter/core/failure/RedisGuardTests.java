@@ -82,7 +82,52 @@ class RedisGuardTests {
 			outcome(Mono.error(new IllegalStateException("connection refused")));
 		}
 		assertThat(this.guard.failures()).isEqualTo(50);
+		// written on the watchdog's thread
+		long started = System.nanoTime();
+		while (!output.getOut().contains("rate-limit decision(s) failed")) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("reported").isLessThan(Duration.ofSeconds(5));
+			Thread.onSpinWait();
+		}
 		assertThat(output.getOut().split("rate-limit decision\\(s\\) failed", -1)).hasSize(2);
+	}
+
+	/**
+	 * The report of failed decisions is written on the watchdog's thread: a log write that blocks (a console
+	 * pipe nobody reads, a slow appender) must not hold the failed decision's answer, which goes to the
+	 * route's fail-mode at once.
+	 */
+	@Test
+	void aLogWriteThatBlocksDoesNotDelayTheAnswer() throws InterruptedException {
+		ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+			.getLogger(RedisGuard.class);
+		java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+		java.util.concurrent.CountDownLatch written = new java.util.concurrent.CountDownLatch(1);
+		ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> blocking = new ch.qos.logback.core.AppenderBase<>() {
+			@Override
+			protected void append(ch.qos.logback.classic.spi.ILoggingEvent event) {
+				try {
+					release.await(5, java.util.concurrent.TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				written.countDown();
+			}
+		};
+		blocking.start();
+		log.addAppender(blocking);
+		try {
+			Object[] result = new Object[1];
+			long waited = millisOf(() -> result[0] = outcome(Mono.error(new IllegalStateException("connection refused"))));
+			assertThat(result[0]).isInstanceOf(IllegalStateException.class);
+			assertThat(waited).as("answered while the log write blocks").isLessThan(500);
+			release.countDown();
+			assertThat(written.await(5, java.util.concurrent.TimeUnit.SECONDS)).as("reported").isTrue();
+		}
+		finally {
+			release.countDown();
+			log.detachAppender(blocking);
+		}
 	}
 
 	@Test

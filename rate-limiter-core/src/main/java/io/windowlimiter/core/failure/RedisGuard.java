@@ -320,7 +320,20 @@ public final class RedisGuard implements AutoCloseable {
 		}
 		if (node.stalled) {
 			node.stalled = false;
-			logger.warn("Redis answers again" + node.described() + ": rate-limit decisions go to Redis");
+			report("Redis answers again" + node.described() + ": rate-limit decisions go to Redis");
+		}
+	}
+
+	/**
+	 * Logs on the watchdog's thread, not on the one answering a decision (an event loop, Lettuce's, a timer):
+	 * a log write that blocks (a console pipe nobody reads) must never hold an answer.
+	 */
+	private void report(String message) {
+		try {
+			this.watchdog.execute(() -> logger.warn(message));
+		}
+		catch (RejectedExecutionException closed) {
+			logger.warn(message);
 		}
 	}
 
@@ -527,7 +540,7 @@ public final class RedisGuard implements AutoCloseable {
 		long last = this.lastReport.get();
 		if (now - last >= this.logIntervalNanos && this.lastReport.compareAndSet(last, now)) {
 			this.unreported.addAndGet(-pending);
-			logger.warn(pending + " rate-limit decision(s) failed since the last report, routes applied their "
+			report(pending + " rate-limit decision(s) failed since the last report, routes applied their "
 					+ "fail-mode; latest: " + error);
 		}
 		sink.error(error);
