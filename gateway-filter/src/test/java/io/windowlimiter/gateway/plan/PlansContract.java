@@ -546,13 +546,7 @@ abstract class PlansContract {
 	 */
 	@Test
 	void aPlanAssignedToAClientThatUsedQuotaKeepsWhatItUsedInTheNewPlansWindows() {
-		String client = key();
-		assertThat(List.of(get(0, "orders", client), get(1, "orders", client), get(0, "search", client)))
-			.extracting(Answer::status)
-			.containsOnly(200);
-		Answer assigned = operator(0, HttpMethod.POST, "api/" + client, "{\"plan\": \"day\"}");
-		assertThat(assigned.status()).as(assigned.body()).isEqualTo(200);
-		millisUntilSeenOnTheOtherInstance("api", client, true);
+		String client = usedThreeInTheScopeThen("{\"plan\": \"day\"}");
 		assertThat(json(operator(1, HttpMethod.GET, "api/" + client, null)).path("limits").get(0).path("remaining")
 			.asLong()).as("the scope's 3 used, read in the day").isEqualTo(3);
 		// orders: 2 of the day's 4 used there, 2 left
@@ -575,9 +569,7 @@ abstract class PlansContract {
 		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
 			.isEqualTo(6);
 
-		Answer cleared = operator(0, HttpMethod.POST, "api/" + client, "{\"clear\": true}");
-		assertThat(cleared.status()).as(cleared.body()).isEqualTo(200);
-		millisUntilSeenOnTheOtherInstance("api", client, false);
+		clearedOnTheScope(client);
 		// the 6 the day let through are more than free's 5 a year: refused on both routes and instances
 		for (int i = 0; i < 2; i++) {
 			for (String route : List.of("orders", "search")) {
@@ -588,6 +580,28 @@ abstract class PlansContract {
 		}
 		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
 			.isEqualTo(6);
+	}
+
+	/**
+	 * A new client that used 2 on orders and 1 on search under free (3 of the scope's 5), then had
+	 * {@code change} posted on scope api through instance 0, seen by instance 1.
+	 */
+	private String usedThreeInTheScopeThen(String change) {
+		String client = key();
+		assertThat(List.of(get(0, "orders", client), get(1, "orders", client), get(0, "search", client)))
+			.extracting(Answer::status)
+			.containsOnly(200);
+		Answer changed = operator(0, HttpMethod.POST, "api/" + client, change);
+		assertThat(changed.status()).as(changed.body()).isEqualTo(200);
+		millisUntilSeenOnTheOtherInstance("api", client, true);
+		return client;
+	}
+
+	/** The client's plan or override on scope api cleared through instance 0, seen by instance 1. */
+	private void clearedOnTheScope(String client) {
+		Answer cleared = operator(0, HttpMethod.POST, "api/" + client, "{\"clear\": true}");
+		assertThat(cleared.status()).as(cleared.body()).isEqualTo(200);
+		millisUntilSeenOnTheOtherInstance("api", client, false);
 	}
 
 	/**
@@ -606,13 +620,7 @@ abstract class PlansContract {
 	 */
 	@Test
 	void anOverrideOnAScopeForAClientThatUsedQuotaKeepsWhatItUsedInTheOverridesWindow() {
-		String client = key();
-		assertThat(List.of(get(0, "orders", client), get(1, "orders", client), get(1, "search", client)))
-			.extracting(Answer::status)
-			.containsOnly(200);
-		Answer override = operator(0, HttpMethod.POST, "api/" + client, "{\"limit\": 4, \"window\": \"1d\"}");
-		assertThat(override.status()).as(override.body()).isEqualTo(200);
-		millisUntilSeenOnTheOtherInstance("api", client, true);
+		String client = usedThreeInTheScopeThen("{\"limit\": 4, \"window\": \"1d\"}");
 		Answer last = get(1, "search", client);
 		assertThat(last.status()).isEqualTo(200);
 		assertThat(last.policy()).isEqualTo("\"per-route\";q=3;w=" + W + ", \"daily\";q=4;w=" + D);
@@ -627,9 +635,7 @@ abstract class PlansContract {
 		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
 			.isEqualTo(4);
 
-		Answer cleared = operator(0, HttpMethod.POST, "api/" + client, "{\"clear\": true}");
-		assertThat(cleared.status()).as(cleared.body()).isEqualTo(200);
-		millisUntilSeenOnTheOtherInstance("api", client, false);
+		clearedOnTheScope(client);
 		// free's 5 a year with the day's 4 in it: one more
 		Answer again = get(1, "search", client);
 		assertThat(again.status()).isEqualTo(200);
