@@ -1,16 +1,22 @@
 package io.windowlimiter.core.failure;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import io.lettuce.core.RedisCommandExecutionException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -98,15 +104,14 @@ class RedisGuardTests {
 	 */
 	@Test
 	void aLogWriteThatBlocksDoesNotDelayTheAnswer() throws InterruptedException {
-		ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
-			.getLogger(RedisGuard.class);
-		java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-		java.util.concurrent.CountDownLatch written = new java.util.concurrent.CountDownLatch(1);
-		ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> blocking = new ch.qos.logback.core.AppenderBase<>() {
+		Logger log = (Logger) LoggerFactory.getLogger(RedisGuard.class);
+		CountDownLatch release = new CountDownLatch(1);
+		CountDownLatch written = new CountDownLatch(1);
+		AppenderBase<ILoggingEvent> blocking = new AppenderBase<>() {
 			@Override
-			protected void append(ch.qos.logback.classic.spi.ILoggingEvent event) {
+			protected void append(ILoggingEvent event) {
 				try {
-					release.await(5, java.util.concurrent.TimeUnit.SECONDS);
+					release.await(5, TimeUnit.SECONDS);
 				}
 				catch (InterruptedException ex) {
 					Thread.currentThread().interrupt();
@@ -122,7 +127,7 @@ class RedisGuardTests {
 			assertThat(result[0]).isInstanceOf(IllegalStateException.class);
 			assertThat(waited).as("answered while the log write blocks").isLessThan(500);
 			release.countDown();
-			assertThat(written.await(5, java.util.concurrent.TimeUnit.SECONDS)).as("reported").isTrue();
+			assertThat(written.await(5, TimeUnit.SECONDS)).as("reported").isTrue();
 		}
 		finally {
 			release.countDown();

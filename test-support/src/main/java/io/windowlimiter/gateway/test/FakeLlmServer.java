@@ -202,10 +202,8 @@ public final class FakeLlmServer implements AutoCloseable {
 	}
 
 	private static boolean streamInPieces(HttpExchange exchange, List<String> events, int size) throws IOException {
-		exchange.getResponseHeaders().set("Content-Type", "text/event-stream; charset=utf-8");
-		exchange.sendResponseHeaders(200, 0);
 		byte[] bytes = String.join("", events).getBytes(StandardCharsets.UTF_8);
-		OutputStream out = exchange.getResponseBody();
+		OutputStream out = startStream(exchange);
 		for (int from = 0; from < bytes.length; from += size) {
 			out.write(bytes, from, Math.min(size, bytes.length - from));
 			out.flush();
@@ -215,10 +213,7 @@ public final class FakeLlmServer implements AutoCloseable {
 	}
 
 	private static boolean stream(HttpExchange exchange, Reply reply, List<String> events) throws IOException {
-		exchange.getResponseHeaders().set("Content-Type", "text/event-stream; charset=utf-8");
-		exchange.getResponseHeaders().set("Cache-Control", "no-cache");
-		exchange.sendResponseHeaders(200, 0);
-		OutputStream out = exchange.getResponseBody();
+		OutputStream out = startStream(exchange);
 		int sent = 0;
 		for (String event : events) {
 			if (sent == reply.cutAfterEvents) {
@@ -232,6 +227,14 @@ public final class FakeLlmServer implements AutoCloseable {
 			sent++;
 		}
 		return false;
+	}
+
+	/** A 200 event stream, chunked: its body to write events to. */
+	private static OutputStream startStream(HttpExchange exchange) throws IOException {
+		exchange.getResponseHeaders().set("Content-Type", "text/event-stream; charset=utf-8");
+		exchange.getResponseHeaders().set("Cache-Control", "no-cache");
+		exchange.sendResponseHeaders(200, 0);
+		return exchange.getResponseBody();
 	}
 
 	private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
