@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.LlmSettings;
+import io.windowlimiter.core.OccasionalLog;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimiterCore;
@@ -67,6 +68,8 @@ public final class MvcRateLimiter {
 	/** How much longer than the guard's own bound a request thread waits for a decision. */
 	public static final Duration WAIT_MARGIN = Duration.ofMillis(250);
 
+	private static final Duration GIVEN_UP_LOG_INTERVAL = Duration.ofSeconds(10);
+
 	private final RateLimiterCore core;
 
 	private final @Nullable MvcPlanResolver planResolver;
@@ -87,6 +90,9 @@ public final class MvcRateLimiter {
 	private final AtomicLong waitsGivenUp = new AtomicLong();
 
 	private final AtomicLong settlesGivenUp = new AtomicLong();
+
+	/** Waits given up happen when the CPU is too busy to run the guard's timers: no line per request then. */
+	private final OccasionalLog givenUpLog = new OccasionalLog(MvcRateLimiter.class, GIVEN_UP_LOG_INTERVAL);
 
 	private final MvcLlmCalls llmCalls;
 
@@ -216,9 +222,10 @@ public final class MvcRateLimiter {
 			Thread.currentThread().interrupt();
 		}
 		catch (TimeoutException ex) {
-			this.settlesGivenUp.incrementAndGet();
-			logger.warn("No settle for route '" + routeId + "' within " + waitBound().toMillis()
-					+ " ms; the request stays charged what was reserved");
+			long givenUp = this.settlesGivenUp.incrementAndGet();
+			this.givenUpLog.warn(() -> "No settle for route '" + routeId + "' within " + waitBound().toMillis()
+					+ " ms; the request stays charged what was reserved (" + givenUp + " settle(s) given up so far; at "
+					+ "most one such line per " + GIVEN_UP_LOG_INTERVAL + ")");
 		}
 		catch (ExecutionException ex) {
 			// the core answers a settle Redis cannot take as dropped; anything else is a bug, not the client's
@@ -314,9 +321,10 @@ public final class MvcRateLimiter {
 			return this.wait.await(decision);
 		}
 		catch (TimeoutException ex) {
-			this.waitsGivenUp.incrementAndGet();
-			logger.warn("No rate-limit decision for route '" + routeId + "' within " + waitBound().toMillis()
-					+ " ms; answered by its fail-mode");
+			long givenUp = this.waitsGivenUp.incrementAndGet();
+			this.givenUpLog.warn(() -> "No rate-limit decision for route '" + routeId + "' within "
+					+ waitBound().toMillis() + " ms; answered by its fail-mode (" + givenUp + " decision(s) given up so "
+					+ "far; at most one such line per " + GIVEN_UP_LOG_INTERVAL + ")");
 			return failMode(routeId);
 		}
 		catch (ExecutionException ex) {

@@ -6,7 +6,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.core.algorithm.Decision;
@@ -18,6 +23,7 @@ import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.system.CapturedOutput;
@@ -93,20 +99,66 @@ class NearLimitTests {
 	}
 
 	@Test
-	void aLineIsLoggedAtMostOncePerIntervalNamingRouteLimitAndAShortenedClient(CapturedOutput output) {
+	void aLineIsLoggedAtMostOncePerIntervalNamingRouteLimitAndAShortenedClient(CapturedOutput output)
+			throws InterruptedException {
 		RateLimiterCore core = core(new NearLimit(0.5, new RateLimitMetrics(this.meters), Duration.ofHours(1)));
 		String route = "logged-" + this.run;
 		core.configure(route, Map.of("window-rate-limiter.algorithm", "sliding-log", "window-rate-limiter.limit", "4",
 				"window-rate-limiter.window", "1h", "window-rate-limiter.name", "hourly"));
 		String hostile = "key\r\nFAKE LOG LINE " + "x".repeat(8_000);
+		// lines are written on the log's thread: the other tests' first, then only this one's
+		OccasionalLogTests.awaitWritten();
+		int before = output.getAll().length();
 		send(core, route, hostile, 4);
 		send(core, route, "other", 4);
-		String logged = output.getAll();
+		OccasionalLogTests.awaitWritten();
+		String logged = output.getAll().substring(before);
 		assertThat(logged.lines().filter(line -> line.contains("is near limit"))).hasSize(1);
 		assertThat(logged).contains("Client 'key__FAKE_LO...' (sha256 ").contains(", 8019 chars) is near limit 'hourly' "
 				+ "on route '" + route + "': 2 of 4 left (at most one such line per PT1H)");
 		assertThat(logged).doesNotContain("\nFAKE LOG LINE").doesNotContain("xxxxxxxxxxxxxxxxxxxx");
 		assertThat(nearLimit(route)).as("counted every time, logged once").isEqualTo(6);
+	}
+
+	/** The line is made and written off the request's thread: a log that blocks holds no request. */
+	@Test
+	void aLogWriteThatBlocksDoesNotHoldTheRequest() throws InterruptedException {
+		Logger log = (Logger) LoggerFactory.getLogger(NearLimit.class);
+		CountDownLatch release = new CountDownLatch(1);
+		CountDownLatch written = new CountDownLatch(1);
+		AppenderBase<ILoggingEvent> blocking = new AppenderBase<>() {
+			@Override
+			protected void append(ILoggingEvent event) {
+				try {
+					release.await(5, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				written.countDown();
+			}
+		};
+		blocking.start();
+		log.addAppender(blocking);
+		try {
+			NearLimit nearLimit = new NearLimit(0.5, new RateLimitMetrics(this.meters), Duration.ofMillis(1));
+			List<RouteLimit> limits = List.of(new RouteLimit("a", new WindowPolicy(Algorithm.FIXED_WINDOW, 10,
+					Duration.ofMinutes(1), 10), null));
+			long started = System.nanoTime();
+			for (int i = 0; i < 3; i++) {
+				nearLimit.allowed("r", limits, List.of(new Decision(true, 1, 0, 0)), "client-" + i);
+				Thread.sleep(2);
+			}
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("three near-limit requests, the log blocked")
+				.isLessThan(Duration.ofMillis(500));
+			release.countDown();
+			assertThat(written.await(5, TimeUnit.SECONDS)).as("the line written once the log is free").isTrue();
+		}
+		finally {
+			release.countDown();
+			OccasionalLogTests.awaitWritten();
+			log.detachAppender(blocking);
+		}
 	}
 
 	@Test

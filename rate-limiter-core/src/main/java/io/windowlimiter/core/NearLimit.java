@@ -6,12 +6,9 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.policy.RouteLimit;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * near its limit keeps adding to the count, which is what a rate on a dashboard should show.
  *
  * <p>On the request path: a comparison per limit, and with a registry one counter increment; nothing is
- * allocated unless a line is logged.
+ * allocated unless a line is logged, and that line is made and written on another thread ({@link OccasionalLog}).
  */
 public final class NearLimit {
 
@@ -33,8 +30,6 @@ public final class NearLimit {
 	/** Counts nothing, logs nothing. */
 	public static final NearLimit OFF = new NearLimit(2, RateLimitMetrics.NONE, null);
 
-	private static final Log logger = LogFactory.getLog(NearLimit.class);
-
 	/** Keys up to this long, of printable ASCII, are logged as they are. */
 	private static final int PRINTED_KEY_LENGTH = 32;
 
@@ -42,9 +37,9 @@ public final class NearLimit {
 
 	private final RateLimitMetrics metrics;
 
-	private final long logIntervalNanos;
+	private final @Nullable OccasionalLog log;
 
-	private final AtomicLong lastLogged = new AtomicLong(Long.MIN_VALUE);
+	private final @Nullable Duration logInterval;
 
 	/**
 	 * @param share the share of a limit from which an allowed request counts, above 0 and at most 1
@@ -54,7 +49,8 @@ public final class NearLimit {
 	public NearLimit(double share, RateLimitMetrics metrics, @Nullable Duration logInterval) {
 		this.share = share;
 		this.metrics = metrics;
-		this.logIntervalNanos = (logInterval != null) ? logInterval.toNanos() : -1;
+		this.log = (logInterval != null) ? new OccasionalLog(NearLimit.class, logInterval) : null;
+		this.logInterval = logInterval;
 	}
 
 	/** Checks the share is above 0 and at most 1; the message names the property and what is allowed. */
@@ -73,20 +69,16 @@ public final class NearLimit {
 			long quota = RateLimitHeaders.quota(limits.get(i).policy());
 			if (quota - decisions.get(i).remaining() >= this.share * quota) {
 				this.metrics.nearLimit(routeId);
-				if (this.logIntervalNanos >= 0 && mayLog()) {
-					logger.info("Client " + printable(clientKey) + " is near limit '" + limits.get(i).name() + "' on route '"
-							+ routeId + "': " + decisions.get(i).remaining() + " of " + quota + " left (at most one such "
-							+ "line per " + Duration.ofNanos(this.logIntervalNanos) + ")");
+				if (this.log != null && this.log.isDue()) {
+					String name = limits.get(i).name();
+					long remaining = decisions.get(i).remaining();
+					this.log.info(() -> "Client " + printable(clientKey) + " is near limit '" + name + "' on route '"
+							+ routeId + "': " + remaining + " of " + quota + " left (at most one such line per "
+							+ this.logInterval + ")");
 				}
 				return;
 			}
 		}
-	}
-
-	private boolean mayLog() {
-		long now = System.nanoTime();
-		long last = this.lastLogged.get();
-		return (last == Long.MIN_VALUE || now - last >= this.logIntervalNanos) && this.lastLogged.compareAndSet(last, now);
 	}
 
 	/**

@@ -3,12 +3,9 @@ package io.windowlimiter.core;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.core.plan.Assignment;
 import io.windowlimiter.core.plan.PlanAssignments;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -27,8 +24,6 @@ import io.windowlimiter.core.policy.PolicyRegistry;
  */
 final class PlanSource {
 
-	private static final Log logger = LogFactory.getLog(PlanSource.class);
-
 	private final PolicyRegistry registry;
 
 	private final @Nullable PlanAssignments assignments;
@@ -38,11 +33,11 @@ final class PlanSource {
 
 	private final RateLimitMetrics metrics;
 
-	private final long logIntervalNanos;
+	private final Duration logInterval;
 
-	private final AtomicLong lastLogged = new AtomicLong(Long.MIN_VALUE);
+	private final OccasionalLog unknownPlanLog;
 
-	private final AtomicLong lastRefusedLogged = new AtomicLong(Long.MIN_VALUE);
+	private final OccasionalLog refusedOverrideLog;
 
 	PlanSource(PolicyRegistry registry, @Nullable PlanAssignments assignments, boolean plansFromRequests,
 			RateLimitMetrics metrics, Duration logInterval) {
@@ -50,7 +45,9 @@ final class PlanSource {
 		this.assignments = assignments;
 		this.plansFromRequests = plansFromRequests;
 		this.metrics = metrics;
-		this.logIntervalNanos = logInterval.toNanos();
+		this.logInterval = logInterval;
+		this.unknownPlanLog = new OccasionalLog(PlanSource.class, logInterval);
+		this.refusedOverrideLog = new OccasionalLog(PlanSource.class, logInterval);
 	}
 
 	/** The client's policy when the request need not be read; null when it must be (see {@link #fromRequest}). */
@@ -121,24 +118,24 @@ final class PlanSource {
 			return plan(routeId, route, assignment.plan());
 		}
 		CompiledPolicy override = this.registry.override(routeId, route, assignment.limits(), assignment.unnamed());
-		if (override == null && mayLog(this.lastRefusedLogged)) {
-			try {
-				PolicyRegistry.checkOverrideCost(routeId, routeId, route.policy, assignment.limits());
-			}
-			catch (InvalidRouteConfigurationException ex) {
-				logger.warn(ex.getMessage() + ". The override is ignored on this route: the client's plan or the "
-						+ "route's default applies (at most one such line per " + Duration.ofNanos(this.logIntervalNanos)
-						+ ")");
-			}
+		if (override == null && this.refusedOverrideLog.isDue()) {
+			this.refusedOverrideLog.warn(() -> refused(() -> PolicyRegistry.checkOverrideCost(routeId, routeId,
+					route.policy, assignment.limits())));
 		}
 		return override;
 	}
 
-	/** Whether a line may be logged now: at most one per interval for each kind. */
-	private boolean mayLog(AtomicLong lastLogged) {
-		long now = System.nanoTime();
-		long last = lastLogged.get();
-		return (last == Long.MIN_VALUE || now - last >= this.logIntervalNanos) && lastLogged.compareAndSet(last, now);
+	/** The line for an override the route's cost cannot fit: {@code check}'s refusal, made on the log's thread. */
+	private String refused(Runnable check) {
+		String reason = "An override does not fit the route's cost";
+		try {
+			check.run();
+		}
+		catch (InvalidRouteConfigurationException ex) {
+			reason = ex.getMessage();
+		}
+		return reason + ". The override is ignored on this route: the client's plan or the route's default applies "
+				+ "(at most one such line per " + this.logInterval + ")";
 	}
 
 	/** An override made on a scope, on top of the client's policy without it. */
@@ -149,15 +146,9 @@ final class PlanSource {
 		if (override != null) {
 			return override;
 		}
-		if (mayLog(this.lastRefusedLogged)) {
-			try {
-				PolicyRegistry.checkOverrideCost(found.target(), routeId, base.route, assignment.limits());
-			}
-			catch (InvalidRouteConfigurationException ex) {
-				logger.warn(ex.getMessage() + ". The override is ignored on this route: the client's plan or the "
-						+ "route's default applies (at most one such line per " + Duration.ofNanos(this.logIntervalNanos)
-						+ ")");
-			}
+		if (this.refusedOverrideLog.isDue()) {
+			this.refusedOverrideLog.warn(() -> refused(() -> PolicyRegistry.checkOverrideCost(found.target(), routeId,
+					base.route, assignment.limits())));
 		}
 		return base;
 	}
@@ -209,11 +200,11 @@ final class PlanSource {
 			return compiled;
 		}
 		this.metrics.unknownPlan(routeId);
-		if (mayLog(this.lastLogged)) {
-			logger.warn("Unknown plan " + RateLimitHeaders.quoted(plan.substring(0, Math.min(plan.length(), 64)))
-					+ " on route '" + routeId + "'; its default plan '" + route.policy.plan() + "' applies. Declared: "
-					+ String.join(", ", this.registry.plans()) + " (at most one such line per "
-					+ Duration.ofNanos(this.logIntervalNanos) + ")");
+		if (this.unknownPlanLog.isDue()) {
+			this.unknownPlanLog.warn(() -> "Unknown plan "
+					+ RateLimitHeaders.quoted(plan.substring(0, Math.min(plan.length(), 64))) + " on route '" + routeId
+					+ "'; its default plan '" + route.policy.plan() + "' applies. Declared: "
+					+ String.join(", ", this.registry.plans()) + " (at most one such line per " + this.logInterval + ")");
 		}
 		return route.byDefault;
 	}

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
+import io.windowlimiter.core.OccasionalLog;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -118,6 +119,9 @@ public final class RedisGuard implements AutoCloseable {
 	private final AtomicLong trials = new AtomicLong();
 
 	private final AtomicLong unreported = new AtomicLong();
+
+	/** Failures, stalls and recoveries, written off the answering threads; limited by the guard itself. */
+	private final OccasionalLog reports = new OccasionalLog(RedisGuard.class, Duration.ZERO);
 
 	private final AtomicLong lastReport = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
@@ -325,16 +329,12 @@ public final class RedisGuard implements AutoCloseable {
 	}
 
 	/**
-	 * Logs on the watchdog's thread, not on the one answering a decision (an event loop, Lettuce's, a timer):
-	 * a log write that blocks (a console pipe nobody reads) must never hold an answer.
+	 * Logs on the log's own thread, not on the one answering a decision (an event loop, Lettuce's, a timer) nor
+	 * the watchdog's: a log write that blocks (a console pipe nobody reads) must never hold an answer or a tick.
+	 * The guard limits its reports itself.
 	 */
 	private void report(String message) {
-		try {
-			this.watchdog.execute(() -> logger.warn(message));
-		}
-		catch (RejectedExecutionException closed) {
-			logger.warn(message);
-		}
+		this.reports.warn(() -> message);
 	}
 
 	private Node nodeOf(Object node) {
@@ -477,7 +477,7 @@ public final class RedisGuard implements AutoCloseable {
 					node.stalled = false;
 					continue;
 				}
-				logger.warn("Redis" + node.described() + " answered nothing for " + Duration.ofNanos(now - since).toMillis() + " ms while "
+				report("Redis" + node.described() + " answered nothing for " + Duration.ofNanos(now - since).toMillis() + " ms while "
 						+ this.pending.size() + " decision(s) waited: routes apply their fail-mode, trying Redis "
 						+ "with one decision at a time until it answers");
 			}

@@ -15,11 +15,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
+import io.windowlimiter.core.OccasionalLog;
 import io.windowlimiter.core.access.AccessRule;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteLimit;
@@ -87,14 +87,12 @@ public class PlanAssignments implements SmartLifecycle {
 
 	private final LongSupplier clock;
 
-	private final Duration logInterval;
+	private final OccasionalLog failureLog;
 
 	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile BiConsumer<String, List<RouteLimit>> overrideCheck = (target, limits) -> {
 	};
-
-	private final AtomicLong lastFailureLogged = new AtomicLong(Long.MIN_VALUE);
 
 	private final RedisScript<List> readAll;
 
@@ -118,7 +116,7 @@ public class PlanAssignments implements SmartLifecycle {
 		this.plans = Set.copyOf(plans);
 		this.refreshInterval = refreshInterval;
 		this.maxAssignments = maxAssignments;
-		this.logInterval = logInterval;
+		this.failureLog = new OccasionalLog(PlanAssignments.class, logInterval);
 		this.clock = clock;
 		String script = read("plan_assignments.lua");
 		this.write = RedisScript.of(script, Long.class);
@@ -422,12 +420,7 @@ public class PlanAssignments implements SmartLifecycle {
 	}
 
 	private void logFailure(Throwable ex) {
-		long now = System.nanoTime();
-		long last = this.lastFailureLogged.get();
-		if ((last == Long.MIN_VALUE || now - last >= this.logInterval.toNanos())
-				&& this.lastFailureLogged.compareAndSet(last, now)) {
-			logger.warn("Could not reload rate-limit plan assignments (" + ex + "); the ones loaded last apply");
-		}
+		this.failureLog.warn(() -> "Could not reload rate-limit plan assignments (" + ex + "); the ones loaded last apply");
 	}
 
 	@Override
