@@ -583,6 +583,39 @@ abstract class PlansContract {
 	}
 
 	/**
+	 * Plan day given for 3 s on the scope to a client that used 3 of free's 5 a year: it uses what the day
+	 * leaves it on both routes, and once the assignment has expired on every instance, free applies with all
+	 * the client used counted in free's year (the day's count restated in the year's window): refused on both
+	 * routes and instances until the year's weight lets go (at least a fifth of it), not the day's.
+	 */
+	@Test
+	void aPlanThatExpiresLeavesWhatTheClientUsedUnderItCountedInTheDefaultPlansWindows() {
+		String client = usedThreeInTheScopeThen("{\"plan\": \"day\", \"expires\": \"3s\"}");
+		Answer orders = get(1, "orders", client);
+		assertThat(orders.status()).isEqualTo(200);
+		assertThat(orders.policy()).isEqualTo(DAY);
+		assertThat(get(0, "search", client).status()).isEqualTo(200);
+		long started = System.nanoTime();
+		while (assignments(0).find("api", client) != null || assignments(1).find("api", client) != null) {
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("expired on both instances")
+				.isLessThan(Duration.ofSeconds(6));
+			sleep(20);
+		}
+		// 5 used in the scope (3 under free, 2 under the day), free's 5 a year: nothing fresh
+		for (int i = 0; i < 2; i++) {
+			for (String route : List.of("orders", "search")) {
+				Answer refused = get(i, route, client);
+				assertThat(refused.status()).as(route + " on instance " + i).isEqualTo(429);
+				assertThat(refused.policy()).isEqualTo(FREE);
+				assertThat(Long.parseLong(refused.headers().getFirst("Retry-After")))
+					.as("refused in the year's terms, not the day's").isGreaterThan(W / 5 - D);
+			}
+		}
+		assertThat(this.downstream.hits("/orders/items", client) + this.downstream.hits("/search/items", client))
+			.isEqualTo(5);
+	}
+
+	/**
 	 * A new client that used 2 on orders and 1 on search under free (3 of the scope's 5), then had
 	 * {@code change} posted on scope api through instance 0, seen by instance 1.
 	 */
