@@ -232,16 +232,16 @@ abstract class ListsAndNearLimitCases {
 		}
 		assertThat(statuses).containsExactly(200, 200, 200, 200, 200, 429);
 		assertThat(nearLimit(this.a) - before).isEqualTo(3);
-		String line = "Client '" + client + "' is near limit 'five' on route 'near': 2 of 5 left (at most one such "
+		String expected = "Client '" + client + "' is near limit 'five' on route 'near': 2 of 5 left (at most one such "
 				+ "line per PT1H)";
 		// written by the limiter's log thread, not the request's: moments after the answer
 		long started = System.nanoTime();
 		String log = Files.readString(this.a.log());
-		while (!log.contains(line) && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(5)) {
+		while (!log.contains(expected) && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(5)) {
 			Thread.sleep(20);
 			log = Files.readString(this.a.log());
 		}
-		assertThat(log).contains(line);
+		assertThat(log).contains(expected);
 		assertThat(log.lines().filter(line -> line.contains("is near limit"))).hasSize(1);
 	}
 
