@@ -626,6 +626,43 @@ class UsageMeterUnitTests {
 		}
 	}
 
+	@Test
+	void anEventAfterOneWithTheSamePrefixAndEndReadsAsItReadsAlone() {
+		// two events teach the cheap path the prefix (up to the delta's value) and the end (after it, to the
+		// blank line) their stream's events share; each third one starts with the prefix and must add exactly
+		// what it adds read alone, whether it ends with the same bytes or not, and whatever its delta holds
+		String prefix = "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":";
+		String end = ",\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n";
+		String taught = prefix + "{\"content\":\"hi\"}" + end + prefix + "{\"content\":\"yo\"}" + end;
+		String[] rests = { "{\"content\":\"ab\"}" + end, "\"ab\"" + end, "7" + end, "{}" + end,
+				"{\"content\":\"a\\\"b\",\"refusal\":\"cd\"}" + end,
+				// the value runs over the data line: only the full scan may read it
+				"{\"content\":\"a\nb\"}" + end, "{\"content\":\"ab" + end,
+				// usage or error in the delta, or where the end had null
+				"{\"usage\":{\"prompt_tokens\":1}}" + end, "{\"error\":\"x\"}" + end,
+				"{\"content\":\"ab\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":3,"
+						+ "\"completion_tokens\":4,\"total_tokens\":7}}\n\n",
+				// another end: other lines, line ends, a second delta, cut before its blank line
+				"{\"content\":\"ab\"},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":null}\n\n",
+				"{\"content\":\"ab\"}" + end.replace("\n", "\r\n"), "{\"content\":\"ab\"}" + end.replace("\n\n", "\nid: 4\n\n"),
+				"{\"content\":\"ab\"},\"x\":{\"delta\":\"cd\"}" + end, "{\"content\":\"ab\"}" + end.substring(0, end.length() - 1),
+				"{\"content\":\"ab\"}" + end + prefix + "{\"content\":\"cd\"}" + end };
+		Usage first = meter(taught).usage();
+		assertThat(first.streamedTextBytes()).isEqualTo(4);
+		for (String rest : rests) {
+			String third = prefix + rest;
+			Usage alone = meter(third).usage();
+			Usage all = meter(taught + third).usage();
+			assertThat(all).as("%s", third)
+				.isEqualTo(new Usage(alone.outcome() == Outcome.REPORTED ? Outcome.REPORTED : Outcome.PARTIAL,
+						alone.inputTokens(), alone.outputTokens(), alone.cacheCreationInputTokens(),
+						alone.cacheReadInputTokens(), alone.totalTokens(), alone.streamedTextBytes() + 4));
+		}
+		// an end taught by an event with two deltas would skip the second's text: it is not learnt
+		String twoDeltas = prefix + "{\"content\":\"hi\"},\"x\":{\"delta\":\"zz\"}" + end;
+		assertThat(meter(twoDeltas + twoDeltas + twoDeltas).usage().streamedTextBytes()).isEqualTo(12);
+	}
+
 	/**
 	 * The usage of {@code body} read whole (the cheap path where it applies), by the full scan alone, and byte
 	 * by byte (every event carried across slices), which must agree.

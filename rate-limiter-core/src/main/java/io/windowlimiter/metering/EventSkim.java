@@ -21,6 +21,10 @@ import java.util.Arrays;
  * escape, and a quote inside a string is escaped, so text a model writes (even {@code "usage":{...}}) never
  * shows those bytes, and no key the full scan would take is missed.
  * <p>
+ * Events of a stream mostly share their first bytes up to the value of their first {@code delta} key, and
+ * the bytes after it to their blank line: both are learnt from an event read whole ({@link #prefix},
+ * {@link #end}), and an event that has them is read from the delta's value alone.
+ * <p>
  * What it does not check: that the rest of the data is valid JSON beyond starting with a brace and ending
  * with one, and the nesting depth of a delta; a malformed event or one whose delta sits deeper than
  * {@link JsonScanner#KEYED_DEPTH} levels adds text here that the full scan would not. Only the estimate of
@@ -47,6 +51,14 @@ final class EventSkim {
 
 	/** The longest prefix learnt: a chat completions chunk's is about 200 bytes. */
 	static final int MAX_PREFIX_BYTES = 512;
+
+	/** The longest end learnt: a chat completions chunk's is about 40 bytes. */
+	static final int MAX_END_BYTES = 256;
+
+	private static final int MAX_END_BACKOFF = 64;
+
+	/** What this keeps at most: the prefix and the end its events share. */
+	static final int MAX_RETAINED_BYTES = MAX_PREFIX_BYTES + MAX_END_BYTES;
 
 	/** Deeper deltas are left to the full scan. */
 	private static final int MAX_DELTA_DEPTH = 16;
@@ -96,9 +108,34 @@ final class EventSkim {
 	/** Of the data read last: where the value of its first delta key starts (-1: none). */
 	private int firstDeltaValue = -1;
 
-	/** Bytes of the buffer this keeps for the prefix (at most {@value #MAX_PREFIX_BYTES}). */
+	/** Of the data read last: the index after the value of its first delta key (-1: none). */
+	private int firstDeltaEnd = -1;
+
+	/** Of the data read last: how many delta keys it had. */
+	private int deltaKeys;
+
+	/**
+	 * The bytes of the last event read whole, from after the value of its first delta key to its blank line's
+	 * CR or LF, when nothing after that value was counted: the events of a stream mostly end alike too, so one
+	 * that starts with {@link #prefix}, has a well-formed delta value and goes on with these bytes is read
+	 * without searching them (what they hold was read and found to hold no usage, error or text).
+	 */
+	private byte[] end = NO_BYTES;
+
+	private int endLength;
+
+	/**
+	 * Events to read before an end is learnt again, after one did not match: doubling up to
+	 * {@value #MAX_END_BACKOFF} while ends keep differing (OpenAI's {@code obfuscation} padding makes every
+	 * chunk's end its own), so such a stream does not pay for learning ends it never meets again.
+	 */
+	private int endBackoff;
+
+	private int nextEndBackoff = 1;
+
+	/** Bytes of the buffers this keeps for the prefix and the end (at most {@value #MAX_RETAINED_BYTES}). */
 	int retainedBytes() {
-		return this.prefix.length;
+		return this.prefix.length + this.end.length;
 	}
 
 	/**
@@ -110,6 +147,15 @@ final class EventSkim {
 		if (prefix > 0 && end - start > prefix
 				&& Arrays.mismatch(bytes, start, start + prefix, this.prefix, 0, prefix) < 0) {
 			int valueStart = start + prefix;
+			if (this.endLength > 0) {
+				if (readToKnownEnd(bytes, valueStart, end)) {
+					this.nextEndBackoff = 1;
+					return true;
+				}
+				this.endLength = 0;
+				this.endBackoff = this.nextEndBackoff;
+				this.nextEndBackoff = Math.min(2 * this.nextEndBackoff, MAX_END_BACKOFF);
+			}
 			int dataTo = lineEnd(bytes, valueStart, end);
 			int blank = blankLineAfter(bytes, dataTo, end);
 			if (blank == INCOMPLETE) {
@@ -121,10 +167,51 @@ final class EventSkim {
 				this.blankLine = blank;
 				this.textBytes = 0;
 				this.done = false;
-				return readData(bytes, start + this.prefixData, dataTo, valueStart);
+				return readData(bytes, start + this.prefixData, dataTo, valueStart) && learnEnd(bytes);
 			}
 		}
 		return readWhole(bytes, start, end);
+	}
+
+	/**
+	 * An event past {@link #prefix}: its delta value walked, then read whole when the bytes after the value are
+	 * {@link #end}; false (nothing decided) otherwise.
+	 */
+	private boolean readToKnownEnd(byte[] bytes, int valueStart, int end) {
+		this.textBytes = 0;
+		int valueEnd = value(bytes, valueStart, end, true, 0);
+		int known = this.endLength;
+		// the value was walked up to the slice's end: it must lie on the data line
+		if (valueEnd < 0 || end - valueEnd < known
+				|| Arrays.mismatch(bytes, valueEnd, valueEnd + known, this.end, 0, known) >= 0
+				|| lineEnd(bytes, valueStart, valueEnd) != valueEnd) {
+			return false;
+		}
+		this.incomplete = false;
+		this.blankLine = valueEnd + known - 1;
+		this.done = false;
+		return true;
+	}
+
+	/**
+	 * After an event was read whole: keeps its bytes from after its first delta's value to its blank line as
+	 * {@link #end}, when that was its only delta key. Returns true, for the caller's return.
+	 */
+	private boolean learnEnd(byte[] bytes) {
+		int length = this.blankLine + 1 - this.firstDeltaEnd;
+		if (this.endBackoff > 0) {
+			this.endBackoff--;
+			return true;
+		}
+		if (this.firstDeltaEnd < 0 || this.deltaKeys != 1 || length > MAX_END_BYTES) {
+			return true;
+		}
+		if (this.end.length < length) {
+			this.end = new byte[Math.max(length, Math.min(2 * Math.max(this.end.length, 32), MAX_END_BYTES))];
+		}
+		System.arraycopy(bytes, this.firstDeltaEnd, this.end, 0, length);
+		this.endLength = length;
+		return true;
 	}
 
 	/** {@link #read} without the prefix: each line searched; the prefix learnt from an event read. */
@@ -187,6 +274,7 @@ final class EventSkim {
 			System.arraycopy(bytes, start, this.prefix, 0, prefix);
 			this.prefixLength = prefix;
 			this.prefixData = dataFrom - start;
+			learnEnd(bytes);
 		}
 		return true;
 	}
@@ -229,11 +317,15 @@ final class EventSkim {
 			return false;
 		}
 		int i = first;
+		this.firstDeltaEnd = -1;
+		this.deltaKeys = 0;
 		if (firstValue >= 0) {
 			i = value(bytes, firstValue, to, true, 0);
 			if (i < 0) {
 				return false;
 			}
+			this.firstDeltaEnd = i;
+			this.deltaKeys = 1;
 		}
 		while (true) {
 			// a five-letter word in quotes: the only place these keys can be
@@ -257,6 +349,9 @@ final class EventSkim {
 					int valueEnd = value(bytes, valueStart, to, true, 0);
 					if (valueEnd < 0) {
 						return false;
+					}
+					if (this.deltaKeys++ == 0) {
+						this.firstDeltaEnd = valueEnd;
 					}
 					i = valueEnd;
 					continue;

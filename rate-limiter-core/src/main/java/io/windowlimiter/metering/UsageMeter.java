@@ -18,8 +18,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Memory is bounded whatever the stream's length: about 1.5 KB of fixed state (one scanner: a stream's, or a
  * JSON body's made when the body turns out to be JSON), up to {@value SseScanner#MAX_CARRIED_BYTES} bytes of
- * an event a slice cut (read whole when the next slice completes it) and {@value EventSkim#MAX_PREFIX_BYTES}
- * of the prefix its events share, plus, when stripping, at most {@value #MAX_HELD_EVENT_BYTES} bytes of one
+ * an event a slice cut (read whole when the next slice completes it) and {@value EventSkim#MAX_RETAINED_BYTES}
+ * of the prefix and end its events share, plus, when stripping, at most {@value #MAX_HELD_EVENT_BYTES} bytes of one
  * event held until its end. Thread-safe: a cancel may ask for the
  * usage while a slice is being read.
  */
@@ -33,10 +33,10 @@ public final class UsageMeter {
 
 	/**
 	 * What a meter keeps at most, however long the body: an event held, one carried to the next slice, and
-	 * the prefix its events share.
+	 * the prefix and end its events share.
 	 */
 	public static final int MAX_RETAINED_BYTES = MAX_HELD_EVENT_BYTES + SseScanner.MAX_CARRIED_BYTES
-			+ EventSkim.MAX_PREFIX_BYTES;
+			+ EventSkim.MAX_RETAINED_BYTES;
 
 	private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
 
