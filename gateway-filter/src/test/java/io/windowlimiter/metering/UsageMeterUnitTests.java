@@ -364,6 +364,41 @@ class UsageMeterUnitTests {
 		assertThat(meter.heldBytes()).isEqualTo(9);
 	}
 
+	/**
+	 * An unfinished chunk whose first bytes are those of the chunks before it up to its first choice (the usage
+	 * chunk's choices are empty) is passed on as it comes; one cut before that point is held, and the usage
+	 * chunk, however it is cut, is dropped whole.
+	 */
+	@Test
+	void strippingPassesOnAChunkWithChoicesAsItComes() {
+		String chunk = chatChunk("a", true);
+		int choices = chunk.indexOf("\"choices\":[{") + "\"choices\":[{".length();
+		for (String line : new String[] { "\n", "\r\n" }) {
+			String one = chunk.replace("\n", line);
+			String usage = CHAT_USAGE_CHUNK.replace("\n", line);
+			UsageMeter meter = new UsageMeter(1, true);
+			ByteArrayOutputStream sent = new ByteArrayOutputStream();
+			send(sent, meter.pass(utf8(one)));
+			// cut at its first choice: passed on
+			send(sent, meter.pass(utf8(one.substring(0, choices))));
+			assertThat(meter.heldBytes()).isZero();
+			assertThat(sent.size()).isEqualTo(utf8(one).length + choices);
+			// cut before it: held, then passed whole with the rest
+			send(sent, meter.pass(utf8(one.substring(choices) + one.substring(0, choices - 1))));
+			assertThat(meter.heldBytes()).isEqualTo(choices - 1);
+			send(sent, meter.pass(utf8(one.substring(choices - 1))));
+			assertThat(meter.heldBytes()).isZero();
+			// the usage chunk cut after its (empty) choices: held, then dropped
+			int empty = usage.indexOf("[]") + 1;
+			send(sent, meter.pass(utf8(usage.substring(0, empty))));
+			assertThat(meter.heldBytes()).isEqualTo(empty);
+			send(sent, meter.pass(utf8(usage.substring(empty) + "data: [DONE]" + line + line)));
+			send(sent, meter.finish());
+			assertThat(sent.toString(StandardCharsets.UTF_8)).isEqualTo(one.repeat(3) + "data: [DONE]" + line + line);
+			assertThat(meter.usage().tokens()).isEqualTo(21);
+		}
+	}
+
 	@Test
 	void strippingPassesOnAnOverLongEventAsItComes() {
 		StringBuilder huge = new StringBuilder("data: {\"choices\":[{\"delta\":{\"content\":\"");

@@ -75,6 +75,8 @@ final class EventSkim {
 
 	private static final byte[] NULL = { 'n', 'u', 'l', 'l' };
 
+	private static final byte[] CHOICES = bytes("choices");
+
 	/** Keys whose string values count as text inside a delta: {@link UsageFigures}'s, and delta itself. */
 	private static final byte[][] TEXT_KEYS = { DELTA, bytes("content"), bytes("text"), bytes("partial_json"),
 			bytes("thinking"), bytes("arguments"), bytes("refusal"), bytes("reasoning_content"),
@@ -104,6 +106,12 @@ final class EventSkim {
 
 	/** Where the data line's value starts in {@link #prefix}. */
 	private int prefixData;
+
+	/**
+	 * In {@link #prefix}: the index after the first element's opening brace of the data's top-level
+	 * {@code choices} array, or -1 when the prefix does not reach one.
+	 */
+	private int prefixChoicesOpen = -1;
 
 	/** Of the data read last: where the value of its first delta key starts (-1: none). */
 	private int firstDeltaValue = -1;
@@ -274,9 +282,51 @@ final class EventSkim {
 			System.arraycopy(bytes, start, this.prefix, 0, prefix);
 			this.prefixLength = prefix;
 			this.prefixData = dataFrom - start;
+			int opened = choicesOpened(bytes, dataFrom, this.firstDeltaValue);
+			this.prefixChoicesOpen = (opened < 0) ? -1 : opened - start;
 			learnEnd(bytes);
 		}
 		return true;
+	}
+
+	/**
+	 * The first {@code length} bytes of an unfinished event are {@link #prefix} up to where its data's top-level
+	 * {@code choices} array opens its first element: that event's choices are not empty.
+	 */
+	boolean opensChoices(byte[] head, int length) {
+		int open = this.prefixChoicesOpen;
+		return open > 0 && length >= open && Arrays.mismatch(head, 0, open, this.prefix, 0, open) < 0;
+	}
+
+	/**
+	 * In a JSON object from {@code from} (its opening brace) to {@code to}: the index after the opening brace of
+	 * the first element of its {@code choices} key's array, or -1 when that is not in the bytes.
+	 */
+	private static int choicesOpened(byte[] bytes, int from, int to) {
+		int depth = 0;
+		for (int i = from; i < to; i++) {
+			byte b = bytes[i];
+			if (b == '"') {
+				int end = stringEnd(bytes, i, to);
+				if (end < 0) {
+					return -1;
+				}
+				if (depth == 1 && isKey(bytes, i + 1, end - 1, CHOICES)) {
+					int colon = skipSpace(bytes, end, to);
+					int array = (colon < to && bytes[colon] == ':') ? skipSpace(bytes, colon + 1, to) : to;
+					int element = (array < to && bytes[array] == '[') ? skipSpace(bytes, array + 1, to) : to;
+					return (element < to && bytes[element] == '{') ? element + 1 : -1;
+				}
+				i = end - 1;
+			}
+			else if (b == '{' || b == '[') {
+				depth++;
+			}
+			else if (b == '}' || b == ']') {
+				depth--;
+			}
+		}
+		return -1;
 	}
 
 	/**

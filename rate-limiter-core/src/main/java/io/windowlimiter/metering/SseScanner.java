@@ -108,6 +108,15 @@ final class SseScanner {
 		return this.inEvent || this.carried.length() > 0;
 	}
 
+	/**
+	 * The unfinished event's first bytes open its top-level {@code choices} array with an element, as the
+	 * events before it did: it is not OpenAI's usage-only chunk ({@code "choices":[]}), and a stripping meter
+	 * need not hold it back. False when not known (an event the full scan reads, or cut before that point).
+	 */
+	boolean unfinishedEventHasChoices() {
+		return this.carried.length() > 0 && this.skim.opensChoices(this.carried.bytes(), this.carried.length());
+	}
+
 	/** Bytes of the buffers this scanner keeps: a carried event's and the cheap path's prefix. */
 	int retainedBytes() {
 		return this.carried.capacity() + this.skim.retainedBytes();

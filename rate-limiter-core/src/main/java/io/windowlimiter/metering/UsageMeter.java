@@ -73,7 +73,10 @@ public final class UsageMeter {
 	/** Bytes of an unfinished event held back from the client (stripping only). */
 	private final EventBytes held = new EventBytes(MAX_HELD_EVENT_BYTES);
 
-	/** The unfinished event is longer than {@link #MAX_HELD_EVENT_BYTES}: it is passed on as it comes. */
+	/**
+	 * The unfinished event is passed on as it comes: it is longer than {@link #MAX_HELD_EVENT_BYTES}, or its
+	 * first bytes already show it is not the usage-only chunk.
+	 */
 	private boolean passing;
 
 	/** The last event was dropped: the LF of its CRLF goes too. */
@@ -291,7 +294,7 @@ public final class UsageMeter {
 		scan(bytes, offset, length, stripping);
 		int tail = offset + length;
 		if (this.sse.inEvent() && !this.passing) {
-			if (this.held.length() + tail - stripping.from > MAX_HELD_EVENT_BYTES) {
+			if (this.held.length() + tail - stripping.from > MAX_HELD_EVENT_BYTES || this.sse.unfinishedEventHasChoices()) {
 				stripping.emitHeld();
 				stripping.emit(stripping.from, tail);
 				this.passing = true;
@@ -342,6 +345,7 @@ public final class UsageMeter {
 		public void eventEnd(int index, boolean usageOnly) {
 			if (UsageMeter.this.passing) {
 				UsageMeter.this.passing = false;
+				UsageMeter.this.droppedLast = false;
 				emit(this.from, index);
 				return;
 			}
