@@ -6,12 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.core.algorithm.Decision;
@@ -23,7 +18,6 @@ import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.system.CapturedOutput;
@@ -123,24 +117,7 @@ class NearLimitTests {
 	/** The line is made and written off the request's thread: a log that blocks holds no request. */
 	@Test
 	void aLogWriteThatBlocksDoesNotHoldTheRequest() throws InterruptedException {
-		Logger log = (Logger) LoggerFactory.getLogger(NearLimit.class);
-		CountDownLatch release = new CountDownLatch(1);
-		CountDownLatch written = new CountDownLatch(1);
-		AppenderBase<ILoggingEvent> blocking = new AppenderBase<>() {
-			@Override
-			protected void append(ILoggingEvent event) {
-				try {
-					release.await(5, TimeUnit.SECONDS);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-				written.countDown();
-			}
-		};
-		blocking.start();
-		log.addAppender(blocking);
-		try {
+		try (BlockingLog log = BlockingLog.on(NearLimit.class)) {
 			NearLimit nearLimit = new NearLimit(0.5, new RateLimitMetrics(this.meters), Duration.ofMillis(1));
 			List<RouteLimit> limits = List.of(new RouteLimit("a", new WindowPolicy(Algorithm.FIXED_WINDOW, 10,
 					Duration.ofMinutes(1), 10), null));
@@ -151,13 +128,8 @@ class NearLimitTests {
 			}
 			assertThat(Duration.ofNanos(System.nanoTime() - started)).as("three near-limit requests, the log blocked")
 				.isLessThan(Duration.ofMillis(500));
-			release.countDown();
-			assertThat(written.await(5, TimeUnit.SECONDS)).as("the line written once the log is free").isTrue();
-		}
-		finally {
-			release.countDown();
-			OccasionalLogTests.awaitWritten();
-			log.detachAppender(blocking);
+			log.release();
+			assertThat(log.written(Duration.ofSeconds(5))).as("the line written once the log is free").isTrue();
 		}
 	}
 

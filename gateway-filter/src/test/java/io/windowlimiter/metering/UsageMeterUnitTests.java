@@ -648,16 +648,8 @@ class UsageMeterUnitTests {
 				"{\"content\":\"ab\"},\"finish_reason\":null}]\n\n", "{\"content\":\"ab\"}}]}\r\n\r\n",
 				"{\"content\":\"ab\"}}]}\r\r", "{\"content\":\"ab\"}}]}\n\r\n", "\"ab\"}]}\n\n", "{\"content\":\"ab",
 				"{\"content\":\"ab\"}}]}\n", "{\"content\":\"ab\\\"\"}}]}\n\n", "7}]}\n\n", "{}}]}\n\n" };
-		Usage first = meter(taught).usage();
-		assertThat(first.streamedTextBytes()).isEqualTo(2);
 		for (String rest : rests) {
-			String second = prefix + rest;
-			Usage alone = meter(second).usage();
-			Usage both = meter(taught + second).usage();
-			assertThat(both).as("%s", second)
-				.isEqualTo(new Usage(alone.outcome() == Outcome.REPORTED ? Outcome.REPORTED : Outcome.PARTIAL,
-						alone.inputTokens(), alone.outputTokens(), alone.cacheCreationInputTokens(),
-						alone.cacheReadInputTokens(), alone.totalTokens(), alone.streamedTextBytes() + 2));
+			assertReadsAsAloneAfter(taught, 2, prefix + rest);
 		}
 	}
 
@@ -682,20 +674,25 @@ class UsageMeterUnitTests {
 				"{\"content\":\"ab\"}" + end.replace("\n", "\r\n"), "{\"content\":\"ab\"}" + end.replace("\n\n", "\nid: 4\n\n"),
 				"{\"content\":\"ab\"},\"x\":{\"delta\":\"cd\"}" + end, "{\"content\":\"ab\"}" + end.substring(0, end.length() - 1),
 				"{\"content\":\"ab\"}" + end + prefix + "{\"content\":\"cd\"}" + end };
-		Usage first = meter(taught).usage();
-		assertThat(first.streamedTextBytes()).isEqualTo(4);
 		for (String rest : rests) {
-			String third = prefix + rest;
-			Usage alone = meter(third).usage();
-			Usage all = meter(taught + third).usage();
-			assertThat(all).as("%s", third)
-				.isEqualTo(new Usage(alone.outcome() == Outcome.REPORTED ? Outcome.REPORTED : Outcome.PARTIAL,
-						alone.inputTokens(), alone.outputTokens(), alone.cacheCreationInputTokens(),
-						alone.cacheReadInputTokens(), alone.totalTokens(), alone.streamedTextBytes() + 4));
+			assertReadsAsAloneAfter(taught, 4, prefix + rest);
 		}
 		// an end taught by an event with two deltas would skip the second's text: it is not learnt
 		String twoDeltas = prefix + "{\"content\":\"hi\"},\"x\":{\"delta\":\"zz\"}" + end;
 		assertThat(meter(twoDeltas + twoDeltas + twoDeltas).usage().streamedTextBytes()).isEqualTo(12);
+	}
+
+	/**
+	 * {@code next} read after {@code taught} (events that teach the cheap path, {@code taughtText} bytes of
+	 * text) adds exactly what it adds read alone.
+	 */
+	private static void assertReadsAsAloneAfter(String taught, long taughtText, String next) {
+		assertThat(meter(taught).usage().streamedTextBytes()).isEqualTo(taughtText);
+		Usage alone = meter(next).usage();
+		assertThat(meter(taught + next).usage()).as("%s", next)
+			.isEqualTo(new Usage(alone.outcome() == Outcome.REPORTED ? Outcome.REPORTED : Outcome.PARTIAL,
+					alone.inputTokens(), alone.outputTokens(), alone.cacheCreationInputTokens(),
+					alone.cacheReadInputTokens(), alone.totalTokens(), alone.streamedTextBytes() + taughtText));
 	}
 
 	/**

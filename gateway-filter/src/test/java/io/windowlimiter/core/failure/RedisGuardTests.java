@@ -1,23 +1,18 @@
 package io.windowlimiter.core.failure;
 
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.windowlimiter.core.BlockingLog;
 import io.windowlimiter.core.OccasionalLogTests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -103,34 +98,13 @@ class RedisGuardTests {
 	 */
 	@Test
 	void aLogWriteThatBlocksDoesNotDelayTheAnswer() throws InterruptedException {
-		Logger log = (Logger) LoggerFactory.getLogger(RedisGuard.class);
-		CountDownLatch release = new CountDownLatch(1);
-		CountDownLatch written = new CountDownLatch(1);
-		AppenderBase<ILoggingEvent> blocking = new AppenderBase<>() {
-			@Override
-			protected void append(ILoggingEvent event) {
-				try {
-					release.await(5, TimeUnit.SECONDS);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-				written.countDown();
-			}
-		};
-		blocking.start();
-		log.addAppender(blocking);
-		try {
+		try (BlockingLog log = BlockingLog.on(RedisGuard.class)) {
 			Object[] result = new Object[1];
 			long waited = millisOf(() -> result[0] = outcome(Mono.error(new IllegalStateException("connection refused"))));
 			assertThat(result[0]).isInstanceOf(IllegalStateException.class);
 			assertThat(waited).as("answered while the log write blocks").isLessThan(500);
-			release.countDown();
-			assertThat(written.await(5, TimeUnit.SECONDS)).as("reported").isTrue();
-		}
-		finally {
-			release.countDown();
-			log.detachAppender(blocking);
+			log.release();
+			assertThat(log.written(Duration.ofSeconds(5))).as("reported").isTrue();
 		}
 	}
 
