@@ -57,6 +57,15 @@ final class EventSkim {
 
 	private static final int MAX_END_BACKOFF = 64;
 
+	/** {@link #readToKnownEnd}: the event was read. */
+	private static final int KNOWN_END = 1;
+
+	/** {@link #readToKnownEnd}: the event ends otherwise. */
+	private static final int OTHER_END = -1;
+
+	/** {@link #readToKnownEnd}: not known yet, or not for the cheap path to say. */
+	private static final int UNDECIDED = 0;
+
 	/** What this keeps at most: the prefix and the end its events share. */
 	static final int MAX_RETAINED_BYTES = MAX_PREFIX_BYTES + MAX_END_BYTES;
 
@@ -133,7 +142,7 @@ final class EventSkim {
 	private int endLength;
 
 	/**
-	 * Events to read before an end is learnt again, after one did not match: doubling up to
+	 * Events to read before an end is learnt again, after an event ended otherwise: doubling up to
 	 * {@value #MAX_END_BACKOFF} while ends keep differing (OpenAI's {@code obfuscation} padding makes every
 	 * chunk's end its own), so such a stream does not pay for learning ends it never meets again.
 	 */
@@ -155,11 +164,12 @@ final class EventSkim {
 		if (prefix > 0 && end - start > prefix
 				&& Arrays.mismatch(bytes, start, start + prefix, this.prefix, 0, prefix) < 0) {
 			int valueStart = start + prefix;
-			if (this.endLength > 0) {
-				if (readToKnownEnd(bytes, valueStart, end)) {
-					this.nextEndBackoff = 1;
-					return true;
-				}
+			int known = (this.endLength > 0) ? readToKnownEnd(bytes, valueStart, end) : UNDECIDED;
+			if (known == KNOWN_END) {
+				this.nextEndBackoff = 1;
+				return true;
+			}
+			if (known == OTHER_END) {
 				this.endLength = 0;
 				this.endBackoff = this.nextEndBackoff;
 				this.nextEndBackoff = Math.min(2 * this.nextEndBackoff, MAX_END_BACKOFF);
@@ -182,23 +192,25 @@ final class EventSkim {
 	}
 
 	/**
-	 * An event past {@link #prefix}: its delta value walked, then read whole when the bytes after the value are
-	 * {@link #end}; false (nothing decided) otherwise.
+	 * An event past {@link #prefix}: its delta value walked, then read whole ({@link #KNOWN_END}) when the bytes
+	 * after the value are {@link #end}; {@link #OTHER_END} when they differ; {@link #UNDECIDED} when the value is
+	 * not well-formed, runs over its line or the bytes end first. Only the first reads the event.
 	 */
-	private boolean readToKnownEnd(byte[] bytes, int valueStart, int end) {
+	private int readToKnownEnd(byte[] bytes, int valueStart, int end) {
 		this.textBytes = 0;
 		int valueEnd = value(bytes, valueStart, end, true, 0);
 		int known = this.endLength;
 		// the value was walked up to the slice's end: it must lie on the data line
-		if (valueEnd < 0 || end - valueEnd < known
-				|| Arrays.mismatch(bytes, valueEnd, valueEnd + known, this.end, 0, known) >= 0
-				|| lineEnd(bytes, valueStart, valueEnd) != valueEnd) {
-			return false;
+		if (valueEnd < 0 || end - valueEnd < known || lineEnd(bytes, valueStart, valueEnd) != valueEnd) {
+			return UNDECIDED;
+		}
+		if (Arrays.mismatch(bytes, valueEnd, valueEnd + known, this.end, 0, known) >= 0) {
+			return OTHER_END;
 		}
 		this.incomplete = false;
 		this.blankLine = valueEnd + known - 1;
 		this.done = false;
-		return true;
+		return KNOWN_END;
 	}
 
 	/**

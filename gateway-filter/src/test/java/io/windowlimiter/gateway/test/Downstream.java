@@ -8,10 +8,13 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
+import reactor.netty.resources.LoopResources;
 
 /**
  * A real HTTP server standing in for the service behind the gateway. It answers every request with 200
  * and counts what reached it, per path and X-API-Key, so tests can prove a denied request never did.
+ * It runs on an event loop of its own: a gateway context that closes disposes Reactor Netty's shared loops,
+ * and a server bound to them could then no longer be stopped ("Socket couldn't be stopped within 3000ms").
  */
 public final class Downstream implements AutoCloseable {
 
@@ -19,10 +22,12 @@ public final class Downstream implements AutoCloseable {
 
 	private final AtomicInteger total = new AtomicInteger();
 
+	private final LoopResources loop = LoopResources.create("downstream", 1, true);
+
 	private final DisposableServer server;
 
 	private Downstream() {
-		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
+		this.server = HttpServer.create().runOn(this.loop).host("127.0.0.1").port(0).handle((request, response) -> {
 			this.total.incrementAndGet();
 			String client = request.requestHeaders().get("X-API-Key", "-");
 			this.hits.computeIfAbsent(request.uri() + " " + client, k -> new AtomicInteger()).incrementAndGet();
@@ -56,6 +61,7 @@ public final class Downstream implements AutoCloseable {
 	@Override
 	public void close() {
 		this.server.disposeNow();
+		this.loop.disposeLater().block();
 	}
 
 }

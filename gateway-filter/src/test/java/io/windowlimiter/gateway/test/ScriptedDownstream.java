@@ -11,12 +11,13 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
+import reactor.netty.resources.LoopResources;
 
 /**
  * A real HTTP server behind the gateway that answers as each request tells it: the status in
  * {@code X-Downstream-Status} (default 200), a response header {@code X-Downstream-Cost} copied from the
  * request's {@code X-Downstream-Cost}, after {@code X-Downstream-Delay-Ms}. It counts requests per path, and
- * notes when each arrived.
+ * notes when each arrived. On an event loop of its own, as {@link Downstream}.
  */
 public final class ScriptedDownstream implements AutoCloseable {
 
@@ -30,10 +31,12 @@ public final class ScriptedDownstream implements AutoCloseable {
 
 	private final Map<String, List<Long>> arrivals = new ConcurrentHashMap<>();
 
+	private final LoopResources loop = LoopResources.create("scripted-downstream", 1, true);
+
 	private final DisposableServer server;
 
 	private ScriptedDownstream() {
-		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
+		this.server = HttpServer.create().runOn(this.loop).host("127.0.0.1").port(0).handle((request, response) -> {
 			this.arrivals.computeIfAbsent(request.uri(), k -> new CopyOnWriteArrayList<>()).add(System.currentTimeMillis());
 			this.hits.computeIfAbsent(request.uri(), k -> new AtomicInteger()).incrementAndGet();
 			String status = request.requestHeaders().get(STATUS, "200");
@@ -71,6 +74,7 @@ public final class ScriptedDownstream implements AutoCloseable {
 	@Override
 	public void close() {
 		this.server.disposeNow();
+		this.loop.disposeLater().block();
 	}
 
 }
