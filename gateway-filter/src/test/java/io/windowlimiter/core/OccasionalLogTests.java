@@ -6,6 +6,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -99,8 +101,13 @@ public class OccasionalLogTests {
 		assertThat(this.written).containsExactly("near");
 	}
 
+	/**
+	 * The bound is shared by all kinds in the JVM: a line of another test's component may hold a place (one did
+	 * in CI), so this test's lines are counted as at most 64, and the drop count as at least the rest.
+	 */
 	@Test
 	void aStuckLogKeepsAtMostSixtyFourLinesAndTheNextOneWrittenSaysHowManyWereDropped() throws InterruptedException {
+		awaitWritten();
 		this.blocking = true;
 		OccasionalLog log = new OccasionalLog(OccasionalLogTests.class, Duration.ZERO);
 		for (int i = 0; i < 200; i++) {
@@ -116,12 +123,15 @@ public class OccasionalLogTests {
 				.isLessThan(Duration.ofSeconds(10));
 			Thread.sleep(5);
 		}
-		assertThat(this.written).hasSize(OccasionalLog.MAX_WAITING);
-		assertThat(this.written.get(OccasionalLog.MAX_WAITING - 1)).isEqualTo("line 63");
+		int kept = this.written.size();
+		assertThat(kept).isBetween(OccasionalLog.MAX_WAITING - 4, OccasionalLog.MAX_WAITING);
+		assertThat(this.written.get(kept - 1)).isEqualTo("line " + (kept - 1));
 		log.warn(() -> "after");
 		awaitWritten();
-		assertThat(this.written.get(OccasionalLog.MAX_WAITING))
-			.isEqualTo("after (136 rate-limiter log line(s) dropped before it: the log was not written)");
+		Matcher after = Pattern.compile("after \\((\\d+) rate-limiter log line\\(s\\) dropped before it: the log was "
+				+ "not written\\)").matcher(this.written.get(kept));
+		assertThat(after.matches()).as(this.written.get(kept)).isTrue();
+		assertThat(Long.parseLong(after.group(1))).isGreaterThanOrEqualTo(200 - kept);
 	}
 
 	/** Returns once every line asked for before has been written (the writer takes them in order). */
