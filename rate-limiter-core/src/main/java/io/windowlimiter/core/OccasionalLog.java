@@ -95,8 +95,7 @@ public final class OccasionalLog {
 	 * the line's {@link Supplier}, so that nothing is allocated between lines.
 	 */
 	public boolean isDue() {
-		long last = this.lastWritten.get();
-		return this.intervalNanos == 0 || last == Long.MIN_VALUE || System.nanoTime() - last >= this.intervalNanos;
+		return this.intervalNanos == 0 || due(this.lastWritten.get());
 	}
 
 	/** Lines made or waiting to be, of all kinds. */
@@ -104,13 +103,18 @@ public final class OccasionalLog {
 		return waiting.get();
 	}
 
+	/** {@link #isDue}, and the interval claimed for this line. */
 	private boolean mayWrite() {
 		if (this.intervalNanos == 0) {
 			return true;
 		}
-		long now = System.nanoTime();
 		long last = this.lastWritten.get();
-		return (last == Long.MIN_VALUE || now - last >= this.intervalNanos) && this.lastWritten.compareAndSet(last, now);
+		return due(last) && this.lastWritten.compareAndSet(last, System.nanoTime());
+	}
+
+	/** The interval has passed since a line was last written at {@code last}. */
+	private boolean due(long last) {
+		return last == Long.MIN_VALUE || System.nanoTime() - last >= this.intervalNanos;
 	}
 
 }

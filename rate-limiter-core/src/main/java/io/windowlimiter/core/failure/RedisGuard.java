@@ -96,8 +96,6 @@ public final class RedisGuard implements AutoCloseable {
 
 	private final long tickNanos;
 
-	private final long logIntervalNanos;
-
 	private final int maxInFlight;
 
 	private final Set<Pending<?>> pending = ConcurrentHashMap.newKeySet();
@@ -120,10 +118,12 @@ public final class RedisGuard implements AutoCloseable {
 
 	private final AtomicLong unreported = new AtomicLong();
 
-	/** Failures, stalls and recoveries, written off the answering threads; limited by the guard itself. */
+	/** Stalls and recoveries, written off the answering threads: one line each. */
 	private final OccasionalLog reports = new OccasionalLog(RedisGuard.class, Duration.ZERO);
 
-	private final AtomicLong lastReport = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
+	/** Failed decisions, at most one line per {@code failure-log-interval}, with how many since the last. */
+	private final OccasionalLog failureReports;
+
 
 	private final ScheduledExecutorService watchdog;
 
@@ -161,7 +161,7 @@ public final class RedisGuard implements AutoCloseable {
 		this.timeoutNanos = timeout.toNanos();
 		this.stallNanos = Math.min(stallTimeout.toNanos(), this.timeoutNanos);
 		this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.stallNanos / 4);
-		this.logIntervalNanos = logInterval.toNanos();
+		this.failureReports = new OccasionalLog(RedisGuard.class, logInterval);
 		this.maxInFlight = maxInFlight;
 		this.watchdog = Executors.newSingleThreadScheduledExecutor(task -> {
 			Thread thread = new Thread(task, "window-rate-limiter-watchdog");
@@ -331,7 +331,6 @@ public final class RedisGuard implements AutoCloseable {
 	/**
 	 * Logs on the log's own thread, not on the one answering a decision (an event loop, Lettuce's, a timer) nor
 	 * the watchdog's: a log write that blocks (a console pipe nobody reads) must never hold an answer or a tick.
-	 * The guard limits its reports itself.
 	 */
 	private void report(String message) {
 		this.reports.warn(() -> message);
@@ -535,13 +534,11 @@ public final class RedisGuard implements AutoCloseable {
 
 	private void fail(MonoSink<?> sink, Throwable error) {
 		this.failures.incrementAndGet();
-		long pending = this.unreported.incrementAndGet();
-		long now = System.nanoTime();
-		long last = this.lastReport.get();
-		if (now - last >= this.logIntervalNanos && this.lastReport.compareAndSet(last, now)) {
-			this.unreported.addAndGet(-pending);
-			report(pending + " rate-limit decision(s) failed since the last report, routes applied their "
-					+ "fail-mode; latest: " + error);
+		this.unreported.incrementAndGet();
+		if (this.failureReports.isDue()) {
+			// counted when written: every failure up to that moment is in one line
+			this.failureReports.warn(() -> this.unreported.getAndSet(0) + " rate-limit decision(s) failed since the "
+					+ "last report, routes applied their fail-mode; latest: " + error);
 		}
 		sink.error(error);
 	}
