@@ -185,7 +185,11 @@ final class EventSkim {
 				this.blankLine = blank;
 				this.textBytes = 0;
 				this.done = false;
-				return readData(bytes, start + this.prefixData, dataTo, valueStart) && learnEnd(bytes);
+				if (!readData(bytes, start + this.prefixData, dataTo, valueStart)) {
+					return false;
+				}
+				learnEnd(bytes);
+				return true;
 			}
 		}
 		return readWhole(bytes, start, end);
@@ -215,23 +219,22 @@ final class EventSkim {
 
 	/**
 	 * After an event was read whole: keeps its bytes from after its first delta's value to its blank line as
-	 * {@link #end}, when that was its only delta key. Returns true, for the caller's return.
+	 * {@link #end}, when that was its only delta key.
 	 */
-	private boolean learnEnd(byte[] bytes) {
-		int length = this.blankLine + 1 - this.firstDeltaEnd;
+	private void learnEnd(byte[] bytes) {
 		if (this.endBackoff > 0) {
 			this.endBackoff--;
-			return true;
+			return;
 		}
+		int length = this.blankLine + 1 - this.firstDeltaEnd;
 		if (this.firstDeltaEnd < 0 || this.deltaKeys != 1 || length > MAX_END_BYTES) {
-			return true;
+			return;
 		}
 		if (this.end.length < length) {
 			this.end = new byte[Math.max(length, Math.min(2 * Math.max(this.end.length, 32), MAX_END_BYTES))];
 		}
 		System.arraycopy(bytes, this.firstDeltaEnd, this.end, 0, length);
 		this.endLength = length;
-		return true;
 	}
 
 	/** {@link #read} without the prefix: each line searched; the prefix learnt from an event read. */
