@@ -354,20 +354,62 @@ class UsageMeterUnitTests {
 	void strippingHoldsBackOnlyAnUnfinishedEvent() {
 		UsageMeter meter = new UsageMeter(1, true);
 		String chunk = chatChunk("a", true);
-		ByteBuffer whole = ByteBuffer.wrap(utf8(chunk + chunk));
+		String finish = finishChunk(chunk);
+		ByteBuffer whole = ByteBuffer.wrap(utf8(chunk + finish));
 		assertThat(meter.pass(whole)).isSameAs(whole);
 		ByteBuffer sent = meter.pass(utf8(chunk.substring(0, 20)));
 		assertThat(sent.remaining()).isZero();
 		assertThat(meter.heldBytes()).isEqualTo(20);
-		sent = meter.pass(utf8(chunk.substring(20) + "data: [DO"));
-		assertThat(StandardCharsets.UTF_8.decode(sent).toString()).isEqualTo(chunk);
+		sent = meter.pass(utf8(chunk.substring(20) + finish + "data: [DO"));
+		assertThat(StandardCharsets.UTF_8.decode(sent).toString()).isEqualTo(chunk + finish);
 		assertThat(meter.heldBytes()).isEqualTo(9);
 	}
 
 	/**
-	 * An unfinished chunk whose first bytes are those of the chunks before it up to its first choice (the usage
-	 * chunk's choices are empty) is passed on as it comes; one cut before that point is held, and the usage
-	 * chunk, however it is cut, is dropped whole.
+	 * An unfinished event after a chunk whose choice did not finish is passed on as it comes, however it is cut:
+	 * OpenAI sends the usage-only chunk once every choice has finished. After a finishing chunk, and after one
+	 * whose text spells an unfinished choice, it is held.
+	 */
+	@Test
+	void strippingPassesOnAnEventAfterAnOpenChoiceAsItComes() {
+		String obfuscated = chatChunk("a", true).replace("}\n\n", ",\"obfuscation\":\"Xq3\"}\n\n");
+		for (String line : new String[] { "\n", "\r\n" }) {
+			for (String open : new String[] { chatChunk("a", true), chatChunk("bc", false), obfuscated }) {
+				String chunk = open.replace("\n", line);
+				String finish = finishChunk(chunk);
+				String spelt = finishChunk(chatChunk("\\\"finish_reason\\\":null", true)).replace("\n", line);
+				String usage = CHAT_USAGE_CHUNK.replace("\n", line);
+				int choices = chunk.indexOf("\"choices\":[{") + "\"choices\":[{".length();
+				for (int cut = 1; cut < chunk.length(); cut++) {
+					// held after a finish unless cut past its first choice (strippingPassesOnAChunkWithChoicesAsItComes)
+					int held = (cut < choices) ? cut : 0;
+					UsageMeter meter = new UsageMeter(1, true);
+					ByteArrayOutputStream sent = new ByteArrayOutputStream();
+					// twice: the second is read by the cheap path from the prefix and end the first taught it
+					send(sent, meter.pass(utf8(chunk + chunk)));
+					send(sent, meter.pass(utf8(chunk.substring(0, cut))));
+					assertThat(meter.heldBytes()).as("cut at %d of %s", cut, chunk).isZero();
+					send(sent, meter.pass(utf8(chunk.substring(cut) + finish + chunk.substring(0, cut))));
+					assertThat(meter.heldBytes()).as("after a finish, cut at %d", cut).isEqualTo(held);
+					send(sent, meter.pass(utf8(chunk.substring(cut) + spelt + chunk.substring(0, cut))));
+					assertThat(meter.heldBytes()).as("after text spelling an open choice, cut at %d", cut)
+						.isEqualTo(held);
+					int usageCut = Math.min(cut, usage.length() - 1);
+					send(sent, meter.pass(utf8(chunk.substring(cut) + finish + usage.substring(0, usageCut))));
+					send(sent, meter.pass(utf8(usage.substring(usageCut) + "data: [DONE]" + line + line)));
+					send(sent, meter.finish());
+					assertThat(sent.toString(StandardCharsets.UTF_8))
+						.isEqualTo(chunk.repeat(3) + finish + chunk + spelt + chunk + finish + "data: [DONE]" + line + line);
+					assertThat(meter.usage().tokens()).isEqualTo(21);
+				}
+			}
+		}
+	}
+
+	/**
+	 * After a finishing chunk (a choice of several may still go on), an unfinished chunk whose first bytes are
+	 * those of the chunks before it up to its first choice (the usage chunk's choices are empty) is passed on as
+	 * it comes; one cut before that point is held, and the usage chunk, however it is cut, is dropped whole.
 	 */
 	@Test
 	void strippingPassesOnAChunkWithChoicesAsItComes() {
@@ -375,18 +417,19 @@ class UsageMeterUnitTests {
 		int choices = chunk.indexOf("\"choices\":[{") + "\"choices\":[{".length();
 		for (String line : new String[] { "\n", "\r\n" }) {
 			String one = chunk.replace("\n", line);
+			String finish = finishChunk(one);
 			String usage = CHAT_USAGE_CHUNK.replace("\n", line);
 			UsageMeter meter = new UsageMeter(1, true);
 			ByteArrayOutputStream sent = new ByteArrayOutputStream();
-			send(sent, meter.pass(utf8(one)));
+			send(sent, meter.pass(utf8(one + finish)));
 			// cut at its first choice: passed on
 			send(sent, meter.pass(utf8(one.substring(0, choices))));
 			assertThat(meter.heldBytes()).isZero();
-			assertThat(sent.size()).isEqualTo(utf8(one).length + choices);
+			assertThat(sent.size()).isEqualTo(utf8(one + finish).length + choices);
 			// cut before it: held, then passed whole with the rest
-			send(sent, meter.pass(utf8(one.substring(choices) + one.substring(0, choices - 1))));
+			send(sent, meter.pass(utf8(one.substring(choices) + finish + one.substring(0, choices - 1))));
 			assertThat(meter.heldBytes()).isEqualTo(choices - 1);
-			send(sent, meter.pass(utf8(one.substring(choices - 1))));
+			send(sent, meter.pass(utf8(one.substring(choices - 1) + finish)));
 			assertThat(meter.heldBytes()).isZero();
 			// the usage chunk cut after its (empty) choices: held, then dropped
 			int empty = usage.indexOf("[]") + 1;
@@ -394,9 +437,17 @@ class UsageMeterUnitTests {
 			assertThat(meter.heldBytes()).isEqualTo(empty);
 			send(sent, meter.pass(utf8(usage.substring(empty) + "data: [DONE]" + line + line)));
 			send(sent, meter.finish());
-			assertThat(sent.toString(StandardCharsets.UTF_8)).isEqualTo(one.repeat(3) + "data: [DONE]" + line + line);
+			assertThat(sent.toString(StandardCharsets.UTF_8))
+				.isEqualTo((one + finish).repeat(3) + "data: [DONE]" + line + line);
 			assertThat(meter.usage().tokens()).isEqualTo(21);
 		}
+	}
+
+	/** {@code chunk}, a chat completions chunk of one choice, as the chunk that finishes its choice. */
+	private static String finishChunk(String chunk) {
+		String finished = chunk.replace("\"finish_reason\":null", "\"finish_reason\":\"stop\"");
+		assertThat(finished).isNotEqualTo(chunk);
+		return finished;
 	}
 
 	@Test

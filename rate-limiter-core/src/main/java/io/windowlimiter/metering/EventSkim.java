@@ -86,6 +86,8 @@ final class EventSkim {
 
 	private static final byte[] CHOICES = bytes("choices");
 
+	private static final byte[] FINISH_NULL = bytes("\"finish_reason\":null");
+
 	/** Keys whose string values count as text inside a delta: {@link UsageFigures}'s, and delta itself. */
 	private static final byte[][] TEXT_KEYS = { DELTA, bytes("content"), bytes("text"), bytes("partial_json"),
 			bytes("thinking"), bytes("arguments"), bytes("refusal"), bytes("reasoning_content"),
@@ -99,6 +101,13 @@ final class EventSkim {
 
 	/** Of the last event read: its data was OpenAI's {@code [DONE]}. */
 	boolean done;
+
+	/**
+	 * Of the last event read: it has {@code "finish_reason":null} after its first delta, a chat completions
+	 * chunk of a choice that goes on. OpenAI sends the usage-only chunk after every choice finished, so it
+	 * cannot be the next event.
+	 */
+	boolean choiceGoesOn;
 
 	/** Of the last event declined: it was declined only because the slice ended before it did. */
 	boolean incomplete;
@@ -150,6 +159,9 @@ final class EventSkim {
 
 	private int nextEndBackoff = 1;
 
+	/** {@link #end} holds {@code "finish_reason":null}: an event read to it is a choice that goes on. */
+	private boolean endGoesOn;
+
 	/** Bytes of the buffers this keeps for the prefix and the end (at most {@value #MAX_RETAINED_BYTES}). */
 	int retainedBytes() {
 		return this.prefix.length + this.end.length;
@@ -160,6 +172,7 @@ final class EventSkim {
 	 * could, and then {@link #blankLine}, {@link #textBytes} and {@link #done} tell what it held.
 	 */
 	boolean read(byte[] bytes, int start, int end) {
+		this.choiceGoesOn = false;
 		int prefix = this.prefixLength;
 		if (prefix > 0 && end - start > prefix
 				&& Arrays.mismatch(bytes, start, start + prefix, this.prefix, 0, prefix) < 0) {
@@ -167,6 +180,7 @@ final class EventSkim {
 			int known = (this.endLength > 0) ? readToKnownEnd(bytes, valueStart, end) : UNDECIDED;
 			if (known == KNOWN_END) {
 				this.nextEndBackoff = 1;
+				this.choiceGoesOn = this.endGoesOn;
 				return true;
 			}
 			if (known == OTHER_END) {
@@ -188,6 +202,7 @@ final class EventSkim {
 				if (!readData(bytes, start + this.prefixData, dataTo, valueStart)) {
 					return false;
 				}
+				this.choiceGoesOn = goesOn(bytes, dataTo);
 				learnEnd(bytes);
 				return true;
 			}
@@ -235,6 +250,21 @@ final class EventSkim {
 		}
 		System.arraycopy(bytes, this.firstDeltaEnd, this.end, 0, length);
 		this.endLength = length;
+		this.endGoesOn = this.choiceGoesOn;
+	}
+
+	/** Of data just read: {@code "finish_reason":null} follows its first delta's value (before {@code to}). */
+	private boolean goesOn(byte[] bytes, int to) {
+		int from = this.firstDeltaEnd;
+		if (from < 0) {
+			return false;
+		}
+		for (int i = from; i + FINISH_NULL.length <= to; i++) {
+			if (bytes[i] == '"' && startsWith(bytes, i, to, FINISH_NULL)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** {@link #read} without the prefix: each line searched; the prefix learnt from an event read. */
@@ -288,6 +318,7 @@ final class EventSkim {
 		if (!readData(bytes, dataFrom, dataTo, -1)) {
 			return false;
 		}
+		this.choiceGoesOn = goesOn(bytes, dataTo);
 		int prefix = this.firstDeltaValue - start;
 		if (this.firstDeltaValue >= 0 && !linesAfterData && prefix <= MAX_PREFIX_BYTES) {
 			// the next events of the stream most often start with these very bytes

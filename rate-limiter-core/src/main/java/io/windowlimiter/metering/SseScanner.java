@@ -83,6 +83,9 @@ final class SseScanner {
 
 	private boolean done;
 
+	/** The last event that ended was a chat completions chunk of a choice that goes on ({@link EventSkim#choiceGoesOn}). */
+	private boolean lastChoiceGoesOn;
+
 	/** The first bytes of an event the cheap path waits to see whole; its start was told already. */
 	private final EventBytes carried = new EventBytes(MAX_CARRIED_BYTES);
 
@@ -115,6 +118,14 @@ final class SseScanner {
 	 */
 	boolean unfinishedEventHasChoices() {
 		return this.carried.length() > 0 && this.skim.opensChoices(this.carried.bytes(), this.carried.length());
+	}
+
+	/**
+	 * An event has started, and the one before it was a chat completions chunk of a choice that goes on: it is
+	 * not OpenAI's usage-only chunk, which comes once every choice has finished.
+	 */
+	boolean unfinishedEventFollowsAnOpenChoice() {
+		return inEvent() && this.lastChoiceGoesOn;
 	}
 
 	/** Bytes of the buffers this scanner keeps: a carried event's and the cheap path's prefix. */
@@ -236,6 +247,7 @@ final class SseScanner {
 	private int skimmedTo(byte[] bytes, int blank, Boundaries boundaries) {
 		this.sum.textBytes += this.skim.textBytes;
 		this.done |= this.skim.done;
+		this.lastChoiceGoesOn = this.skim.choiceGoesOn;
 		boundaries.eventEnd(blank + 1, false);
 		endOfLine(bytes[blank]);
 		this.crEndedEvent = this.afterCr;
@@ -328,6 +340,7 @@ final class SseScanner {
 			}
 		}
 		this.inEvent = false;
+		this.lastChoiceGoesOn = false;
 		this.dataLines = 0;
 		this.json.reset();
 		this.event.clear();

@@ -74,8 +74,9 @@ public final class UsageMeter {
 	private final EventBytes held = new EventBytes(MAX_HELD_EVENT_BYTES);
 
 	/**
-	 * The unfinished event is passed on as it comes: it is longer than {@link #MAX_HELD_EVENT_BYTES}, or its
-	 * first bytes already show it is not the usage-only chunk.
+	 * The unfinished event is passed on as it comes: it is longer than {@link #MAX_HELD_EVENT_BYTES}, or it
+	 * cannot be the usage-only chunk: the event before it was a choice's chunk that did not finish it (OpenAI
+	 * sends usage once every choice finished), or its first bytes open a choice.
 	 */
 	private boolean passing;
 
@@ -294,7 +295,8 @@ public final class UsageMeter {
 		scan(bytes, offset, length, stripping);
 		int tail = offset + length;
 		if (this.sse.inEvent() && !this.passing) {
-			if (this.held.length() + tail - stripping.from > MAX_HELD_EVENT_BYTES || this.sse.unfinishedEventHasChoices()) {
+			if (this.held.length() + tail - stripping.from > MAX_HELD_EVENT_BYTES
+					|| this.sse.unfinishedEventFollowsAnOpenChoice() || this.sse.unfinishedEventHasChoices()) {
 				stripping.emitHeld();
 				stripping.emit(stripping.from, tail);
 				this.passing = true;
