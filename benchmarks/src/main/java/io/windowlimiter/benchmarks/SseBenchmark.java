@@ -25,7 +25,8 @@ import java.util.Map;
  * and a request limit far above what is sent, 10,000 clients by X-API-Key, so every call is admitted, metered and
  * settled); limited / plain is what a decision costs, metered / limited what the LLM path adds. wrk POSTs
  * streaming chat completion requests over keep-alive connections, each case (route and stream length) for the same
- * time after a warm-up, in rounds, every other one in reverse order, each case's fastest round kept. Then the
+ * time after a warm-up, in rounds, every other one in reverse order; the targets are medians of the rounds' ratios,
+ * the throughput table keeps each case's fastest round. Then the
  * gateway's live heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is
  * checked first: the body arrives whole (metered: without the usage chunk the gateway asked for), the limited route
  * answers with its request limit's headers, and on the metered route the remaining tokens go down by the usage the
@@ -40,7 +41,7 @@ public final class SseBenchmark {
 	/** The memory part's routes: the limited one holds nothing per stream past its decision. */
 	static final List<String> MEMORY_ROUTES = List.of("plain", "metered");
 
-	/** Issue 24: metered req/s over plain req/s, at every stream length. */
+	/** Issue 24: req/s of the route with metering over the same route without, at every stream length. */
 	static final double TARGET = 0.90;
 
 	static final long TOKEN_LIMIT = 1_000_000_000L;
@@ -70,6 +71,9 @@ public final class SseBenchmark {
 		int seconds = Settings.integer("http.seconds", 5);
 		int warmUp = Settings.integer("http.warmup-seconds", 2);
 		int rounds = Settings.integer("http.rounds", 3);
+		// whole rounds run before the counted ones: C2, sharing the cores with a saturated gateway, compiles a
+		// route's hot paths for about a minute, and the metered route has the most of them
+		int warmUpRounds = Settings.integer("sse.warmup-rounds", 2);
 		List<Integer> lengths = integers(Settings.string("sse.events", "20,200,2000"));
 		// 0: no memory part
 		List<Integer> memoryLengths = integers(Settings.string("sse.memory-events", "20,2000")).stream()
@@ -111,7 +115,8 @@ public final class SseBenchmark {
 					redis.flushAll();
 					wrk.run(gateway.url(c.path()), warmUp, keys);
 				}
-				for (int round = 0; round < rounds; round++) {
+				for (int round = 0; round < warmUpRounds + rounds; round++) {
+					boolean counted = round >= warmUpRounds;
 					List<Case> order = new ArrayList<>(cases);
 					if (round % 2 == 1) {
 						Collections.reverse(order);
@@ -125,12 +130,15 @@ public final class SseBenchmark {
 							throw new IllegalStateException(c + ": " + run.socketErrors() + " socket errors, "
 									+ run.statusErrors() + " answers not 2xx");
 						}
-						runs.get(c).add(run);
+						if (counted) {
+							runs.get(c).add(run);
+						}
 						// the limiter reports failures at most every 500 ms
 						Thread.sleep(600);
 						failed.merge(c, gateway.failedDecisionsSinceLastCall(), Long::sum);
-						System.out.printf(Locale.ROOT, "sse round %d %-8s %5d events %,9.0f req/s  p50 %7.2f ms  p99 %7.2f ms%n",
-								round + 1, c.route(), c.events(), run.perSecond(), run.p50Millis(), run.p99Millis());
+						System.out.printf(Locale.ROOT, "sse round %d%s %-8s %5d events %,9.0f req/s  p50 %7.2f ms  p99 %7.2f ms%n",
+								round + 1, counted ? "" : " (warm-up)", c.route(), c.events(), run.perSecond(),
+								run.p50Millis(), run.p99Millis());
 					}
 				}
 				OpenStreamsMemory open = new OpenStreamsMemory(gateway, redis, streams, body);
@@ -153,13 +161,13 @@ public final class SseBenchmark {
 					list.stream().map(Wrk.Run::perSecond).toList(), failed.get(c)));
 		});
 		String setup = String.format(Locale.ROOT, "wrk %d threads, %d keep-alive connections, %d s per case after %d s "
-				+ "warm-up, %d rounds (every other one in reverse order), one warm-up pass over all cases first, figures "
-				+ "from each case's fastest round; gateway-app's jar (%s, its defaults) proxying to nginx on loopback "
+				+ "warm-up, %d rounds (every other one in reverse order) after %d uncounted ones, one warm-up pass over all cases first, targets "
+				+ "from the median of the rounds' ratios, the throughput table from each case's fastest round; gateway-app's jar (%s, its defaults) proxying to nginx on loopback "
 				+ "serving static files, Redis flushed before each case; %,d clients by X-API-Key; each request a "
 				+ "%d-byte streaming chat completion POST (%s); metered: `llm: openai`, %,d tokens and %,d requests per "
 				+ "minute per client (sliding window counter), so every call is admitted and settled; limited: the "
 				+ "same request limit without `llm` (one decision per call, no body read, no meter, no settle)",
-				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, GatewayProcess.jvmOptions(), keys,
+				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, warmUpRounds, GatewayProcess.jvmOptions(), keys,
 				body.length(), includeUsage ? "it asks for `stream_options.include_usage`"
 						: "no `stream_options`: the gateway adds `include_usage` upstream and strips the usage chunk",
 				TOKEN_LIMIT, REQUEST_LIMIT);
@@ -316,16 +324,20 @@ public final class SseBenchmark {
 		md.append("- setup: ").append(setup).append("\n\n");
 		md.append("Checked before measuring:\n\n");
 		checks.forEach(check -> md.append("- ").append(check).append('\n'));
-		md.append("\n## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
+		md.append("\n## Targets\n\nEach round runs a length's three routes one after the other, so a round's ratio compares "
+				+ "routes measured minutes apart at most; the median of the rounds' ratios is the figure (the machine's "
+				+ "speed drifts from round to round, which the fastest round of each route, in the table below, does not "
+				+ "cancel). The issue's comparison is the route with and without metering: metered / limited. Metered / "
+				+ "plain adds the decision itself, whose cost the HTTP benchmark compares with no limiter and the "
+				+ "built-in one; it is held to the same goal here for reference.\n\n"
+				+ "| target | median of rounds | rounds | goal | verdict |\n|---|---|---|---|---|\n");
 		int n = ROUTES.size();
 		for (int i = 0; i + n - 1 < results.size(); i += n) {
 			Result plain = results.get(i);
+			Result limited = results.get(i + 1);
 			Result metered = results.get(i + 2);
-			double ratio = metered.perSecond() / plain.perSecond();
-			String verdict = (ratio >= TARGET) ? String.format(Locale.ROOT, "met, %.0f%% above", 100 * (ratio / TARGET - 1))
-					: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - ratio / TARGET));
-			md.append(String.format(Locale.ROOT, "| req/s metered / plain, %,d events | %.2f | >= %.2f | %s |%n",
-					plain.c().events(), ratio, TARGET, verdict));
+			md.append(targetRow("metered / limited", metered, limited));
+			md.append(targetRow("metered / plain (reference)", metered, plain));
 		}
 		for (Result r : results) {
 			if (r.failedDecisions() > 0) {
@@ -364,6 +376,32 @@ public final class SseBenchmark {
 					m.streams(), m.bytesReadPerStream(), m.heapBytesPerStream(), m.ourBytesPerStream(), extra));
 		}
 		return md.toString();
+	}
+
+	/** One target's row: the median of the per-round ratios of {@code a} to {@code b}, and each round's. */
+	private static String targetRow(String name, Result a, Result b) {
+		List<Double> ratios = pairedRatios(a, b);
+		double median = median(ratios);
+		String verdict = (median >= TARGET) ? String.format(Locale.ROOT, "met, %.0f%% above", 100 * (median / TARGET - 1))
+				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - median / TARGET));
+		String each = String.join(", ", ratios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList());
+		return String.format(Locale.ROOT, "| req/s %s, %,d events | %.2f | %s | >= %.2f | %s |%n", name, a.c().events(),
+				median, each, TARGET, verdict);
+	}
+
+	/** Round by round, {@code a}'s rate over {@code b}'s. */
+	static List<Double> pairedRatios(Result a, Result b) {
+		List<Double> ratios = new ArrayList<>();
+		for (int r = 0; r < Math.min(a.roundRates().size(), b.roundRates().size()); r++) {
+			ratios.add(a.roundRates().get(r) / b.roundRates().get(r));
+		}
+		return ratios;
+	}
+
+	static double median(List<Double> values) {
+		List<Double> sorted = values.stream().sorted().toList();
+		int n = sorted.size();
+		return (n % 2 == 1) ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
 	}
 
 	private static String rounds(Result r) {
