@@ -8,8 +8,8 @@ import java.util.List;
  * What the demo LLM backend of both demo gateways answers an OpenAI chat completions request, without web
  * types: each gateway writes it with its own server. As usage it reports a quarter of the request body's
  * length as prompt tokens and {@value #OUTPUT_TOKENS} output tokens; with {@code "stream":true} it answers
- * five chunks {@link #EVENT_INTERVAL} apart (with the usage chunk when {@code "include_usage":true}), then
- * {@code [DONE]}, else one JSON answer.
+ * five text chunks and the one that finishes the choice, {@link #EVENT_INTERVAL} apart (then the usage chunk when
+ * {@code "include_usage":true}, as OpenAI orders them), then {@code [DONE]}, else one JSON answer.
  */
 public final class DemoChatCompletion {
 
@@ -58,6 +58,9 @@ public final class DemoChatCompletion {
 			events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\",\"choices\":"
 					+ "[{\"index\":0,\"delta\":{\"content\":\"" + word + "\"},\"finish_reason\":null}]}");
 		}
+		// as OpenAI streams: the choice's finishing chunk, then (asked for) the usage chunk
+		events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\",\"choices\":"
+				+ "[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}");
 		if (this.includeUsage) {
 			events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\","
 					+ "\"choices\":[],\"usage\":" + this.usage + "}");

@@ -13,6 +13,9 @@ class DemoChatCompletionUnitTests {
 	private static final String CHUNK = "{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\","
 			+ "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},\"finish_reason\":null}]}";
 
+	private static final String FINISH = "{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\","
+			+ "\"model\":\"demo\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}";
+
 	@Test
 	void aJsonAnswerReportsAQuarterOfTheBodyAndFortyOutputTokens() {
 		// 32 characters: 8 prompt tokens
@@ -26,14 +29,15 @@ class DemoChatCompletionUnitTests {
 	}
 
 	@Test
-	void aStreamIsFiveChunksThenDoneAndTheUsageChunkOnlyWhenAsked() {
+	void aStreamIsFiveChunksAndTheFinishThenDoneAndTheUsageChunkOnlyWhenAsked() {
 		DemoChatCompletion stream = DemoChatCompletion.answering("{\"stream\": true,\"messages\":[],\"max_tokens\":100}");
 		assertThat(stream.stream()).as("spaces ignored").isTrue();
 		assertThat(stream.events()).containsExactly(CHUNK.formatted("Hello"), CHUNK.formatted(" from"),
-				CHUNK.formatted(" the"), CHUNK.formatted(" demo"), CHUNK.formatted(" LLM"), "[DONE]");
+				CHUNK.formatted(" the"), CHUNK.formatted(" demo"), CHUNK.formatted(" LLM"), FINISH, "[DONE]");
 		String asking = "{\"stream\":true,\"stream_options\":{\"include_usage\":true},\"messages\":[]}";
-		assertThat(DemoChatCompletion.answering(asking).events()).hasSize(7)
-			.element(5)
+		// after the finish, as OpenAI sends it: the gateway's stripping relies on that order
+		assertThat(DemoChatCompletion.answering(asking).events()).hasSize(8)
+			.element(6)
 			.isEqualTo("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\",\"choices\":[],"
 					+ "\"usage\":{\"prompt_tokens\":" + asking.length() / 4 + ",\"completion_tokens\":40,\"total_tokens\":"
 					+ (asking.length() / 4 + 40) + "}}");
