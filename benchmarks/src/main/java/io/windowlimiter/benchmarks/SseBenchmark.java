@@ -390,7 +390,7 @@ public final class SseBenchmark {
 	}
 
 	/** Round by round, {@code a}'s rate over {@code b}'s. */
-	static List<Double> pairedRatios(Result a, Result b) {
+	private static List<Double> pairedRatios(Result a, Result b) {
 		List<Double> ratios = new ArrayList<>();
 		for (int r = 0; r < Math.min(a.roundRates().size(), b.roundRates().size()); r++) {
 			ratios.add(a.roundRates().get(r) / b.roundRates().get(r));
@@ -398,7 +398,7 @@ public final class SseBenchmark {
 		return ratios;
 	}
 
-	static double median(List<Double> values) {
+	private static double median(List<Double> values) {
 		List<Double> sorted = values.stream().sorted().toList();
 		int n = sorted.size();
 		return (n % 2 == 1) ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;

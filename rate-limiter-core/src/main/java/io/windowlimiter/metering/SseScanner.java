@@ -112,20 +112,14 @@ final class SseScanner {
 	}
 
 	/**
-	 * The unfinished event's first bytes open its top-level {@code choices} array with an element, as the
-	 * events before it did: it is not OpenAI's usage-only chunk ({@code "choices":[]}), and a stripping meter
-	 * need not hold it back. False when not known (an event the full scan reads, or cut before that point).
+	 * An event has started that cannot be OpenAI's usage-only chunk, so a stripping meter need not hold it back:
+	 * the event before it was a chat completions chunk of a choice that goes on (the usage chunk comes once every
+	 * choice has finished), or its first bytes open its top-level {@code choices} array with an element, as the
+	 * events before it did (the usage chunk's are empty). False when not known.
 	 */
-	boolean unfinishedEventHasChoices() {
-		return this.carried.length() > 0 && this.skim.opensChoices(this.carried.bytes(), this.carried.length());
-	}
-
-	/**
-	 * An event has started, and the one before it was a chat completions chunk of a choice that goes on: it is
-	 * not OpenAI's usage-only chunk, which comes once every choice has finished.
-	 */
-	boolean unfinishedEventFollowsAnOpenChoice() {
-		return inEvent() && this.lastChoiceGoesOn;
+	boolean unfinishedEventIsNotUsageChunk() {
+		return inEvent() && (this.lastChoiceGoesOn
+				|| (this.carried.length() > 0 && this.skim.opensChoices(this.carried.bytes(), this.carried.length())));
 	}
 
 	/** Bytes of the buffers this scanner keeps: a carried event's and the cheap path's prefix. */

@@ -296,7 +296,7 @@ public final class UsageMeter {
 		int tail = offset + length;
 		if (this.sse.inEvent() && !this.passing) {
 			if (this.held.length() + tail - stripping.from > MAX_HELD_EVENT_BYTES
-					|| this.sse.unfinishedEventFollowsAnOpenChoice() || this.sse.unfinishedEventHasChoices()) {
+					|| this.sse.unfinishedEventIsNotUsageChunk()) {
 				stripping.emitHeld();
 				stripping.emit(stripping.from, tail);
 				this.passing = true;
