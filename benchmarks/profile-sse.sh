@@ -8,6 +8,7 @@
 # PHASES: "route:events:seconds ...", e.g. "metered:20:20! limited:20:20! metered:20:30 limited:20:30";
 # phases whose seconds end in ! warm up: neither reported nor profiled. With agent-lib (libasyncProfiler.so),
 # each reported phase writes OUTDIR/<route>-<events>.collapsed (itimer, 1 ms) and .html.
+# Each reported phase also lists the Redis commands run more than once per 100 requests (INFO commandstats).
 set -uo pipefail
 out=$1; phases=$2; agent=${3:-}
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -40,6 +41,7 @@ for ph in $phases; do
   IFS=: read -r route events s <<<"$ph"; quiet=0; [[ $s == *! ]] && { quiet=1; s=${s%!}; }
   name=$route-$events
   [[ $quiet == 0 && -n $agent ]] && jcmd $GPID JVMTI.agent_load "$agent" "\"start,event=itimer,interval=1ms\"" >/dev/null
+  redis-cli -p $RP CONFIG RESETSTAT >/dev/null
   g0=$(cpu $GPID); r0=$(cpu $RPID)
   res=$(wrk -t 2 -c 64 -d ${s}s --timeout 10s -s "$work/sse.lua" http://127.0.0.1:$GP/$route/sse/$events -- 10000 client- "$body" | grep WRK_RESULT)
   g1=$(cpu $GPID); r1=$(cpu $RPID)
@@ -51,5 +53,9 @@ for ph in $phases; do
   line=$(awk -v c=$name -v n=$n -v s=$s -v g=$(echo "$g1-$g0"|bc) -v r=$(echo "$r1-$r0"|bc) -v p=$p50 -v e=$err \
     'BEGIN{printf "%-12s %6.0f req/s  gateway %7.1f us CPU/req  redis %5.1f us/req  p50 %6.1f ms  errors %s", c, n/s, g*1e6/n, r*1e6/n, p/1000, e}')
   [[ $quiet == 0 ]] && echo "$line" | tee -a $out/phases.txt || echo "(warm) $line"
+  # Redis's commands per request and their own time per call (INFO commandstats; the rest of its CPU is I/O)
+  [[ $quiet == 0 ]] && redis-cli -p $RP INFO commandstats | tr -d '\r' | grep '^cmdstat_' \
+    | awk -F'[:=,]' -v n=$n '$3 > n / 100 {printf "    %-22s %6.2f per request  %6.2f us per call\n", $1, $3 / n, $7}' \
+    | tee -a $out/phases.txt
 done
 kill $GPID; wait $GPID 2>/dev/null; kill $NGPID $RPID; wait 2>/dev/null; rm -rf $nd

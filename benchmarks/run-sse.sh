@@ -3,16 +3,17 @@
 # `plain` (no limiter), `limited` (WindowRateLimit with the metered route's request limit, no llm: a decision only)
 # and `metered` (WindowRateLimit, llm: openai) to one nginx serving static OpenAI chat completion streams of 20, 200
 # and 2,000 events; req/s, p50/p99 and limited / plain (the decision), metered / limited (the LLM path: body read
-# and rewritten, meter, settle) and metered / plain per length (the target, >= 0.9, on metered / limited: medians of per-round ratios), then the gateway's live heap
-# per open stream (plain and metered), short and long. Report: benchmarks/results/<date>-sse.md.
+# and rewritten, meter, settle: the target, >= 0.9) and metered / plain per length, each the median of many short
+# cycles of the three routes back to back, then the gateway's live heap per open stream (plain and metered), short
+# and long. Report: benchmarks/results/<date>-sse.md. About 15 minutes at the defaults.
 #
-# Settings as run-all.sh's (BENCH_HTTP_SECONDS [5], BENCH_HTTP_WARMUP_SECONDS [2], BENCH_HTTP_ROUNDS [3],
+# Settings: BENCH_SSE_WARMUP_SECONDS [20] every case's warm-up, first all, then each length's before its cycles;
+# BENCH_SSE_CYCLES [24] and BENCH_SSE_CYCLE_SECONDS [2] the cycles per length and each route's run in one;
 # BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64], BENCH_KEYS [10000], BENCH_GATEWAY_JVM_OPTIONS
-# [-Xms512m -Xmx512m], BENCH_SKIP_BUILD=1), and: BENCH_SSE_EVENTS [20,200,2000] the stream lengths measured,
-# BENCH_SSE_MEMORY_EVENTS [20,2000] those of the memory part (0: none), BENCH_SSE_STREAMS [200] streams open at once,
-# BENCH_SSE_TAIL_RATE [64] bytes/s of a slow stream's tail, BENCH_SSE_INCLUDE_USAGE [false] whether the
-# client asks for stream_options.include_usage (false: the gateway adds it and strips the usage chunk),
-# BENCH_SSE_WARMUP_ROUNDS [2] whole rounds run first and not counted (the JIT compiles the metered path for about a minute).
+# [-Xms512m -Xmx512m], BENCH_SKIP_BUILD=1 as run-all.sh's; BENCH_SSE_EVENTS [20,200,2000] the stream lengths
+# measured, BENCH_SSE_MEMORY_EVENTS [20,2000] those of the memory part (0: none), BENCH_SSE_STREAMS [200] streams
+# open at once, BENCH_SSE_TAIL_RATE [64] bytes/s of a slow stream's tail, BENCH_SSE_INCLUDE_USAGE [false] whether
+# the client asks for stream_options.include_usage (false: the gateway adds it and strips the usage chunk).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -24,9 +23,10 @@ import java.util.Map;
  * no body read, no meter, no settle) and {@code metered} ({@code WindowRateLimit} with {@code llm: openai}, a token
  * and a request limit far above what is sent, 10,000 clients by X-API-Key, so every call is admitted, metered and
  * settled); limited / plain is what a decision costs, metered / limited what the LLM path adds. wrk POSTs
- * streaming chat completion requests over keep-alive connections, each case (route and stream length) for the same
- * time after a warm-up, in rounds, every other one in reverse order; the targets are medians of the rounds' ratios,
- * the throughput table keeps each case's fastest round. Then the
+ * streaming chat completion requests over keep-alive connections. Every case (route and stream length) is warmed
+ * up first; then each length in turn: its three cases warmed again, then many short cycles of the three back to back
+ * (every other one in reverse order), so a cycle's ratios compare runs seconds apart; the targets are the medians of
+ * the cycles' ratios, the throughput table the medians of each case's cycles. Then the
  * gateway's live heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is
  * checked first: the body arrives whole (metered: without the usage chunk the gateway asked for), the limited route
  * answers with its request limit's headers, and on the metered route the remaining tokens go down by the usage the
@@ -59,8 +59,8 @@ public final class SseBenchmark {
 
 	}
 
-	record Result(Case c, double perSecond, double p50Millis, double p99Millis, List<Double> roundRates,
-			long failedDecisions) {
+	/** A case's medians over its cycles, and each cycle's rate. */
+	record Result(Case c, double perSecond, double p50Millis, double p99Millis, List<Double> cycleRates) {
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -68,12 +68,14 @@ public final class SseBenchmark {
 		Path workDir = root.resolve("benchmarks/target/bench-work");
 		Files.createDirectories(workDir);
 		int keys = Settings.integer("keys", 10_000);
-		int seconds = Settings.integer("http.seconds", 5);
-		int warmUp = Settings.integer("http.warmup-seconds", 2);
-		int rounds = Settings.integer("http.rounds", 3);
-		// whole rounds run before the counted ones: C2, sharing the cores with a saturated gateway, compiles a
-		// route's hot paths for about a minute, and the metered route has the most of them
-		int warmUpRounds = Settings.integer("sse.warmup-rounds", 2);
+		// C2, sharing the cores with a saturated gateway, compiles a route's hot paths for about a minute (throughput
+		// still climbing 50 s into a route's load): every case is warmed up, then each length's again before its cycles
+		int warmUp = Settings.integer("sse.warmup-seconds", 20);
+		// short runs back to back: this machine's speed drifts by tens of percent over minutes (rounds of 8 s runs
+		// minutes apart gave ratios from 0.75 to 1.21); runs seconds apart drift together (metered against an
+		// identical metered route: medians 0.996 and 0.999)
+		int cycles = Settings.integer("sse.cycles", 24);
+		int seconds = Settings.integer("sse.cycle-seconds", 2);
 		List<Integer> lengths = integers(Settings.string("sse.events", "20,200,2000"));
 		// 0: no memory part
 		List<Integer> memoryLengths = integers(Settings.string("sse.memory-events", "20,2000")).stream()
@@ -90,8 +92,7 @@ public final class SseBenchmark {
 		}
 		Map<Case, List<Wrk.Run>> runs = new LinkedHashMap<>();
 		cases.forEach(c -> runs.put(c, new ArrayList<>()));
-		Map<Case, Long> failed = new LinkedHashMap<>();
-		cases.forEach(c -> failed.put(c, 0L));
+		Map<Integer, Long> failed = new LinkedHashMap<>();
 		List<OpenStreamsMemory.Result> memory = new ArrayList<>();
 		List<String> checks = new ArrayList<>();
 		Machine machine;
@@ -112,34 +113,34 @@ public final class SseBenchmark {
 				}
 				checks.forEach(System.out::println);
 				for (Case c : cases) {
-					redis.flushAll();
 					wrk.run(gateway.url(c.path()), warmUp, keys);
 				}
-				for (int round = 0; round < warmUpRounds + rounds; round++) {
-					boolean counted = round >= warmUpRounds;
-					List<Case> order = new ArrayList<>(cases);
-					if (round % 2 == 1) {
-						Collections.reverse(order);
-					}
-					for (Case c : order) {
-						redis.flushAll();
+				for (int events : lengths) {
+					List<Case> block = cases.stream().filter(c -> c.events() == events).toList();
+					redis.flushAll();
+					for (Case c : block) {
 						wrk.run(gateway.url(c.path()), warmUp, keys);
-						gateway.failedDecisionsSinceLastCall();
-						Wrk.Run run = wrk.run(gateway.url(c.path()), seconds, keys);
-						if (run.socketErrors() > 0 || run.statusErrors() > 0) {
-							throw new IllegalStateException(c + ": " + run.socketErrors() + " socket errors, "
-									+ run.statusErrors() + " answers not 2xx");
-						}
-						if (counted) {
-							runs.get(c).add(run);
-						}
-						// the limiter reports failures at most every 500 ms
-						Thread.sleep(600);
-						failed.merge(c, gateway.failedDecisionsSinceLastCall(), Long::sum);
-						System.out.printf(Locale.ROOT, "sse round %d%s %-8s %5d events %,9.0f req/s  p50 %7.2f ms  p99 %7.2f ms%n",
-								round + 1, counted ? "" : " (warm-up)", c.route(), c.events(), run.perSecond(),
-								run.p50Millis(), run.p99Millis());
 					}
+					gateway.failedDecisionsSinceLastCall();
+					for (int cycle = 0; cycle < cycles; cycle++) {
+						List<Case> order = new ArrayList<>(block);
+						if (cycle % 2 == 1) {
+							Collections.reverse(order);
+						}
+						for (Case c : order) {
+							Wrk.Run run = wrk.run(gateway.url(c.path()), seconds, keys);
+							if (run.socketErrors() > 0 || run.statusErrors() > 0) {
+								throw new IllegalStateException(c + ": " + run.socketErrors() + " socket errors, "
+										+ run.statusErrors() + " answers not 2xx");
+							}
+							runs.get(c).add(run);
+							System.out.printf(Locale.ROOT, "sse cycle %2d %-8s %5d events %,9.0f req/s  p50 %7.2f ms  p99 %7.2f ms%n",
+									cycle + 1, c.route(), c.events(), run.perSecond(), run.p50Millis(), run.p99Millis());
+						}
+					}
+					// the limiter reports failures at most every 500 ms
+					Thread.sleep(600);
+					failed.put(events, gateway.failedDecisionsSinceLastCall());
 				}
 				OpenStreamsMemory open = new OpenStreamsMemory(gateway, redis, streams, body);
 				for (int events : memoryLengths) {
@@ -155,19 +156,18 @@ public final class SseBenchmark {
 			}
 		}
 		List<Result> results = new ArrayList<>();
-		runs.forEach((c, list) -> {
-			Wrk.Run fastest = list.stream().max(Comparator.comparingDouble(Wrk.Run::perSecond)).orElseThrow();
-			results.add(new Result(c, fastest.perSecond(), fastest.p50Millis(), fastest.p99Millis(),
-					list.stream().map(Wrk.Run::perSecond).toList(), failed.get(c)));
-		});
-		String setup = String.format(Locale.ROOT, "wrk %d threads, %d keep-alive connections, %d s per case after %d s "
-				+ "warm-up, %d rounds (every other one in reverse order) after %d uncounted ones, one warm-up pass over all cases first, targets "
-				+ "from the median of the rounds' ratios, the throughput table from each case's fastest round; gateway-app's jar (%s, its defaults) proxying to nginx on loopback "
-				+ "serving static files, Redis flushed before each case; %,d clients by X-API-Key; each request a "
+		runs.forEach((c, list) -> results.add(new Result(c, median(list.stream().map(Wrk.Run::perSecond).toList()),
+				median(list.stream().map(Wrk.Run::p50Millis).toList()), median(list.stream().map(Wrk.Run::p99Millis).toList()),
+				list.stream().map(Wrk.Run::perSecond).toList())));
+		String setup = String.format(Locale.ROOT, "wrk %d threads, %d keep-alive connections; every case warmed up "
+				+ "%d s, then per length its three cases %d s each again and %d cycles of the three for %d s each (every "
+				+ "other cycle in reverse order); targets from the median of the cycles' ratios, the throughput table from "
+				+ "each case's medians; gateway-app's jar (%s, its defaults) proxying to nginx on loopback "
+				+ "serving static files, Redis flushed before each length; %,d clients by X-API-Key; each request a "
 				+ "%d-byte streaming chat completion POST (%s); metered: `llm: openai`, %,d tokens and %,d requests per "
 				+ "minute per client (sliding window counter), so every call is admitted and settled; limited: the "
 				+ "same request limit without `llm` (one decision per call, no body read, no meter, no settle)",
-				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, warmUpRounds, GatewayProcess.jvmOptions(), keys,
+				wrk.threads(), wrk.connections(), warmUp, warmUp, cycles, seconds, GatewayProcess.jvmOptions(), keys,
 				body.length(), includeUsage ? "it asks for `stream_options.include_usage`"
 						: "no `stream_options`: the gateway adds `include_usage` upstream and strips the usage chunk",
 				TOKEN_LIMIT, REQUEST_LIMIT);
@@ -179,7 +179,7 @@ public final class SseBenchmark {
 				+ "stream holds, in the gateway's JVM (Netty's pooled direct buffers are off-heap and not in it). "
 				+ "`io.windowlimiter.*` counts only instances of this project's classes (shallow sizes; arrays they own "
 				+ "count as `[B` etc.)", streams, SseStreams.TAIL_BYTES, tailRate, SseStreams.TAIL_BYTES / tailRate);
-		String markdown = markdown(machine, setup, memorySetup, checks, results, memory);
+		String markdown = markdown(machine, setup, memorySetup, checks, results, failed, memory);
 		Path file = root.resolve("benchmarks/results").resolve(machine.fileStamp() + "-sse.md");
 		Files.createDirectories(file.getParent());
 		Files.writeString(file, markdown);
@@ -311,7 +311,7 @@ public final class SseBenchmark {
 	}
 
 	static String markdown(Machine machine, String setup, String memorySetup, List<String> checks, List<Result> results,
-			List<OpenStreamsMemory.Result> memory) {
+			Map<Integer, Long> failed, List<OpenStreamsMemory.Result> memory) {
 		StringBuilder md = new StringBuilder("# SSE benchmark: an LLM route with and without metering, ")
 			.append(machine.dateText()).append("\n\n");
 		md.append("- machine: ").append(machine.cores()).append(" cores (nproc), ").append(machine.cpu()).append(", ")
@@ -324,13 +324,13 @@ public final class SseBenchmark {
 		md.append("- setup: ").append(setup).append("\n\n");
 		md.append("Checked before measuring:\n\n");
 		checks.forEach(check -> md.append("- ").append(check).append('\n'));
-		md.append("\n## Targets\n\nEach round runs a length's three routes one after the other, so a round's ratio compares "
-				+ "routes measured minutes apart at most; the median of the rounds' ratios is the figure (the machine's "
-				+ "speed drifts from round to round, which the fastest round of each route, in the table below, does not "
-				+ "cancel). The issue's comparison is the route with and without metering: metered / limited. Metered / "
-				+ "plain adds the decision itself, whose cost the HTTP benchmark compares with no limiter and the "
-				+ "built-in one; it is held to the same goal here for reference.\n\n"
-				+ "| target | median of rounds | rounds | goal | verdict |\n|---|---|---|---|---|\n");
+		md.append("\n## Targets\n\nEach cycle runs a length's three routes one after the other for a few seconds each, so "
+				+ "a cycle's ratio compares runs seconds apart, which this machine's drift (tens of percent over minutes) "
+				+ "moves together; the median of the cycles' ratios is the figure, the middle half of them beside it. The "
+				+ "issue's comparison is the route with and without metering: metered / limited. Metered / plain adds the "
+				+ "decision itself, whose cost the HTTP benchmark compares with no limiter and the built-in one; it is held "
+				+ "to the same goal here for reference.\n\n"
+				+ "| target | median of cycles | middle half | cycles | goal | verdict |\n|---|---|---|---|---|---|\n");
 		int n = ROUTES.size();
 		for (int i = 0; i + n - 1 < results.size(); i += n) {
 			Result plain = results.get(i);
@@ -339,29 +339,28 @@ public final class SseBenchmark {
 			md.append(targetRow("metered / limited", metered, limited));
 			md.append(targetRow("metered / plain (reference)", metered, plain));
 		}
-		for (Result r : results) {
-			if (r.failedDecisions() > 0) {
-				md.append("| decisions failed open, ").append(r.c()).append(" | ").append(r.failedDecisions())
-					.append(" | 0 | **invalid run** |\n");
+		failed.forEach((events, count) -> {
+			if (count > 0) {
+				md.append(String.format(Locale.ROOT, "| decisions failed open, %,d events | %d | | | 0 | **invalid run** |%n",
+						events, count));
 			}
-		}
+		});
 		md.append("\n## Throughput\n\n| events | bytes | plain req/s | limited req/s | metered req/s | limited / plain "
 				+ "| metered / limited | metered / plain | plain p50 / p99 ms | limited p50 / p99 ms | metered p50 / p99 ms "
-				+ "| plain rounds | limited rounds | metered rounds |\n"
-				+ "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---|\n");
+				+ "| cycles |\n"
+				+ "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|\n");
 		for (int i = 0; i + n - 1 < results.size(); i += n) {
 			Result plain = results.get(i);
 			Result limited = results.get(i + 1);
 			Result metered = results.get(i + 2);
 			md.append(String.format(Locale.ROOT, "| %,d | %,d | %,.0f | %,.0f | %,.0f | %.2f | %.2f | %.2f | %.2f / %.2f "
-					+ "| %.2f / %.2f | %.2f / %.2f | %s | %s | %s |%n", plain.c().events(),
+					+ "| %.2f / %.2f | %.2f / %.2f | %d |%n", plain.c().events(),
 					SseStreams.body(plain.c().events(), true).length, plain.perSecond(), limited.perSecond(),
 					metered.perSecond(), limited.perSecond() / plain.perSecond(), metered.perSecond() / limited.perSecond(),
 					metered.perSecond() / plain.perSecond(), plain.p50Millis(), plain.p99Millis(), limited.p50Millis(),
-					limited.p99Millis(), metered.p50Millis(), metered.p99Millis(), rounds(plain), rounds(limited),
-					rounds(metered)));
+					limited.p99Millis(), metered.p50Millis(), metered.p99Millis(), plain.cycleRates().size()));
 		}
-		md.append("\nlimited / plain: what one decision costs; metered / limited: what the LLM path adds to it (the token "
+		md.append("\nEach case's req/s, p50 and p99: the medians of its cycles. limited / plain: what one decision costs; metered / limited: what the LLM path adds to it (the token "
 				+ "limit in the same decision, the body read and rewritten, the meter, the settle); metered / plain: the two together.\n");
 		md.append("\n## Memory per open stream\n\n").append(memorySetup).append(".\n\n");
 		md.append("| events | route | streams | bytes read per stream | live heap per open stream | of which io.windowlimiter.* "
@@ -378,34 +377,36 @@ public final class SseBenchmark {
 		return md.toString();
 	}
 
-	/** One target's row: the median of the per-round ratios of {@code a} to {@code b}, and each round's. */
+	/** One target's row: the median of the per-cycle ratios of {@code a} to {@code b}, and their middle half. */
 	private static String targetRow(String name, Result a, Result b) {
 		List<Double> ratios = pairedRatios(a, b);
 		double median = median(ratios);
 		String verdict = (median >= TARGET) ? String.format(Locale.ROOT, "met, %.0f%% above", 100 * (median / TARGET - 1))
 				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - median / TARGET));
-		String each = String.join(", ", ratios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList());
-		return String.format(Locale.ROOT, "| req/s %s, %,d events | %.2f | %s | >= %.2f | %s |%n", name, a.c().events(),
-				median, each, TARGET, verdict);
+		return String.format(Locale.ROOT, "| req/s %s, %,d events | %.3f | %.2f-%.2f | %d | >= %.2f | %s |%n", name,
+				a.c().events(), median, quantile(ratios, 0.25), quantile(ratios, 0.75), ratios.size(), TARGET, verdict);
 	}
 
-	/** Round by round, {@code a}'s rate over {@code b}'s. */
+	/** Cycle by cycle, {@code a}'s rate over {@code b}'s. */
 	private static List<Double> pairedRatios(Result a, Result b) {
 		List<Double> ratios = new ArrayList<>();
-		for (int r = 0; r < Math.min(a.roundRates().size(), b.roundRates().size()); r++) {
-			ratios.add(a.roundRates().get(r) / b.roundRates().get(r));
+		for (int r = 0; r < Math.min(a.cycleRates().size(), b.cycleRates().size()); r++) {
+			ratios.add(a.cycleRates().get(r) / b.cycleRates().get(r));
 		}
 		return ratios;
 	}
 
 	private static double median(List<Double> values) {
-		List<Double> sorted = values.stream().sorted().toList();
-		int n = sorted.size();
-		return (n % 2 == 1) ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+		return quantile(values, 0.5);
 	}
 
-	private static String rounds(Result r) {
-		return String.join(", ", r.roundRates().stream().map(rate -> String.format(Locale.ROOT, "%,.0f", rate)).toList());
+	/** The q-quantile, interpolated between the two nearest of the sorted values. */
+	private static double quantile(List<Double> values, double q) {
+		List<Double> sorted = values.stream().sorted().toList();
+		double at = q * (sorted.size() - 1);
+		int below = (int) Math.floor(at);
+		int above = Math.min(below + 1, sorted.size() - 1);
+		return sorted.get(below) + (at - below) * (sorted.get(above) - sorted.get(below));
 	}
 
 	private static List<Integer> integers(String list) {
