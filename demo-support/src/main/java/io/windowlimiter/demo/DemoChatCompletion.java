@@ -55,18 +55,21 @@ public final class DemoChatCompletion {
 	public List<String> events() {
 		List<String> events = new ArrayList<>();
 		for (String word : List.of("Hello", " from", " the", " demo", " LLM")) {
-			events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\",\"choices\":"
-					+ "[{\"index\":0,\"delta\":{\"content\":\"" + word + "\"},\"finish_reason\":null}]}");
+			events.add(chunk("[{\"index\":0,\"delta\":{\"content\":\"" + word + "\"},\"finish_reason\":null}]"));
 		}
 		// as OpenAI streams: the choice's finishing chunk, then (asked for) the usage chunk
-		events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\",\"choices\":"
-				+ "[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}");
+		events.add(chunk("[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]"));
 		if (this.includeUsage) {
-			events.add("{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\","
-					+ "\"choices\":[],\"usage\":" + this.usage + "}");
+			events.add(chunk("[],\"usage\":" + this.usage));
 		}
 		events.add("[DONE]");
 		return events;
+	}
+
+	/** A chat completion chunk: its choices (and what follows them) after the envelope every chunk shares. */
+	private static String chunk(String choices) {
+		return "{\"id\":\"chatcmpl-demo\",\"object\":\"chat.completion.chunk\",\"model\":\"demo\",\"choices\":"
+				+ choices + "}";
 	}
 
 }
