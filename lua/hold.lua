@@ -2,7 +2,7 @@
 -- counted now at the time it will pass (its slot) and the reply says how long to hold it; later
 -- requests see the slot taken, on every instance, since the slot is written by this script. Only the
 -- token bucket and the fixed window can reserve exactly (see docs/max-delay.md); the configuration
--- keeps the other algorithms off routes with a max-delay. Assembled after the algorithm modules (it
+-- keeps the other algorithms off routes with a max-delay. Assembled after the fixed window's module (it
 -- reads the fixed window's layout with its functions) and before decide.lua, which calls decide_held.
 --
 --   holds[name] = function(key, limit, window, now, cost, extra, at, max_delay)
@@ -82,7 +82,9 @@ end
 -- max_delay.
 --   max_delay  the route's max-delay in ms: how far ahead slots may have been reserved
 --   longest    the longest this request may be held: max_delay, or 0 when its instance holds all it may
-local function decide_held(now, cost, max_delay, longest)
+-- Sets the decide_held the script declares before the modules: this module is defined only on a route with a
+-- max-delay, inside the fixed window's block, whose functions it reads.
+function decide_held(now, cost, max_delay, longest)
   local n = #KEYS
   local results = {}
   local function ask(i, at)

@@ -64,6 +64,30 @@ class LimitScriptTests {
 		assertThat(decide(both, 1, T0 + 200 + 59_800).allowed()).isTrue();
 	}
 
+	/**
+	 * The scripts define a module only for a request that names its algorithm: a route of five, the last in
+	 * the last place, is decided and settled by every one of them.
+	 */
+	@Test
+	void everyAlgorithmOfOneRouteIsDefinedForItsDecisionAndItsSettle() {
+		List<Algorithm> algorithms = List.of(Algorithm.SLIDING_LOG, Algorithm.SLIDING_LOG_SORTED_SET,
+				Algorithm.TOKEN_BUCKET, Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER);
+		List<LimitScript.Limit> limits = algorithms.stream()
+			.map(algorithm -> limit(algorithm, 10, Duration.ofMinutes(1), algorithm.name()))
+			.toList();
+		Verdict reserved = decide(limits, 4, T0);
+		assertThat(reserved.decisions()).extracting(Decision::remaining).containsOnly(6L);
+
+		Settlement settled = this.script
+			.settle(limits.stream().map(LimitScript.Limit::key).toList(), "test:" + this.tag + ":settled",
+					limits.stream().map(LimitScript.Limit::policy).toList(),
+					reserved.decisions().stream().map(Decision::resetMillis).toList(), reserved.now(), 4, 1,
+					Long.toString(T0 + 10))
+			.block(Duration.ofSeconds(5));
+		assertThat(settled.changes()).as("each limit gave back 3").containsOnly(-3L);
+		assertThat(decide(limits, 1, T0 + 20).decisions()).extracting(Decision::remaining).containsOnly(8L);
+	}
+
 	@ParameterizedTest
 	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aRequestConsumesItsCost(Algorithm algorithm) {
