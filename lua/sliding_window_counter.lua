@@ -39,9 +39,13 @@ local COUNTER_EPOCH = 1735689600000
 -- The stored window index, current and previous counts and window length (nil when the value does not
 -- say: the configured window), or nil for a value of no known layout.
 local function counter_read(stored)
-  local index, current, previous, length = string.match(stored, '^(%d+):(%d+):(%d+):?(%d*)$')
-  if index then
-    return tonumber(index), tonumber(current), tonumber(previous), tonumber(length)
+  -- a plain search first: the older layouts' pattern is the dearer test, and most keys are digits alone
+  if string.find(stored, ':', 1, true) then
+    local index, current, previous, length = string.match(stored, '^(%d+):(%d+):(%d+):?(%d*)$')
+    if index then
+      return tonumber(index), tonumber(current), tonumber(previous), tonumber(length)
+    end
+    return nil
   end
   if not string.find(stored, '^%d+$') or #stored < 7 then
     return nil
