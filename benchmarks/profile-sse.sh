@@ -8,7 +8,8 @@
 # PHASES: "route:events:seconds ...", e.g. "metered:20:20! limited:20:20! metered:20:30 limited:20:30";
 # phases whose seconds end in ! warm up: neither reported nor profiled. With agent-lib (libasyncProfiler.so),
 # each reported phase writes OUTDIR/<route>-<events>.collapsed (itimer, 1 ms) and .html.
-# Each reported phase also lists the Redis commands run more than once per 100 requests (INFO commandstats).
+# Each reported phase also lists the Redis commands run more than once per 100 requests (INFO commandstats), and
+# Redis's reads and writes per request (INFO stats).
 set -uo pipefail
 out=$1; phases=$2; agent=${3:-}
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -57,5 +58,8 @@ for ph in $phases; do
   [[ $quiet == 0 ]] && redis-cli -p $RP INFO commandstats | tr -d '\r' | grep '^cmdstat_' \
     | awk -F'[:=,]' -v n=$n '$3 > n / 100 {printf "    %-22s %6.2f per request  %6.2f us per call\n", $1, $3 / n, $7}' \
     | tee -a $out/phases.txt
+  # how many commands share each of Redis's reads and writes (fewer reads per request: more per read)
+  [[ $quiet == 0 ]] && redis-cli -p $RP INFO stats | tr -d '\r' | grep -E '^total_(reads|writes)_processed' \
+    | awk -F: -v n=$n '{printf "    %-22s %6.2f per request\n", $1, $2 / n}' | tee -a $out/phases.txt
 done
 kill $GPID; wait $GPID 2>/dev/null; kill $NGPID $RPID; wait 2>/dev/null; rm -rf $nd
