@@ -59,7 +59,7 @@ public final class LimitScript {
 				+ "local needed, held = {}, (tonumber(ARGV[3 + 4 * #KEYS]) or 0) > 0\n"
 				+ "for i = 3, 4 * #KEYS, 4 do if ARGV[i] then needed[ARGV[i]] = true end end\n"
 				+ "local decide_held\n" + modules(false) + withoutComments(read("decide.lua"));
-		String settleSource = "local algorithms, settles = {}, {}\n" + "local needed, held = {}, false\n"
+		String settleSource = "local algorithms, settles, needed = {}, {}, {}\n"
 				+ "for i = 5, 5 * (#KEYS - 1), 5 do needed[ARGV[i]] = true end\n" + modules(true)
 				+ withoutComments(read("settle.lua"));
 		this.script = (RedisScript) RedisScript.of(decideSource, List.class);
@@ -74,9 +74,9 @@ public final class LimitScript {
 	 * Every algorithm's module, each defined only when the script's arguments name it ({@code needed}): a
 	 * script runs its top level on every call, and the functions of modules a route does not use cost Redis
 	 * CPU on every decision (measured: a decision of one limit takes about 11 % less Redis time without them,
-	 * a settle about 12 %). The fixed window's
-	 * functions are defined for the calendar quota and the holds (max-delay) too, which read its layout;
-	 * {@code hold.lua} sets the {@code decide_held} the script declares before the modules.
+	 * a settle about 12 %). The fixed window's functions are defined for the calendar quota, and in the decision
+	 * script for the holds (max-delay, {@code held}), which read its layout; {@code hold.lua} sets the
+	 * {@code decide_held} the decision script declares before the modules.
 	 * @param whole with each module's settle part (the settle script), else up to it (the decision script)
 	 */
 	private static String modules(boolean whole) {
@@ -84,7 +84,9 @@ public final class LimitScript {
 		for (Algorithm algorithm : Algorithm.values()) {
 			String name = "needed['" + algorithm.name() + "']";
 			if (algorithm == Algorithm.FIXED_WINDOW) {
-				modules.append("if ").append(name).append(" or needed['").append(CALENDAR).append("'] or held then\n")
+				// only the decision script holds (max-delay)
+				modules.append("if ").append(name).append(" or needed['").append(CALENDAR).append("']")
+					.append(whole ? "" : " or held").append(" then\n")
 					.append(module(algorithm.moduleFile(), whole))
 					.append("if needed['").append(CALENDAR).append("'] then\n")
 					.append(module("calendar.lua", whole))
