@@ -111,6 +111,35 @@ public final class RedisProcess implements AutoCloseable {
 		signal("-STOP");
 	}
 
+	/**
+	 * A SIGSTOP made ready ahead: the process that sends it is started now and sends it when the returned task
+	 * runs, so a test can read what the server did just before the freeze without the start of a process (tens
+	 * of milliseconds on a loaded machine, hundreds of decisions) in between.
+	 */
+	public Runnable freezeWhenRun() {
+		try {
+			Process kill = new ProcessBuilder("sh", "-c", "read go && exec kill -STOP " + this.process.pid()).start();
+			return () -> {
+				try {
+					kill.getOutputStream().write('\n');
+					kill.getOutputStream().flush();
+					if (kill.waitFor() != 0) {
+						throw new IllegalStateException("kill -STOP failed");
+					}
+				}
+				catch (IOException ex) {
+					throw new IllegalStateException(ex);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			};
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
 	/** SIGCONT: a frozen server resumes. */
 	public void thaw() {
 		signal("-CONT");
