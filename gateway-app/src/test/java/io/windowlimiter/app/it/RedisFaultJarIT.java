@@ -95,8 +95,10 @@ class RedisFaultJarIT {
 
 			@Override
 			public void begin() {
+				// the signal's process started first: what Redis runs between the count and the freeze is then about 1 ms
+				Runnable freeze = RedisFaultJarIT.this.redis.freezeWhenRun();
 				before[0] = RedisInfo.scriptCalls(RedisFaultJarIT.this.redis.port());
-				RedisFaultJarIT.this.redis.freeze();
+				freeze.run();
 			}
 
 			@Override

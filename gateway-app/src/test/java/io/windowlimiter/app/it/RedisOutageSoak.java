@@ -100,8 +100,9 @@ class RedisOutageSoak {
 	void redisFrozenOneMinute() throws Exception {
 		long[] before = new long[1];
 		soak("Redis frozen", () -> {
+			Runnable freeze = this.redis.freezeWhenRun();
 			before[0] = RedisInfo.scriptCalls(this.redis.port());
-			this.redis.freeze();
+			freeze.run();
 		}, () -> {
 			this.redis.thaw();
 			return RedisInfo.scriptCallsOnceQuiet(this.redis.port(), 1_000, 30_000) - before[0];
