@@ -489,9 +489,8 @@ public final class RateLimiterCore {
 			return Mono.just(Settled.UNCHANGED);
 		}
 		boolean refunded = refund;
+		Mono<Settlement> call = settleChanged(reservation, reserved, actualCosts);
 		List<String> keys = reservation.keys();
-		Mono<Settlement> call = this.script.settle(keys, reservation.marker(), reservation.policies(),
-				reservation.resets(), reservation.reservedAt(), reserved, actualCosts.clone(), REDIS_CLOCK);
 		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
 			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
 			.doOnNext(settled -> {
@@ -501,6 +500,45 @@ public final class RateLimiterCore {
 			})
 			.onErrorResume(error -> Mono.just(Settled.DROPPED))
 			.doOnNext(settled -> this.metrics.settle(routeId, settled.tag));
+	}
+
+	/**
+	 * The settle script for the limits whose cost changed, only: an LLM route's request limits keep the 1 they
+	 * reserved, and sending them would cost Redis their arguments and the settle's scan for nothing.
+	 */
+	private Mono<Settlement> settleChanged(Reservation reservation, long[] reserved, long[] actual) {
+		List<String> keys = reservation.keys();
+		List<WindowPolicy> policies = reservation.policies();
+		List<Long> resets = reservation.resets();
+		int changed = 0;
+		for (int i = 0; i < reserved.length; i++) {
+			if (actual[i] != reserved[i]) {
+				changed++;
+			}
+		}
+		if (changed < reserved.length) {
+			List<String> someKeys = new ArrayList<>(changed);
+			List<WindowPolicy> somePolicies = new ArrayList<>(changed);
+			List<Long> someResets = new ArrayList<>(changed);
+			long[] someReserved = new long[changed];
+			long[] someActual = new long[changed];
+			for (int i = 0, j = 0; i < reserved.length; i++) {
+				if (actual[i] != reserved[i]) {
+					someKeys.add(keys.get(i));
+					somePolicies.add(policies.get(i));
+					someResets.add(resets.get(i));
+					someReserved[j] = reserved[i];
+					someActual[j++] = actual[i];
+				}
+			}
+			keys = someKeys;
+			policies = somePolicies;
+			resets = someResets;
+			reserved = someReserved;
+			actual = someActual;
+		}
+		return this.script.settle(keys, reservation.marker(), policies, resets, reservation.reservedAt(), reserved,
+				actual.clone(), REDIS_CLOCK);
 	}
 
 	/** What became of a settle. */

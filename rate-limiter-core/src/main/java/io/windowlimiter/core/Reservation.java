@@ -121,7 +121,11 @@ public final class Reservation {
 	 * reservation landed (the end of the window it was counted in; when the bucket would be full after it).
 	 */
 	public List<Long> resets() {
-		return this.decisions.stream().map(Decision::resetMillis).toList();
+		Long[] resets = new Long[this.decisions.size()];
+		for (int i = 0; i < resets.length; i++) {
+			resets[i] = this.decisions.get(i).resetMillis();
+		}
+		return List.of(resets);
 	}
 
 	/** What tells this reservation apart from the client's others: part of its marker. */

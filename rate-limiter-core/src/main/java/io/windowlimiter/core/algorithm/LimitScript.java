@@ -206,7 +206,11 @@ public final class LimitScript {
 	}
 
 	private static String joined(long[] costs) {
-		return Arrays.stream(costs).mapToObj(Long::toString).collect(Collectors.joining(","));
+		StringBuilder joined = new StringBuilder(12 * costs.length);
+		for (int i = 0; i < costs.length; i++) {
+			joined.append((i > 0) ? "," : "").append(costs[i]);
+		}
+		return joined.toString();
 	}
 
 	private Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
