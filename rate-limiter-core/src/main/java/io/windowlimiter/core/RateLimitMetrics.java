@@ -124,7 +124,8 @@ public class RateLimitMetrics {
 	 */
 	public void settle(String route, String result) {
 		if (this.registry != null) {
-			this.counters.computeIfAbsent("settle\n" + route + '\n' + result,
+			// by route, then result: every LLM call settles, so no key is built per call
+			meters(route).settles.computeIfAbsent(result,
 					k -> Counter.builder("gateway.ratelimit.settles")
 						.description("Settles of reservations by route and result; dropped: Redis could not take it")
 						.tags("route", route, "result", result)
@@ -157,25 +158,31 @@ public class RateLimitMetrics {
 	 */
 	public void llmCall(String route, long estimated, long settled, String usage, boolean missing) {
 		if (this.registry != null) {
-			count("llm-est\n" + route, "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
+			// by route, then what is counted: found without building a key per call
+			Map<String, Counter> llm = meters(route).llm;
+			count(llm, "estimated", "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
 					+ "and settled at the end, by route", estimated, "route", route, "kind", "estimated");
-			count("llm-set\n" + route, "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
+			count(llm, "settled", "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
 					+ "and settled at the end, by route", settled, "route", route, "kind", "settled");
-			count("llm-usage\n" + route + '\n' + usage, "gateway.ratelimit.llm.responses",
+			count(meters(route).llmUsage, usage, "gateway.ratelimit.llm.responses",
 					"LLM responses by route and how their usage was read", 1, "route", route, "usage", usage);
 			if (missing) {
-				count("llm-missing\n" + route, "gateway.ratelimit.llm.usage.missing",
+				count(llm, "missing", "gateway.ratelimit.llm.usage.missing",
 						"LLM responses without usage the gateway could read, charged their reservation", 1, "route", route);
 			}
 		}
 	}
 
-	private void count(String id, String name, String description, long amount, String... tags) {
+	private void count(Map<String, Counter> counters, String id, String name, String description, long amount,
+			String... tags) {
 		MeterRegistry registry = this.registry;
 		if (registry != null && amount > 0) {
-			this.counters.computeIfAbsent(id,
-					k -> Counter.builder(name).description(description).tags(tags).register(registry))
-				.increment(amount);
+			Counter counter = counters.get(id);
+			if (counter == null) {
+				counter = counters.computeIfAbsent(id,
+						k -> Counter.builder(name).description(description).tags(tags).register(registry));
+			}
+			counter.increment(amount);
 		}
 	}
 
@@ -220,6 +227,15 @@ public class RateLimitMetrics {
 		final AtomicReferenceArray<Timer> redis = new AtomicReferenceArray<>(2);
 
 		volatile @Nullable Counter nearLimit;
+
+		/** Settle counters by result. */
+		final Map<String, Counter> settles = new ConcurrentHashMap<>();
+
+		/** LLM token and missing-usage counters, by what they count. */
+		final Map<String, Counter> llm = new ConcurrentHashMap<>();
+
+		/** LLM response counters by how their usage was read. */
+		final Map<String, Counter> llmUsage = new ConcurrentHashMap<>();
 
 	}
 

@@ -1,8 +1,8 @@
 package io.windowlimiter.core;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -24,7 +24,11 @@ public final class ReservationsHere {
 	/** After this many reservations, every key is looked through for those outlived (none were settled). */
 	private static final int SWEEP_EVERY = 1024;
 
-	private final Map<String, Set<Reservation>> byKey = new ConcurrentHashMap<>();
+	/**
+	 * Each key's reservations, an array replaced whole on every change (inside the map's compute, so changes
+	 * to one key are serial): a key holds one or two at a time, and a set per key cost more than the copies.
+	 */
+	private final Map<String, Reservation[]> byKey = new ConcurrentHashMap<>();
 
 	private final AtomicInteger added = new AtomicInteger();
 
@@ -32,34 +36,31 @@ public final class ReservationsHere {
 		if (this.added.incrementAndGet() % SWEEP_EVERY == 0) {
 			// a client whose keys get no other reservation (a fresh key per call) is not left holding one
 			for (String key : this.byKey.keySet()) {
-				this.byKey.computeIfPresent(key, (k, held) -> {
-					held.removeIf(old -> outlived(old, now));
-					return held.isEmpty() ? null : held;
-				});
+				this.byKey.computeIfPresent(key, (k, held) -> without(held, null, now));
 			}
 		}
 		for (String key : reservation.keys()) {
 			this.byKey.compute(key, (k, held) -> {
-				Set<Reservation> set = (held != null) ? held : ConcurrentHashMap.newKeySet();
-				set.removeIf(old -> outlived(old, now));
-				set.add(reservation);
-				return set;
+				Reservation[] kept = (held != null) ? without(held, null, now) : null;
+				if (kept == null) {
+					return new Reservation[] { reservation };
+				}
+				Reservation[] more = Arrays.copyOf(kept, kept.length + 1);
+				more[kept.length] = reservation;
+				return more;
 			});
 		}
 	}
 
 	void remove(Reservation reservation) {
 		for (String key : reservation.keys()) {
-			this.byKey.computeIfPresent(key, (k, held) -> {
-				held.remove(reservation);
-				return held.isEmpty() ? null : held;
-			});
+			this.byKey.computeIfPresent(key, (k, held) -> without(held, reservation, Long.MIN_VALUE));
 		}
 	}
 
 	/** What the reservations not yet settled here hold of the limit counted on this key; null when none. */
 	@Nullable Held of(String key, long now) {
-		Set<Reservation> held = this.byKey.get(key);
+		Reservation[] held = this.byKey.get(key);
 		if (held == null) {
 			return null;
 		}
@@ -73,6 +74,37 @@ public final class ReservationsHere {
 			}
 		}
 		return (calls > 0) ? new Held(calls, units) : null;
+	}
+
+	/**
+	 * {@code held} less {@code gone} and those outlived at {@code now} ({@link Long#MIN_VALUE}: none is): the same
+	 * array when nothing left, null when nothing is kept.
+	 */
+	private static Reservation @Nullable [] without(Reservation[] held, @Nullable Reservation gone, long now) {
+		int kept = 0;
+		for (Reservation reservation : held) {
+			if (keeps(reservation, gone, now)) {
+				kept++;
+			}
+		}
+		if (kept == held.length) {
+			return held;
+		}
+		if (kept == 0) {
+			return null;
+		}
+		Reservation[] left = new Reservation[kept];
+		int i = 0;
+		for (Reservation reservation : held) {
+			if (keeps(reservation, gone, now)) {
+				left[i++] = reservation;
+			}
+		}
+		return left;
+	}
+
+	private static boolean keeps(Reservation reservation, @Nullable Reservation gone, long now) {
+		return reservation != gone && (now == Long.MIN_VALUE || !outlived(reservation, now));
 	}
 
 	/** How many keys hold a reservation not yet settled, for tests. */
