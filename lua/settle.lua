@@ -10,16 +10,17 @@
 -- reservation landed, in the algorithm's terms (the end of the window it was counted in; the time the bucket
 -- would be full again after it).
 --
--- Idempotent: the first call sets the reservation's marker key (SET NX), and a call that finds it set
--- changes nothing. The marker lives as long as the longest horizon of the reservation's limits (a
--- window; a token bucket's full refill when longer), after which a refund finds nothing left to give
--- back in any limit, but at most ten minutes: a second call can only be Lettuce sending the command again
--- after a reconnect, which it does only until the guard gives the call up (it writes no cancelled
--- command), and the gateway sends no second call itself. So a client settling many requests on a day's
--- window does not hold a day of markers.
+-- Idempotent: the first call adds the reservation's id to the client's markers (a hash, HSETNX), and a call
+-- that finds it there changes nothing. A second call can only be Lettuce sending the same command again after
+-- a reconnect, which it does only until the guard gives the call up (redis-timeout: it writes no cancelled
+-- command), and the gateway sends no second call itself. So a marker need live only seconds; the hash lives a
+-- minute after each settle written to it, and the gateway names one hash per client and minute of its own
+-- clock (a re-sent command names the same), so a client's hash holds at most its settles of about two
+-- minutes. One field in a hash the client has already costs Redis less, in time and memory, than a key with
+-- its own expiry per settle.
 --
 -- KEYS[i]    the client's key for limit i, as reserved (all share one hash tag)
--- KEYS[n+1]  the reservation's marker, under the same hash tag
+-- KEYS[n+1]  the client's settle markers of the gateway's current minute (a hash), under the same hash tag
 -- ARGV[1]    now in ms since the epoch, or "" to use the Redis server's clock (TIME)
 -- ARGV[2]    when the reservation was made: the `now` decide.lua replied with
 -- ARGV[3]    the cost reserved, >= 1; or, when limits were reserved different costs (an LLM route's
@@ -28,6 +29,7 @@
 --            whose two are equal is left as it is: 0)
 -- ARGV[5 + 5(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none),
 --            the reset decide.lua replied for it
+-- ARGV[5 + 5n]  the reservation's id: its field in the markers
 -- Reply      {1, then for each limit the units given back (< 0) or charged (> 0)}, or {0} when the
 --            reservation was settled before
 local now = tonumber(ARGV[1])
@@ -51,21 +53,11 @@ end
 local reserved, actual = each(ARGV[3]), each(ARGV[4])
 
 local limits = #KEYS - 1
-local horizon = 1
-for i = 1, limits do
-  local base = 5 + 5 * (i - 1)
-  local limit, window = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
-  -- a concurrency limit's window is how long a slot may be held, not a span a refund could reach into
-  if ARGV[base] ~= 'CONCURRENCY' then
-    horizon = math.max(horizon, window)
-  end
-  if ARGV[base] == 'TOKEN_BUCKET' then
-    horizon = math.max(horizon, math.ceil(tonumber(ARGV[base + 3]) * window / limit))
-  end
-end
-if not redis.call('SET', KEYS[limits + 1], '1', 'NX', 'PX', math.min(horizon, 600000)) then
+local markers = KEYS[limits + 1]
+if redis.call('HSETNX', markers, ARGV[5 + 5 * limits], '1') == 0 then
   return {0}
 end
+redis.call('PEXPIRE', markers, 60000)
 
 local reply = {1}
 for i = 1, limits do

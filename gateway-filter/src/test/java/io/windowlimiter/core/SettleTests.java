@@ -87,7 +87,7 @@ class SettleTests {
 			.containsExactly(new WindowPolicy(Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofHours(1)));
 		// Redis's clock, on this machine the same as ours
 		assertThat(reservation.reservedAt()).isBetween(before - 1_000, System.currentTimeMillis() + 1_000);
-		assertThat(reservation.marker()).startsWith("wrl:{" + this.client + "}:settled:");
+		assertThat(reservation.markers(System.currentTimeMillis())).startsWith("wrl:{" + this.client + "}:settled:");
 		assertThat(remaining("reserve")).isEqualTo(6);
 
 		assertThat(this.core.settle(reservation, 1).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
@@ -104,7 +104,8 @@ class SettleTests {
 		Reservation reservation = admit("same", -1).reservation();
 		assertThat(reservation.cost()).isEqualTo(3);
 		assertThat(this.core.settle(reservation, 3).block(TIMEOUT)).isEqualTo(Settled.UNCHANGED);
-		assertThat(this.redis.hasKey(reservation.marker()).block(TIMEOUT)).as("no call: no marker").isFalse();
+		assertThat(this.redis.hasKey(reservation.markers(System.currentTimeMillis())).block(TIMEOUT))
+			.as("no call: no markers").isFalse();
 		assertThat(remaining("same")).isEqualTo(7);
 		assertThat(this.core.settle(reservation, 0).block(TIMEOUT)).isEqualTo(Settled.DUPLICATE);
 		assertThat(settles("unchanged")).isEqualTo(1);

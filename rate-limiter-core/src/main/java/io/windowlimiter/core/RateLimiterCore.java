@@ -444,8 +444,9 @@ public final class RateLimiterCore {
 			return Mono.just(Settled.UNCHANGED);
 		}
 		List<String> keys = reservation.keys();
-		Mono<Settlement> call = this.script.settle(keys, reservation.marker(), reservation.policies(),
-				reservation.resets(), reservation.reservedAt(), reservation.cost(), actualCost, REDIS_CLOCK);
+		Mono<Settlement> call = this.script.settle(keys, reservation.markers(this.clock.millis()), reservation.id(),
+				reservation.policies(), reservation.resets(), reservation.reservedAt(), reservation.cost(), actualCost,
+				REDIS_CLOCK);
 		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
 			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
 			.doOnNext(settled -> {
@@ -537,8 +538,8 @@ public final class RateLimiterCore {
 			reserved = someReserved;
 			actual = someActual;
 		}
-		return this.script.settle(keys, reservation.marker(), policies, resets, reservation.reservedAt(), reserved,
-				actual.clone(), REDIS_CLOCK);
+		return this.script.settle(keys, reservation.markers(this.clock.millis()), reservation.id(), policies, resets,
+				reservation.reservedAt(), reserved, actual.clone(), REDIS_CLOCK);
 	}
 
 	/** What became of a settle. */

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * what was reserved (a client that disconnects before its response is charged so).
  *
  * <p>Settled at most once: a second {@code settle} of this object sends nothing, and the settle script
- * marks the reservation in Redis (see {@link #marker()}), so a command Redis runs twice changes nothing
+ * marks the reservation in Redis (see {@link #markers(long)}), so a command Redis runs twice changes nothing
  * either.
  */
 public final class Reservation {
@@ -41,7 +41,7 @@ public final class Reservation {
 	private final List<Decision> decisions;
 
 	/**
-	 * Unique among the client's reservations while markers live (ten minutes at most) and among its requests
+	 * Unique among the client's reservations while markers live (two minutes at most) and among its requests
 	 * in flight (a concurrency limit records it): 64 random bits, made by the gateway.
 	 */
 	private final long id;
@@ -128,7 +128,7 @@ public final class Reservation {
 		return List.of(resets);
 	}
 
-	/** What tells this reservation apart from the client's others: part of its marker. */
+	/** What tells this reservation apart from the client's others: its field in the settle markers. */
 	public String id() {
 		return idText(this.id);
 	}
@@ -142,9 +142,13 @@ public final class Reservation {
 		return Long.toHexString(id);
 	}
 
-	/** The key the settle script sets once this reservation is settled, under the client's hash tag. */
-	public String marker() {
-		return RedisKeys.settledMarker(this.keys.get(0), id());
+	/**
+	 * The hash the settle script adds this reservation's {@link #id()} to when it settles it, under the client's
+	 * hash tag: one per client and minute of the settle.
+	 * @param now when it is settled, in ms since the epoch by the gateway's clock
+	 */
+	public String markers(long now) {
+		return RedisKeys.settledMarkers(this.keys.get(0), now / 60_000);
 	}
 
 	CompiledPolicy policy() {

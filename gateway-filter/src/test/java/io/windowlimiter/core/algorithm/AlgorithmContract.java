@@ -252,7 +252,7 @@ abstract class AlgorithmContract {
 	}
 
 	/**
-	 * The settle script on every topology (SettleScriptTests has what it does): its marker shares the keys'
+	 * The settle script on every topology (SettleScriptTests has what it does): its markers share the keys'
 	 * slot, and after a script flush it is loaded again as the decision script is.
 	 */
 	@ParameterizedTest
@@ -262,12 +262,12 @@ abstract class AlgorithmContract {
 		Verdict reserved = script().decide(List.of(new LimitScript.Limit(this.key, policy)), 6, Long.toString(T0))
 			.block(TIMEOUT);
 		flushScripts();
-		String marker = RedisKeys.settledMarker(this.key, "1");
+		String markers = RedisKeys.settledMarkers(this.key, T0 / 60_000);
 		List<Long> resets = List.of(reserved.decisions().get(0).resetMillis());
-		Settlement settled = script().settle(List.of(this.key), marker, List.of(policy), resets, reserved.now(), 6, 2,
-				Long.toString(T0 + 1_000)).block(TIMEOUT);
+		Settlement settled = script().settle(List.of(this.key), markers, "1", List.of(policy), resets, reserved.now(), 6,
+				2, Long.toString(T0 + 1_000)).block(TIMEOUT);
 		assertThat(settled).isEqualTo(new Settlement(true, List.of(-4L)));
-		assertThat(script().settle(List.of(this.key), marker, List.of(policy), resets, reserved.now(), 6, 2,
+		assertThat(script().settle(List.of(this.key), markers, "1", List.of(policy), resets, reserved.now(), 6, 2,
 				Long.toString(T0 + 1_000)).block(TIMEOUT).applied()).isFalse();
 		assertThat(script().decideOne(this.key, policy, 0, Long.toString(T0 + 1_000)).block(TIMEOUT).remaining())
 			.isEqualTo(8);

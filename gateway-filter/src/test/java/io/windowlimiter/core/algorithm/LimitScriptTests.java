@@ -79,7 +79,7 @@ class LimitScriptTests {
 		assertThat(reserved.decisions()).extracting(Decision::remaining).containsOnly(6L);
 
 		Settlement settled = this.script
-			.settle(limits.stream().map(LimitScript.Limit::key).toList(), "test:" + this.tag + ":settled",
+			.settle(limits.stream().map(LimitScript.Limit::key).toList(), "test:" + this.tag + ":settled", "1",
 					limits.stream().map(LimitScript.Limit::policy).toList(),
 					reserved.decisions().stream().map(Decision::resetMillis).toList(), reserved.now(), 4, 1,
 					Long.toString(T0 + 10))

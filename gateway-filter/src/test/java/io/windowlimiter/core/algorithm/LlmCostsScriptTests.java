@@ -46,8 +46,8 @@ class LlmCostsScriptTests extends ScriptTestSupport {
 	/** Settles the reservation {@code reserved} was (its time and resets say where it landed). */
 	private Settlement settle(Algorithm algorithm, String id, Verdict reserved, long reservedTokens, long actualTokens,
 			long now) {
-		return this.script.settle(this.keys, RedisKeys.settledMarker("wrl:" + this.tag + ":r:c", id), policies(algorithm),
-				reserved.decisions().stream().map(Decision::resetMillis).toList(), reserved.now(),
+		return this.script.settle(this.keys, RedisKeys.settledMarkers("wrl:" + this.tag + ":r:c", 0), id,
+				policies(algorithm), reserved.decisions().stream().map(Decision::resetMillis).toList(), reserved.now(),
 				new long[] { reservedTokens, 1 }, new long[] { actualTokens, 1 }, Long.toString(now)).block(TIMEOUT);
 	}
 

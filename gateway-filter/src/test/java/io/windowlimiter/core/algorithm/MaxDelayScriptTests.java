@@ -261,7 +261,7 @@ class MaxDelayScriptTests extends ScriptTestSupport {
 
 	/** Settles a reservation of this test's key to {@code actual}, as the core does: from its slot. */
 	private Settlement settle(WindowPolicy policy, Verdict reserved, long actual, long now) {
-		return this.script.settle(List.of(this.key), this.key + ":settled:" + UUID.randomUUID(), List.of(policy),
+		return this.script.settle(List.of(this.key), this.key + ":settled", UUID.randomUUID().toString(), List.of(policy),
 				List.of(reserved.decisionsFromNow().get(0).resetMillis()), reserved.now(), 1, actual, Long.toString(now))
 			.block(TIMEOUT);
 	}

@@ -31,7 +31,8 @@ class SettleScriptTests extends ScriptTestSupport {
 	/** A key of its own for the twin client, which made a request of the actual cost instead. */
 	private final String twin = "test:{" + UUID.randomUUID() + "}:twin";
 
-	private final String marker = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "1");
+	/** The client's settle markers: each reservation settled adds its id. */
+	private final String markers = RedisKeys.settledMarkers("wrl:{" + UUID.randomUUID() + "}:r:c", T0 / MINUTE);
 
 	/**
 	 * Connects and loads the scripts with time to spare: the first call of a cold JVM on a crowded machine
@@ -74,13 +75,14 @@ class SettleScriptTests extends ScriptTestSupport {
 	}
 
 	private Settlement settle(WindowPolicy policy, long at, long reserved, long actual, long now) {
-		return settle(this.marker, policy, at, reserved, actual, now);
+		return settle("1", policy, at, reserved, actual, now);
 	}
 
-	private Settlement settle(String marker, WindowPolicy policy, long at, long reserved, long actual, long now) {
+	/** Settles the reservation of this id among the client's (this test's key and markers). */
+	private Settlement settle(String id, WindowPolicy policy, long at, long reserved, long actual, long now) {
 		return this.script
-			.settle(List.of(this.key), marker, List.of(policy), List.of(this.resets.get(at)), at, reserved, actual,
-					Long.toString(now))
+			.settle(List.of(this.key), this.markers, id, List.of(policy), List.of(this.resets.get(at)), at, reserved,
+					actual, Long.toString(now))
 			.block(TIMEOUT);
 	}
 
@@ -237,20 +239,22 @@ class SettleScriptTests extends ScriptTestSupport {
 		assertThat(again).isEqualTo(new Settlement(false, List.of()));
 		assertThat(settle(policy, at, 6, 9, T0 + 3_000).applied()).as("nor with another cost").isFalse();
 		assertThat(dump(this.key)).isEqualTo(settled);
-		// the marker lives one window from the first settle
-		assertThat(this.redis.getExpire(this.marker).block(TIMEOUT)).isBetween(Duration.ofSeconds(55), Duration.ofMinutes(1));
-		// on a day's window, ten minutes: far beyond any re-send of the command, without a day of markers
+		// the markers live a minute after each settle: far beyond any re-send of the command (the guard's timeout)
+		assertThat(this.redis.getExpire(this.markers).block(TIMEOUT)).isBetween(Duration.ofSeconds(55),
+				Duration.ofMinutes(1));
+		// on a day's window too: not a day of markers
 		WindowPolicy day = new WindowPolicy(algorithm, 10, Duration.ofDays(1));
 		String dayKey = "test:{" + UUID.randomUUID() + "}:day";
 		Verdict onADay = reserve(dayKey, day, 2, T0);
-		String dayMarker = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "3");
-		this.script.settle(List.of(dayKey), dayMarker, List.of(day), List.of(onADay.decisions().get(0).resetMillis()),
-				onADay.now(), 2, 1, Long.toString(T0)).block(TIMEOUT);
-		assertThat(this.redis.getExpire(dayMarker).block(TIMEOUT)).isBetween(Duration.ofMinutes(9), Duration.ofMinutes(10));
-		// another reservation of the client has a marker of its own
+		String dayMarkers = RedisKeys.settledMarkers("wrl:{" + UUID.randomUUID() + "}:r:c", T0 / MINUTE);
+		this.script.settle(List.of(dayKey), dayMarkers, "3", List.of(day),
+				List.of(onADay.decisions().get(0).resetMillis()), onADay.now(), 2, 1, Long.toString(T0)).block(TIMEOUT);
+		assertThat(this.redis.getExpire(dayMarkers).block(TIMEOUT)).isBetween(Duration.ofSeconds(55),
+				Duration.ofMinutes(1));
+		// another reservation of the client, in the same markers, is settled as its own
 		long next = reserve(policy, 3, T0 + 2_000);
-		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
-		assertThat(settle(other, policy, next, 3, 0, T0 + 2_000).changes()).containsExactly(-3L);
+		assertThat(settle("2", policy, next, 3, 0, T0 + 2_000).changes()).containsExactly(-3L);
+		assertThat(this.redis.opsForHash().size(this.markers).block(TIMEOUT)).isEqualTo(2);
 	}
 
 	/** The limit changed between reserve and settle, the window not: the refund applies to the same count. */
@@ -292,8 +296,7 @@ class SettleScriptTests extends ScriptTestSupport {
 		}
 		long before = remaining(this.key, hour, T0 + 4_000);
 		long next = reserve(minute, 1, T0 + 4_000);
-		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
-		assertThat(settle(other, minute, next, 1, 4, T0 + 4_000).changes().get(0)).isPositive();
+		assertThat(settle("2", minute, next, 1, 4, T0 + 4_000).changes().get(0)).isPositive();
 		assertThat(remaining(this.key, hour, T0 + 4_000)).as("the late charge counts under the new policy")
 			.isLessThan(before);
 	}
@@ -395,9 +398,8 @@ class SettleScriptTests extends ScriptTestSupport {
 		// have not passed yet at 2 s; the other 0.1 s the bucket has refilled anyway
 		assertThat(refund).isEqualTo((algorithm == Algorithm.TOKEN_BUCKET) ? -2_333 : -2_500);
 		long next = reserve(policy, 4_000, T0 + 3_000);
-		String other = RedisKeys.settledMarker("wrl:{" + UUID.randomUUID() + "}:r:c", "2");
 		start = System.nanoTime();
-		assertThat(settle(other, policy, next, 4_000, 9_000, T0 + 4_000).changes()).containsExactly(5_000L);
+		assertThat(settle("2", policy, next, 4_000, 9_000, T0 + 4_000).changes()).containsExactly(5_000L);
 		long chargeMicros = (System.nanoTime() - start) / 1_000;
 		reserve(this.twin, policy, 1, T0);
 		reserve(this.twin, policy, 1_500, T0 + 1_000);
@@ -435,11 +437,11 @@ class SettleScriptTests extends ScriptTestSupport {
 					if (actual == reservation[1]) {
 						continue;
 					}
-					String marker = "test:{" + UUID.randomUUID() + "}:m";
+					String markers = "test:{" + UUID.randomUUID() + "}:m";
 					List<Long> resets = List.of(reservation[2]);
-					Settlement ringSettled = this.script.settle(List.of(ringKey), marker, List.of(ring), resets,
+					Settlement ringSettled = this.script.settle(List.of(ringKey), markers, "r", List.of(ring), resets,
 							reservation[0], reservation[1], actual, Long.toString(now)).block(TIMEOUT);
-					Settlement setSettled = this.script.settle(List.of(setKey), marker + "s", List.of(set), resets,
+					Settlement setSettled = this.script.settle(List.of(setKey), markers, "s", List.of(set), resets,
 							reservation[0], reservation[1], actual, Long.toString(now)).block(TIMEOUT);
 					assertThat(ringSettled).as("trace %d op %d", trace, i).isEqualTo(setSettled);
 					refunds += (ringSettled.changes().get(0) < 0) ? 1 : 0;
@@ -458,7 +460,7 @@ class SettleScriptTests extends ScriptTestSupport {
 		assertThat(charges).as("late charges").isGreaterThan(20);
 	}
 
-	/** Every key a settle writes expires: the limits' keys as the decisions set them, the marker after a window. */
+	/** Every key a settle writes expires: the limits' keys as the decisions set them, the markers after a minute. */
 	@Test
 	void thousandsOfFreshClientsLeaveOnlyKeysThatExpire() {
 		List<String> written = new ArrayList<>();
@@ -468,12 +470,13 @@ class SettleScriptTests extends ScriptTestSupport {
 			WindowPolicy policy = tenAMinute(algorithm);
 			String client = UUID.randomUUID().toString();
 			String key = RedisKeys.of("settle-fresh", client, algorithm.keySuffix());
-			String marker = RedisKeys.settledMarker(key, Integer.toHexString(i));
+			String marker = RedisKeys.settledMarkers(key, (T0 + i + 500) / MINUTE);
 			Verdict reserved = reserve(key, policy, 3, T0 + i);
 			long actual = (i % 3 == 0) ? 0 : (i % 3 == 1) ? 1 : 8;
 			this.script
-				.settle(List.of(key), marker, List.of(policy), List.of(reserved.decisions().get(0).resetMillis()),
-						reserved.now(), 3, actual, Long.toString(T0 + i + 500))
+				.settle(List.of(key), marker, Integer.toHexString(i), List.of(policy),
+						List.of(reserved.decisions().get(0).resetMillis()), reserved.now(), 3, actual,
+						Long.toString(T0 + i + 500))
 				.block(TIMEOUT);
 			written.add(key);
 			written.add(marker);
@@ -493,6 +496,24 @@ class SettleScriptTests extends ScriptTestSupport {
 		System.out.printf("2,000 settles: %d keys live, every one expiring within two minutes; a marker takes %d B%n", live,
 				markers / 2_000);
 		assertThat(markers / 2_000).as("bytes per marker").isLessThan(128);
+	}
+
+	/**
+	 * A client's settles share its markers of the minute: one field each, a fraction of the key each would take
+	 * alone (a key with its own expiry, about 90 bytes, was how they were kept before).
+	 */
+	@Test
+	void aClientsSettlesShareOneHashAMinute() {
+		WindowPolicy policy = new WindowPolicy(Algorithm.SLIDING_WINDOW_COUNTER, 1_000, Duration.ofMinutes(1));
+		for (int i = 0; i < 100; i++) {
+			long at = reserve(policy, 3, T0 + i);
+			assertThat(settle(Long.toHexString(Long.MIN_VALUE + 7_919L * i), policy, at, 3, 1, T0 + i + 1).applied())
+				.isTrue();
+		}
+		assertThat(this.redis.opsForHash().size(this.markers).block(TIMEOUT)).isEqualTo(100);
+		long bytes = memory(this.markers);
+		System.out.printf("100 settles of one client: markers take %d B, %d B a settle%n", bytes, bytes / 100);
+		assertThat(bytes / 100).as("bytes per settle").isLessThan(40);
 	}
 
 	private long memory(String key) {

@@ -166,10 +166,12 @@ public final class LimitScript {
 
 	/**
 	 * Settles a reservation once: each limit gives back what it still holds of {@code reserved - actual}, or
-	 * counts {@code actual - reserved} now, even past the limit; a second call with the same marker changes
-	 * nothing (see {@code settle.lua} and each algorithm's module for what exactly).
+	 * counts {@code actual - reserved} now, even past the limit; a second call with the same markers and id
+	 * changes nothing (see {@code settle.lua} and each algorithm's module for what exactly).
 	 * @param keys the reservation's keys, one per limit, sharing one hash tag
-	 * @param marker the reservation's marker key, under the same hash tag, set by the first call
+	 * @param markers the client's settle markers ({@link io.windowlimiter.core.Reservation#markers(long)}), under
+	 * the same hash tag: the first call adds {@code id} to them
+	 * @param id the reservation's id
 	 * @param policies the limits as reserved, in the keys' order
 	 * @param resets each limit's reset when it reserved ({@link Decision#resetMillis()}): where the reservation
 	 * landed in the algorithm's terms
@@ -178,12 +180,13 @@ public final class LimitScript {
 	 * @param actual the actual cost, at least 0 and not {@code reserved}
 	 * @param now time in ms since the epoch, or empty for the Redis server's clock
 	 */
-	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
-			long reservedAt, long reserved, long actual, String now) {
+	public Mono<Settlement> settle(List<String> keys, String markers, String id, List<WindowPolicy> policies,
+			List<Long> resets, long reservedAt, long reserved, long actual, String now) {
 		if (reserved < 1 || actual < 0 || actual == reserved) {
 			throw new IllegalArgumentException("Nothing to settle from " + reserved + " to " + actual);
 		}
-		return settle(keys, marker, policies, resets, reservedAt, Long.toString(reserved), Long.toString(actual), now);
+		return settle(keys, markers, id, policies, resets, reservedAt, Long.toString(reserved), Long.toString(actual),
+				now);
 	}
 
 	/**
@@ -191,8 +194,8 @@ public final class LimitScript {
 	 * reserved {@code reserved[i]} and turned out to cost {@code actual[i]}; a limit where the two are equal
 	 * is left as it is.
 	 */
-	public Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
-			long reservedAt, long[] reserved, long[] actual, String now) {
+	public Mono<Settlement> settle(List<String> keys, String markers, String id, List<WindowPolicy> policies,
+			List<Long> resets, long reservedAt, long[] reserved, long[] actual, String now) {
 		if (reserved.length != keys.size() || actual.length != keys.size()) {
 			throw new IllegalArgumentException("One reserved and one actual cost per limit: " + keys.size() + " limits, "
 					+ Arrays.toString(reserved) + ", " + Arrays.toString(actual));
@@ -202,7 +205,7 @@ public final class LimitScript {
 				throw new IllegalArgumentException("Cannot settle limit " + i + " from " + reserved[i] + " to " + actual[i]);
 			}
 		}
-		return settle(keys, marker, policies, resets, reservedAt, joined(reserved), joined(actual), now);
+		return settle(keys, markers, id, policies, resets, reservedAt, joined(reserved), joined(actual), now);
 	}
 
 	private static String joined(long[] costs) {
@@ -213,8 +216,8 @@ public final class LimitScript {
 		return joined.toString();
 	}
 
-	private Mono<Settlement> settle(List<String> keys, String marker, List<WindowPolicy> policies, List<Long> resets,
-			long reservedAt, String reserved, String actual, String now) {
+	private Mono<Settlement> settle(List<String> keys, String markers, String id, List<WindowPolicy> policies,
+			List<Long> resets, long reservedAt, String reserved, String actual, String now) {
 		if (keys.size() != policies.size() || keys.size() != resets.size() || keys.isEmpty()) {
 			throw new IllegalArgumentException("One key, policy and reset per limit, at least one: " + keys + ", "
 					+ policies + ", " + resets);
@@ -223,8 +226,8 @@ public final class LimitScript {
 		for (int i = 0; i < keys.size(); i++) {
 			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
 		}
-		encodedKeys[keys.size()] = marker.getBytes(StandardCharsets.UTF_8);
-		List<String> args = new ArrayList<>(4 + 5 * policies.size());
+		encodedKeys[keys.size()] = markers.getBytes(StandardCharsets.UTF_8);
+		List<String> args = new ArrayList<>(5 + 5 * policies.size());
 		args.add(now);
 		args.add(Long.toString(reservedAt));
 		args.add(reserved);
@@ -239,6 +242,7 @@ public final class LimitScript {
 			args.add((calendar != null) ? calendar.extra(reservedAt) : policy.algorithm().extra(policy));
 			args.add(Long.toString(resets.get(i)));
 		}
+		args.add(id);
 		byte[][] encodedArgs = new byte[args.size()][];
 		for (int i = 0; i < encodedArgs.length; i++) {
 			encodedArgs[i] = args.get(i).getBytes(StandardCharsets.UTF_8);

@@ -65,9 +65,12 @@ public class WindowRateLimiterProperties {
 
 	/**
 	 * The longest a decision waits for Redis even while Redis answers other decisions (say one Redis
-	 * Cluster node hangs); past it the route's fail-mode answers.
+	 * Cluster node hangs); past it the route's fail-mode answers. At most 30 s.
 	 */
 	private Duration redisTimeout = Duration.ofMillis(600);
+
+	/** The longest {@link #redisTimeout} allowed. */
+	private static final Duration MAX_REDIS_TIMEOUT = Duration.ofSeconds(30);
 
 	/**
 	 * How long Redis may answer nothing at all while decisions wait on it before they are given up and
@@ -217,6 +220,12 @@ public class WindowRateLimiterProperties {
 	}
 
 	public void setRedisTimeout(Duration redisTimeout) {
+		// a settle may be sent again (Lettuce, after a reconnect) until the guard gives it up: its marker in Redis
+		// lives a minute (settle.lua), which this keeps well beyond that
+		if (redisTimeout.compareTo(MAX_REDIS_TIMEOUT) > 0) {
+			throw new IllegalArgumentException(PREFIX + ".redis-timeout is at most " + MAX_REDIS_TIMEOUT.toSeconds()
+					+ "s, was " + redisTimeout + ": a decision waits no longer than this for Redis");
+		}
 		this.redisTimeout = redisTimeout;
 	}
 

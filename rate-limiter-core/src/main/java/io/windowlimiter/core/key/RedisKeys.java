@@ -70,18 +70,19 @@ public final class RedisKeys {
 	}
 
 	/**
-	 * The marker of a settled reservation, {@code wrl:{<client key>}:settled:<id>}, under the hash tag of
-	 * {@code key} (any of the reservation's keys), so the settle script writes it with them. No limit's key
-	 * ends so: after a route id or scope name comes one algorithm suffix, never two parts.
+	 * The client's settle markers of one minute, {@code wrl:{<client key>}:settled:<minute>}: a hash of the ids
+	 * of the reservations settled, under the hash tag of {@code key} (any of the reservation's keys), so the
+	 * settle script writes it with them. No limit's key ends so: after a route id or scope name comes one
+	 * algorithm suffix, never two parts.
 	 * @param key a key made by {@link #of} or {@link #ofScope}
-	 * @param reservationId what tells the reservation apart from the client's others
+	 * @param minute the minute of the settle, by the gateway's clock (ms since the epoch / 60,000)
 	 */
-	public static String settledMarker(String key, String reservationId) {
+	public static String settledMarkers(String key, long minute) {
 		int tagEnd = key.indexOf("}:");
 		if (!key.startsWith(PREFIX + '{') || tagEnd < 0) {
 			throw new IllegalArgumentException("Not a client's key: " + key);
 		}
-		return key.substring(0, tagEnd + 2) + "settled:" + reservationId;
+		return key.substring(0, tagEnd + 2) + "settled:" + minute;
 	}
 
 	private static String tag(String clientKey) {
