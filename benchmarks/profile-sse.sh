@@ -18,20 +18,8 @@ jar=$(ls "$root"/gateway-app/target/gateway-app-*.jar | grep -v -e original -e -
 [[ -d $work/sse/sse && -f $work/gateway-sse-bench.yml && -f $work/sse.lua ]] || { echo "run benchmarks/run-sse.sh first" >&2; exit 1; }
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 J=$(command -v java)
-body='{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Write a short poem about rate limits."}],"max_tokens":2048,"temperature":0.7,"stream":true}'
 RP=$((20000 + RANDOM % 10000)); NP=$((RP+1)); GP=$((RP+2))
-redis-server --port $RP --save '' --appendonly no --daemonize no >"$out/redis.log" 2>&1 & RPID=$!
-nd=$(mktemp -d); mkdir -p $nd/logs
-stream="types { } default_type text/event-stream; error_page 405 =200 \$uri; sub_filter_types text/event-stream; sub_filter '@@never@@' '';"
-cat > $nd/nginx.conf <<NG
-daemon off; worker_processes 1; error_log $nd/logs/error.log warn; pid $nd/nginx.pid;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 1000000;
-  server { listen 127.0.0.1:$NP;
-    location = /ready { default_type text/plain; return 200 "ok\n"; }
-    location /sse/ { root $work/sse; $stream } } }
-NG
-nginx -p $nd -c $nd/nginx.conf & NGPID=$!
+. "$root/benchmarks/sse-downstream.sh"
 $J -Xms512m -Xmx512m ${JOPTS:-} -jar $jar --server.port=$GP --spring.data.redis.host=127.0.0.1 --spring.data.redis.port=$RP \
   --spring.config.additional-location=file:$work/gateway-sse-bench.yml --bench.downstream=http://127.0.0.1:$NP \
   --window-rate-limiter.failure-log-interval=500ms >"$out/gateway.log" 2>&1 & GPID=$!

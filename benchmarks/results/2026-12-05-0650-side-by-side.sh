@@ -5,21 +5,9 @@
 set -uo pipefail
 A=$1; B=$2; cycles=$3; s=$4; routes=$5; events=${6:-20}
 root="$(cd "$(dirname "$0")/../.." && pwd)"; work=$root/benchmarks/target/bench-work
-body='{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Write a short poem about rate limits."}],"max_tokens":2048,"temperature":0.7,"stream":true}'
 RP=$((20000 + RANDOM % 10000)); NP=$((RP+1)); PA=$((RP+2)); PB=$((RP+3))
 out=$(mktemp -d)
-redis-server --port $RP --save '' --appendonly no --daemonize no >$out/redis.log 2>&1 & RPID=$!
-nd=$(mktemp -d); mkdir -p $nd/logs
-stream="types { } default_type text/event-stream; error_page 405 =200 \$uri; sub_filter_types text/event-stream; sub_filter '@@never@@' '';"
-cat > $nd/nginx.conf <<NG
-daemon off; worker_processes 1; error_log $nd/logs/error.log warn; pid $nd/nginx.pid;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 1000000;
-  server { listen 127.0.0.1:$NP;
-    location = /ready { default_type text/plain; return 200 "ok\n"; }
-    location /sse/ { root $work/sse; $stream } } }
-NG
-nginx -p $nd -c $nd/nginx.conf & NGPID=$!
+. "$root/benchmarks/sse-downstream.sh"
 start() { java -Xms512m -Xmx512m -jar $1 --server.port=$2 --spring.data.redis.host=127.0.0.1 --spring.data.redis.port=$RP \
   --spring.config.additional-location=file:$work/gateway-sse-bench.yml --bench.downstream=http://127.0.0.1:$NP >$out/g$2.log 2>&1 & echo $!; }
 GA=$(start $A $PA); GB=$(start $B $PB)

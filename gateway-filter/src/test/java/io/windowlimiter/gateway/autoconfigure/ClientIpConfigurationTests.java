@@ -104,4 +104,16 @@ class ClientIpConfigurationTests {
 			.contains("must be greater than or equal to 0");
 	}
 
+	/**
+	 * Not a client IP setting, but refused here as they are: a settle the guard has not given up may be sent again
+	 * after a reconnect, and its marker in Redis lives a minute.
+	 */
+	@Test
+	void aRedisTimeoutOverThirtySecondsStopsStartUp() {
+		assertThat(startUpFailure("window-rate-limiter.redis-timeout=31s"))
+			.contains("window-rate-limiter.redis-timeout is at most 30s, was PT31S");
+		this.runner.withPropertyValues("window-rate-limiter.redis-timeout=30s")
+			.run(context -> assertThat(context).hasNotFailed());
+	}
+
 }
