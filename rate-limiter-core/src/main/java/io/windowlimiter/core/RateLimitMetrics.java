@@ -159,12 +159,13 @@ public class RateLimitMetrics {
 	public void llmCall(String route, long estimated, long settled, String usage, boolean missing) {
 		if (this.registry != null) {
 			// by route, then what is counted: found without building a key per call
-			Map<String, Counter> llm = meters(route).llm;
+			RouteMeters meters = meters(route);
+			Map<String, Counter> llm = meters.llm;
 			count(llm, "estimated", "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
 					+ "and settled at the end, by route", estimated, "route", route, "kind", "estimated");
 			count(llm, "settled", "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
 					+ "and settled at the end, by route", settled, "route", route, "kind", "settled");
-			count(meters(route).llmUsage, usage, "gateway.ratelimit.llm.responses",
+			count(meters.llmUsage, usage, "gateway.ratelimit.llm.responses",
 					"LLM responses by route and how their usage was read", 1, "route", route, "usage", usage);
 			if (missing) {
 				count(llm, "missing", "gateway.ratelimit.llm.usage.missing",

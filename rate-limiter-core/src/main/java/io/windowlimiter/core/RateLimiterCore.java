@@ -443,20 +443,9 @@ public final class RateLimiterCore {
 			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
 			return Mono.just(Settled.UNCHANGED);
 		}
-		List<String> keys = reservation.keys();
-		Mono<Settlement> call = this.script.settle(keys, reservation.markers(this.clock.millis()), reservation.id(),
-				reservation.policies(), reservation.resets(), reservation.reservedAt(), reservation.cost(), actualCost,
-				REDIS_CLOCK);
-		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
-			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
-			.doOnNext(settled -> {
-				if (settled == Settled.APPLIED && actualCost < reservation.cost()) {
-					// a refund may let the client in before a denial remembered meanwhile ends
-					this.denyCache.forget(denyKey(reservation.policy(), keys));
-				}
-			})
-			.onErrorResume(error -> Mono.just(Settled.DROPPED))
-			.doOnNext(settled -> this.metrics.settle(routeId, settled.tag));
+		return sent(reservation, this.script.settle(reservation.keys(), reservation.markers(this.clock.millis()),
+				reservation.id(), reservation.policies(), reservation.resets(), reservation.reservedAt(),
+				reservation.cost(), actualCost, REDIS_CLOCK), actualCost < reservation.cost());
 	}
 
 	/**
@@ -470,12 +459,12 @@ public final class RateLimiterCore {
 			return Mono.error(new IllegalArgumentException("One actual cost per limit: " + reserved.length));
 		}
 		boolean refund = false;
-		boolean changed = false;
+		int changed = 0;
 		for (int i = 0; i < reserved.length; i++) {
 			if (actualCosts[i] < 0) {
 				return Mono.error(new IllegalArgumentException("A cost is 0 or more, was " + actualCosts[i]));
 			}
-			changed |= actualCosts[i] != reserved[i];
+			changed += (actualCosts[i] != reserved[i]) ? 1 : 0;
 			refund |= actualCosts[i] < reserved[i];
 		}
 		String routeId = reservation.routeId();
@@ -485,38 +474,40 @@ public final class RateLimiterCore {
 		}
 		// settled from here on (a settle Redis drops leaves it charged as reserved, no longer outstanding)
 		this.reservationsHere.remove(reservation);
-		if (!changed) {
+		if (changed == 0) {
 			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
 			return Mono.just(Settled.UNCHANGED);
 		}
-		boolean refunded = refund;
-		Mono<Settlement> call = settleChanged(reservation, reserved, actualCosts);
+		return sent(reservation, settleChanged(reservation, reserved, actualCosts, changed), refund);
+	}
+
+	/**
+	 * The settle script's call through the guard, its outcome counted: the one way both settles go to Redis.
+	 * @param refunded whether some limit cost less than it reserved (a refund)
+	 */
+	private Mono<Settled> sent(Reservation reservation, Mono<Settlement> call, boolean refunded) {
 		List<String> keys = reservation.keys();
 		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
 			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
 			.doOnNext(settled -> {
 				if (settled == Settled.APPLIED && refunded) {
+					// a refund may let the client in before a denial remembered meanwhile ends
 					this.denyCache.forget(denyKey(reservation.policy(), keys));
 				}
 			})
 			.onErrorResume(error -> Mono.just(Settled.DROPPED))
-			.doOnNext(settled -> this.metrics.settle(routeId, settled.tag));
+			.doOnNext(settled -> this.metrics.settle(reservation.routeId(), settled.tag));
 	}
 
 	/**
 	 * The settle script for the limits whose cost changed, only: an LLM route's request limits keep the 1 they
 	 * reserved, and sending them would cost Redis their arguments and the settle's scan for nothing.
+	 * @param changed how many limits' costs changed, at least 1
 	 */
-	private Mono<Settlement> settleChanged(Reservation reservation, long[] reserved, long[] actual) {
+	private Mono<Settlement> settleChanged(Reservation reservation, long[] reserved, long[] actual, int changed) {
 		List<String> keys = reservation.keys();
 		List<WindowPolicy> policies = reservation.policies();
 		List<Long> resets = reservation.resets();
-		int changed = 0;
-		for (int i = 0; i < reserved.length; i++) {
-			if (actual[i] != reserved[i]) {
-				changed++;
-			}
-		}
 		if (changed < reserved.length) {
 			List<String> someKeys = new ArrayList<>(changed);
 			List<WindowPolicy> somePolicies = new ArrayList<>(changed);
@@ -538,8 +529,9 @@ public final class RateLimiterCore {
 			reserved = someReserved;
 			actual = someActual;
 		}
+		// the costs are written into the command's arguments at once: no copy of the caller's array is needed
 		return this.script.settle(keys, reservation.markers(this.clock.millis()), reservation.id(), policies, resets,
-				reservation.reservedAt(), reserved, actual.clone(), REDIS_CLOCK);
+				reservation.reservedAt(), reserved, actual, REDIS_CLOCK);
 	}
 
 	/** What became of a settle. */
