@@ -205,7 +205,9 @@ class ConcurrencyLimitTests {
 		streams.get(0).dispose();
 		await("the slot of the stream given up released", () -> inFlight("conc", 2) == 1);
 		await("the downstream saw it end", () -> downstream.inFlight() == 1);
-		streams.add(stream(client).subscribe(chunk -> started.incrementAndGet()));
+		// an error is printed: a CI run once waited here in vain with nothing to say why (refused, or a hung connection)
+		streams.add(stream(client).subscribe(chunk -> started.incrementAndGet(),
+				error -> System.out.println("the new stream failed: " + error)));
 		await("a new stream started", () -> started.get() == 3);
 		assertThat(downstream.maxInFlight()).isEqualTo(2);
 		streams.forEach(Disposable::dispose);
