@@ -13,31 +13,43 @@
 -- Idempotent: the first call adds the reservation's id to the client's markers (a hash, HSETNX), and a call
 -- that finds it there changes nothing. A second call can only be Lettuce sending the same command again after
 -- a reconnect, which it does only until the guard gives the call up (redis-timeout: it writes no cancelled
--- command), and the gateway sends no second call itself. So a marker need live only seconds; the hash lives a
+-- command, and cancels a merged one when every settle in it was given up), and the gateway sends no second call itself. So a marker need live only seconds; the hash lives a
 -- minute after each settle written to it, and the gateway names one hash per client and minute of its own
 -- clock (a re-sent command names the same), so a client's hash holds at most its settles of about two
 -- minutes. One field in a hash the client has already costs Redis less, in time and memory, than a key with
 -- its own expiry per settle.
 --
--- KEYS[i]    the client's key for limit i, as reserved (all share one hash tag)
--- KEYS[n+1]  the client's settle markers of the gateway's current minute (a hash), under the same hash tag
--- ARGV[1]    now in ms since the epoch, or "" to use the Redis server's clock (TIME)
--- ARGV[2]    when the reservation was made: the `now` decide.lua replied with
--- ARGV[3]    the cost reserved, >= 1; or, when limits were reserved different costs (an LLM route's
---            token and request limits), one per limit, comma separated
--- ARGV[4]    the actual cost, >= 0 and not the cost reserved; or one per limit, comma separated (a limit
---            whose two are equal is left as it is: 0)
--- ARGV[5 + 5(i-1) ..]  for limit i, as reserved: algorithm name, limit, window in ms, extra ("" when none),
---            the reset decide.lua replied for it
--- ARGV[5 + 5n]  the reservation's id: its field in the markers
--- Reply      {1, then for each limit the units given back (< 0) or charged (> 0)}, or {0} when the
---            reservation was settled before
-local now = tonumber(ARGV[1])
-if not now then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- Several reservations may be settled in one call (the gateway merges the settles it sends in one write to a
+-- Redis that is not a cluster, see ScriptSender): KEYS and ARGV hold one segment per reservation, in order.
+--
+-- KEYS, per reservation with n limits:
+--   its key for each limit, as reserved (all share one hash tag), then its client's settle markers of the
+--   gateway's current minute (a hash), under the same hash tag
+-- ARGV, per reservation (6 + 5n values):
+--   now in ms since the epoch, or "" to use the Redis server's clock (TIME)
+--   n, the number of its limits
+--   when the reservation was made: the `now` decide.lua replied with
+--   the cost reserved, >= 1; or, when limits were reserved different costs (an LLM route's token and request
+--   limits), one per limit, comma separated
+--   the actual cost, >= 0 and not the cost reserved; or one per limit, comma separated (a limit whose two are
+--   equal is left as it is: 0)
+--   for each limit, as reserved: algorithm name, limit, window in ms, extra ("" when none), the reset
+--   decide.lua replied for it
+--   the reservation's id: its field in the markers
+-- Reply      per reservation n + 1 numbers: {1, then for each limit the units given back (< 0) or charged
+--            (> 0)}, or {0, then n zeros} when the reservation was settled before
+local clock
+local function now_of(text)
+  local now = tonumber(text)
+  if now then
+    return now
+  end
+  if not clock then
+    local time = redis.call('TIME')
+    clock = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return clock
 end
-local at = tonumber(ARGV[2])
 
 -- limit i's cost: the one number, or the i-th of the list
 local function each(text)
@@ -50,23 +62,29 @@ local function each(text)
   end
   return function(i) return one or costs[i] end
 end
-local reserved, actual = each(ARGV[3]), each(ARGV[4])
 
-local limits = #KEYS - 1
-local markers = KEYS[limits + 1]
-if redis.call('HSETNX', markers, ARGV[5 + 5 * limits], '1') == 0 then
-  return {0}
-end
-redis.call('PEXPIRE', markers, 60000)
-
-local reply = {1}
-for i = 1, limits do
-  local base = 5 + 5 * (i - 1)
-  if reserved(i) == actual(i) then
-    reply[i + 1] = 0
+local reply, k, a = {}, 0, 1
+while a <= #ARGV do
+  local now, limits, at = now_of(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local reserved, actual = each(ARGV[a + 3]), each(ARGV[a + 4])
+  local markers, first = KEYS[k + limits + 1], #reply + 1
+  if redis.call('HSETNX', markers, ARGV[a + 5 + 5 * limits], '1') == 0 then
+    for i = 0, limits do
+      reply[first + i] = 0
+    end
   else
-    reply[i + 1] = settles[ARGV[base]](KEYS[i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now, at,
-      reserved(i), actual(i), ARGV[base + 3], tonumber(ARGV[base + 4]))
+    redis.call('PEXPIRE', markers, 60000)
+    reply[first] = 1
+    for i = 1, limits do
+      local base = a + 5 + 5 * (i - 1)
+      if reserved(i) == actual(i) then
+        reply[first + i] = 0
+      else
+        reply[first + i] = settles[ARGV[base]](KEYS[k + i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now,
+          at, reserved(i), actual(i), ARGV[base + 3], tonumber(ARGV[base + 4]))
+      end
+    end
   end
+  k, a = k + limits + 1, a + 6 + 5 * limits
 end
 return reply

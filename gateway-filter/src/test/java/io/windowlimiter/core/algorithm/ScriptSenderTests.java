@@ -70,6 +70,83 @@ class ScriptSenderTests {
 		assertThat(reads).as("reads Redis processed for %d decisions", decisions).isLessThan(20);
 	}
 
+	/**
+	 * The settles a busy gateway sends in one pass over its sockets run as one script call per
+	 * {@value ScriptSender#MAX_MERGED}, each completed with its own outcome: a reservation settled before
+	 * changes nothing among others that are settled now, and a script Redis lost is loaded once more.
+	 */
+	@Test
+	void settlesAskedWithinOneEventLoopTaskRunAsOneScriptCall() throws Exception {
+		this.script.load().block(TIMEOUT);
+		int settles = ScriptSender.MAX_MERGED + 5;
+		List<String> clients = new ArrayList<>();
+		List<Verdict> reservations = new ArrayList<>();
+		for (int i = 0; i < settles; i++) {
+			clients.add("settle-" + UUID.randomUUID());
+			reservations.add(this.script.decide(List.of(key(clients.get(i))), LimitScript.arguments(List.of(POLICY), 10, ""))
+				.block(TIMEOUT));
+		}
+		// the first was settled before: merged with the others it must change nothing
+		assertThat(settle(clients.get(0), reservations.get(0)).block(TIMEOUT).applied()).isTrue();
+		long callsBefore = settleCalls();
+
+		List<Settlement> settled = settledInOneTask(clients, reservations);
+
+		assertThat(settleCalls() - callsBefore).as("script calls for %d settles", settles).isEqualTo(2);
+		assertThat(settled.get(0).applied()).isFalse();
+		for (int i = 1; i < settles; i++) {
+			assertThat(settled.get(i).applied()).as("settle %d", i).isTrue();
+			assertThat(settled.get(i).changes()).as("settle %d", i).containsExactly(-7L);
+		}
+		for (String client : clients) {
+			Verdict after = this.script.decide(List.of(key(client)), LimitScript.arguments(List.of(POLICY), 0, ""))
+				.block(TIMEOUT);
+			assertThat(after.decisions().get(0).remaining()).as(client).isEqualTo(POLICY.limit() - 3);
+		}
+
+		// Redis lost the script: the merged call meets NOSCRIPT, and every settle runs once the script is back
+		List<String> more = new ArrayList<>();
+		List<Verdict> moreReservations = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			more.add("settle-" + UUID.randomUUID());
+			moreReservations.add(this.script.decide(List.of(key(more.get(i))), LimitScript.arguments(List.of(POLICY), 10, ""))
+				.block(TIMEOUT));
+		}
+		this.redis.flushScripts();
+		assertThat(settledInOneTask(more, moreReservations)).allSatisfy(settlement -> {
+			assertThat(settlement.applied()).isTrue();
+			assertThat(settlement.changes()).containsExactly(-7L);
+		});
+	}
+
+	/** Settles each reservation from 10 to 3, all subscribed within one task of the event loop. */
+	private List<Settlement> settledInOneTask(List<String> clients, List<Verdict> reservations) throws Exception {
+		CompletableFuture<List<Mono<Settlement>>> asked = new CompletableFuture<>();
+		this.loop.execute(() -> {
+			List<Mono<Settlement>> outcomes = new ArrayList<>();
+			for (int i = 0; i < clients.size(); i++) {
+				outcomes.add(settle(clients.get(i), reservations.get(i)).cache());
+				outcomes.get(i).subscribe(settlement -> { }, error -> { });
+			}
+			asked.complete(outcomes);
+		});
+		return Flux.concat(asked.get(10, TimeUnit.SECONDS)).collectList().block(TIMEOUT);
+	}
+
+	private Mono<Settlement> settle(String client, Verdict reservation) {
+		return this.script.settle(List.of(key(client)), "sender-test:{" + client + "}:settled", "r-" + client,
+				List.of(POLICY), List.of(reservation.decisions().get(0).resetMillis()), reservation.now(), 10, 3, "");
+	}
+
+	private long settleCalls() {
+		String evalsha = this.redis.info("commandstats").getProperty("cmdstat_evalsha");
+		return Long.parseLong(evalsha.substring("calls=".length(), evalsha.indexOf(',')));
+	}
+
+	private static String key(String client) {
+		return "sender-test:{" + client + "}:fw";
+	}
+
 	@Test
 	void decisionsFromOtherThreadsAreWrittenAtOnce() {
 		Verdict verdict = decide("plain-thread").block(TIMEOUT);

@@ -60,10 +60,12 @@ public final class LimitScript {
 				+ "for i = 3, 4 * #KEYS, 4 do if ARGV[i] then needed[ARGV[i]] = true end end\n"
 				+ "local decide_held\n" + modules(false) + withoutComments(read("decide.lua"));
 		String settleSource = "local algorithms, settles, needed = {}, {}, {}\n"
-				+ "for i = 5, 5 * (#KEYS - 1), 5 do needed[ARGV[i]] = true end\n" + modules(true)
-				+ withoutComments(read("settle.lua"));
+				// the algorithms the reservations name: each segment is now, n, at, reserved, actual, 5 per limit, id
+				+ "local a = 1\n"
+				+ "while a <= #ARGV do local n = tonumber(ARGV[a + 1]) for i = 0, n - 1 do needed[ARGV[a + 5 + 5 * i]] = true end"
+				+ " a = a + 6 + 5 * n end\n" + modules(true) + withoutComments(read("settle.lua"));
 		this.script = (RedisScript) RedisScript.of(decideSource, List.class);
-		this.settle = new ScriptSender.Script(RedisScript.of(settleSource).getSha1(), settleSource);
+		this.settle = new ScriptSender.Script(RedisScript.of(settleSource).getSha1(), settleSource, true);
 		String releaseSource = withoutComments(read("release.lua"));
 		this.release = new ScriptSender.Script(RedisScript.of(releaseSource).getSha1(), releaseSource);
 		this.sender = new ScriptSender(factory, new ScriptSender.Script(this.script.getSha1(), decideSource),
@@ -227,8 +229,9 @@ public final class LimitScript {
 			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
 		}
 		encodedKeys[keys.size()] = markers.getBytes(StandardCharsets.UTF_8);
-		List<String> args = new ArrayList<>(5 + 5 * policies.size());
+		List<String> args = new ArrayList<>(6 + 5 * policies.size());
 		args.add(now);
+		args.add(Integer.toString(policies.size()));
 		args.add(Long.toString(reservedAt));
 		args.add(reserved);
 		args.add(actual);

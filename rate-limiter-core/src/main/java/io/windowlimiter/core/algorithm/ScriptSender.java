@@ -2,9 +2,14 @@ package io.windowlimiter.core.algorithm;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.CommandListenerWriter;
 import io.lettuce.core.RedisChannelHandler;
@@ -44,7 +49,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * loop (the requests read in one pass over the sockets) are written together when that task ends: one write
  * and one flush for all of them, as a pipeline would, so a busy gateway makes one system call per batch and
  * Redis reads the batch at once. Asked from any other thread, a command is written at once. A command is made
- * only when its Mono is subscribed, and one cancelled before its batch is written is left out of it.
+ * only when its Mono is subscribed, and one cancelled before its batch is written is left out of it. The calls
+ * of a mergeable script in one batch (the settles) run as one command (see {@link #merged}).
  *
  * <p>The connection is Spring Data Redis's shared byte-array connection (the one {@code RedisTemplate}
  * uses), fetched off the request path on first use and again if it was closed.
@@ -52,6 +58,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 final class ScriptSender {
 
 	private static final ByteArrayCodec CODEC = ByteArrayCodec.INSTANCE;
+
+	/** The most calls of a mergeable script run as one: bounds how long one script holds Redis. */
+	static final int MAX_MERGED = 16;
 
 	/** The probe's script: it reads and writes nothing, and answers a list as the decision script does. */
 	private static final byte[] PROBE = "return {1}".getBytes(StandardCharsets.US_ASCII);
@@ -86,11 +95,22 @@ final class ScriptSender {
 
 		private final byte[] source;
 
+		/**
+		 * Whether several calls may run as one (see {@link Batch#merged}): its KEYS and ARGV are a segment per
+		 * call, run in order, and its reply a segment per call of as many numbers as the call has keys.
+		 */
+		private final boolean mergeable;
+
 		private volatile @Nullable Mono<String> loading;
 
 		Script(String sha, String source) {
+			this(sha, source, false);
+		}
+
+		Script(String sha, String source, boolean mergeable) {
 			this.sha = sha.getBytes(StandardCharsets.US_ASCII);
 			this.source = source.getBytes(StandardCharsets.UTF_8);
+			this.mergeable = mergeable;
 		}
 
 	}
@@ -171,32 +191,27 @@ final class ScriptSender {
 	 */
 	Mono<List<Long>> probe(String key) {
 		return Mono.defer(() -> send(CommandType.EVAL, PROBE,
-				new byte[][] { key.getBytes(StandardCharsets.UTF_8) }, new byte[0][]));
+				new byte[][] { key.getBytes(StandardCharsets.UTF_8) }, new byte[0][], null));
 	}
 
 	private Mono<List<Long>> send(Script script, byte[][] keys, byte[][] arguments) {
-		return send(CommandType.EVALSHA, script.sha, keys, arguments);
+		return send(CommandType.EVALSHA, script.sha, keys, arguments, script.mergeable ? script : null);
 	}
 
-	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments) {
+	private Mono<List<Long>> send(CommandType type, byte[] script, byte[][] keys, byte[][] arguments,
+			@Nullable Script mergeable) {
 		StatefulConnection<byte[], byte[]> connection = this.connection;
 		if (connection == null) {
-			return connection().flatMap(fetched -> send(fetched, type, script, keys, arguments));
+			return connection().flatMap(fetched -> send(fetched, type, script, keys, arguments, mergeable));
 		}
-		return send(connection, type, script, keys, arguments);
+		return send(connection, type, script, keys, arguments, mergeable);
 	}
 
 	private Mono<List<Long>> send(StatefulConnection<byte[], byte[]> connection, CommandType type, byte[] script,
-			byte[][] keys, byte[][] arguments) {
-		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(script).add(keys.length);
-		for (byte[] key : keys) {
-			args.addKey(key);
-		}
-		for (byte[] argument : arguments) {
-			args.addValue(argument);
-		}
-		AsyncCommand<byte[], byte[], List<Long>> command = new AsyncCommand<>(
-				new Command<>(type, new IntegerListOutput<>(CODEC), args));
+			byte[][] keys, byte[][] arguments, @Nullable Script mergeable) {
+		Command<byte[], byte[], List<Long>> written = command(type, script, keys, arguments);
+		AsyncCommand<byte[], byte[], List<Long>> command = (mergeable != null)
+				? new MergeableCall(written, mergeable, keys, arguments) : new AsyncCommand<>(written);
 		CompletableFuture<?> node = nodeConnection(connection, keys);
 		if (node != null && !node.isDone()) {
 			// Lettuce's cluster writer waits for a node's first connect on the thread that writes: on an event
@@ -210,6 +225,18 @@ final class ScriptSender {
 		enqueue(connection, command);
 		// cancelling the Mono cancels the command: in the batch, or in Lettuce's queue, it is never written
 		return Mono.fromFuture(command);
+	}
+
+	private static Command<byte[], byte[], List<Long>> command(CommandType type, byte[] script, byte[][] keys,
+			byte[][] arguments) {
+		CommandArgs<byte[], byte[]> args = new CommandArgs<>(CODEC).add(script).add(keys.length);
+		for (byte[] key : keys) {
+			args.addKey(key);
+		}
+		for (byte[] argument : arguments) {
+			args.addValue(argument);
+		}
+		return new Command<>(type, new IntegerListOutput<>(CODEC), args);
 	}
 
 	private void enqueue(StatefulConnection<byte[], byte[]> connection,
@@ -394,7 +421,111 @@ final class ScriptSender {
 			// a decision given up in this task (stalled, cancelled) sends nothing
 			commands.removeIf(AsyncCommand::isDone);
 			if (!commands.isEmpty()) {
-				dispatch(connection, commands);
+				dispatch(connection, merged(connection, commands));
+			}
+		}
+
+	}
+
+	/**
+	 * The commands with the calls of a mergeable script (the settles) run as one command for up to
+	 * {@value #MAX_MERGED} calls, at the first one's place: a busy gateway ends several LLM calls in one pass
+	 * over its sockets, and one command for them saves Lettuce's work per command and Redis's per script
+	 * call. Not on a cluster, where their keys hash to different slots.
+	 */
+	private static List<AsyncCommand<byte[], byte[], List<Long>>> merged(StatefulConnection<byte[], byte[]> connection,
+			List<AsyncCommand<byte[], byte[], List<Long>>> commands) {
+		if (commands.size() < 2 || connection instanceof StatefulRedisClusterConnection<?, ?>) {
+			return commands;
+		}
+		Map<Script, List<MergeableCall>> calls = new LinkedHashMap<>();
+		for (AsyncCommand<byte[], byte[], List<Long>> command : commands) {
+			if (command instanceof MergeableCall call) {
+				calls.computeIfAbsent(call.script, script -> new ArrayList<>()).add(call);
+			}
+		}
+		calls.values().removeIf(group -> group.size() < 2);
+		if (calls.isEmpty()) {
+			return commands;
+		}
+		List<AsyncCommand<byte[], byte[], List<Long>>> merged = new ArrayList<>(commands.size());
+		for (AsyncCommand<byte[], byte[], List<Long>> command : commands) {
+			if (!(command instanceof MergeableCall call) || !calls.containsKey(call.script)) {
+				merged.add(command);
+			}
+			else if (calls.get(call.script).get(0) == call) {
+				List<MergeableCall> group = calls.get(call.script);
+				for (int from = 0; from < group.size(); from += MAX_MERGED) {
+					List<MergeableCall> part = group.subList(from, Math.min(group.size(), from + MAX_MERGED));
+					merged.add((part.size() == 1) ? part.get(0) : MergeableCall.asOne(part));
+				}
+			}
+		}
+		return merged;
+	}
+
+	/** A call of a mergeable script, kept apart until its batch is written. */
+	private static final class MergeableCall extends AsyncCommand<byte[], byte[], List<Long>> {
+
+		private final Script script;
+
+		private final byte[][] keys;
+
+		private final byte[][] arguments;
+
+		MergeableCall(Command<byte[], byte[], List<Long>> command, Script script, byte[][] keys, byte[][] arguments) {
+			super(command);
+			this.script = script;
+			this.keys = keys;
+			this.arguments = arguments;
+		}
+
+		/**
+		 * One command that runs the calls in order and completes each with its part of the reply. It is
+		 * cancelled (Lettuce then never writes it) once every call was: a call given up is sent no more than
+		 * before, merged or not.
+		 */
+		static AsyncCommand<byte[], byte[], List<Long>> asOne(List<MergeableCall> calls) {
+			List<byte[]> keys = new ArrayList<>();
+			List<byte[]> arguments = new ArrayList<>();
+			for (MergeableCall call : calls) {
+				keys.addAll(Arrays.asList(call.keys));
+				arguments.addAll(Arrays.asList(call.arguments));
+			}
+			AsyncCommand<byte[], byte[], List<Long>> merged = new AsyncCommand<>(command(CommandType.EVALSHA,
+					calls.get(0).script.sha, keys.toArray(new byte[0][]), arguments.toArray(new byte[0][])));
+			merged.whenComplete((reply, error) -> split(calls, reply, error));
+			AtomicInteger open = new AtomicInteger(calls.size());
+			for (MergeableCall call : calls) {
+				call.whenComplete((reply, error) -> {
+					if (call.isCancelled() && open.decrementAndGet() == 0) {
+						merged.cancel(true);
+					}
+				});
+			}
+			return merged;
+		}
+
+		private static void split(List<MergeableCall> calls, @Nullable List<Long> reply, @Nullable Throwable error) {
+			if (error != null || reply == null) {
+				Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause()
+						: error;
+				for (MergeableCall call : calls) {
+					call.completeExceptionally((cause != null) ? cause : new IllegalStateException("No reply"));
+				}
+				return;
+			}
+			int at = 0;
+			for (MergeableCall call : calls) {
+				int size = call.keys.length;
+				if (at + size > reply.size()) {
+					call.completeExceptionally(new IllegalStateException(
+							"Expected " + size + " numbers from position " + at + " of a merged reply, got " + reply));
+				}
+				else {
+					call.complete(new ArrayList<>(reply.subList(at, at + size)));
+				}
+				at += size;
 			}
 		}
 

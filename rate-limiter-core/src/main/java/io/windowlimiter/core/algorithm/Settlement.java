@@ -12,9 +12,9 @@ import java.util.List;
  */
 public record Settlement(boolean applied, List<Long> changes) {
 
-	/** Reads the settle script's reply: {1, then the change per limit}, or {0} when settled before. */
+	/** Reads the settle script's reply: {1, then the change per limit}, or {0, ...} when settled before. */
 	static Settlement fromReply(List<Long> reply, int limits) {
-		if (reply.size() == 1 && reply.get(0) == 0L) {
+		if (!reply.isEmpty() && reply.get(0) == 0L) {
 			return new Settlement(false, List.of());
 		}
 		if (reply.size() != 1 + limits || reply.get(0) != 1L) {
