@@ -46,6 +46,15 @@ final class EventSkim {
 
 	private static final long QUOTES = ONES * '"';
 
+	/** The bytes that stop {@link #stringEnd}: its quote, an escape, a line end. */
+	private static final boolean[] STRING_STOPS = new boolean[256];
+
+	static {
+		for (char stop : new char[] { '"', '\\', '\n', '\r' }) {
+			STRING_STOPS[stop] = true;
+		}
+	}
+
 	/** {@link #blankLineAfter}: the bytes end before the line after is known. */
 	private static final int INCOMPLETE = -2;
 
@@ -217,10 +226,11 @@ final class EventSkim {
 	 */
 	private int readToKnownEnd(byte[] bytes, int valueStart, int end) {
 		this.textBytes = 0;
+		// walked up to the slice's end at most, it stops at a line end (no string, key or space crosses one): the
+		// value lies on the data line
 		int valueEnd = value(bytes, valueStart, end, true, 0);
 		int known = this.endLength;
-		// the value was walked up to the slice's end: it must lie on the data line
-		if (valueEnd < 0 || end - valueEnd < known || lineEnd(bytes, valueStart, valueEnd) != valueEnd) {
+		if (valueEnd < 0 || end - valueEnd < known) {
 			return UNDECIDED;
 		}
 		if (Arrays.mismatch(bytes, valueEnd, valueEnd + known, this.end, 0, known) >= 0) {
@@ -575,15 +585,23 @@ final class EventSkim {
 		return ~(low | word | LOWS);
 	}
 
-	/** The index after the string whose opening quote is at {@code quote}, or -1 if it does not end here. */
+	/**
+	 * The index after the string whose opening quote is at {@code quote}, or -1 if it does not end here or a
+	 * line ends in it (JSON strings hold no raw CR or LF): so a value walked from its start stays on its line.
+	 * Byte by byte: the strings of a delta are mostly a few bytes, too short for eight at a time to pay.
+	 */
 	private static int stringEnd(byte[] bytes, int quote, int to) {
 		for (int i = quote + 1; i < to; i++) {
 			byte b = bytes[i];
-			if (b == '\\') {
+			if (STRING_STOPS[b & 0xFF]) {
+				if (b == '"') {
+					return i + 1;
+				}
+				// a backslash escapes the next byte, unless that ends the line
+				if (b != '\\' || i + 1 >= to || bytes[i + 1] == '\n' || bytes[i + 1] == '\r') {
+					return -1;
+				}
 				i++;
-			}
-			else if (b == '"') {
-				return i + 1;
 			}
 		}
 		return -1;
@@ -632,8 +650,9 @@ final class EventSkim {
 		return true;
 	}
 
+	/** Spaces and tabs only: a line end is not skipped, so a value walked from its start stays on its line. */
 	private static int skipSpace(byte[] bytes, int i, int to) {
-		while (i < to && isSpace(bytes[i])) {
+		while (i < to && (bytes[i] == ' ' || bytes[i] == '\t')) {
 			i++;
 		}
 		return i;
