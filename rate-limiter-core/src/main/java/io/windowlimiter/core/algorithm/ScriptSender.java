@@ -96,8 +96,9 @@ final class ScriptSender {
 		private final byte[] source;
 
 		/**
-		 * Whether several calls may run as one (see {@link Batch#merged}): its KEYS and ARGV are a segment per
-		 * call, run in order, and its reply a segment per call of as many numbers as the call has keys.
+		 * Whether several calls may run as one (see {@code ScriptSender.merged}): its KEYS and ARGV are a
+		 * segment per call, run in order, and its reply a segment per call of as many numbers as the call has
+		 * keys.
 		 */
 		private final boolean mergeable;
 
