@@ -31,9 +31,10 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Settles sent to a frozen Redis (SIGSTOP) of this test's own, asked on a Netty event loop as a filter asks
- * them: each answers within the guard's bound, is dropped and counted, and is never sent again; what Redis
- * runs once thawed is at most the settle written before the freeze was seen, once.
+ * Settles sent to a frozen (SIGSTOP) or killed (SIGKILL) Redis of this test's own, asked on a Netty event loop
+ * as a filter asks them, one at a time or merged: each answers within the guard's bound, is dropped and
+ * counted, and is never sent again; what Redis runs once back is at most the command written before the fault
+ * was seen, once.
  */
 class SettleFaultTests {
 
@@ -65,7 +66,10 @@ class SettleFaultTests {
 
 	@BeforeEach
 	void start() throws IOException {
-		this.redis = RedisProcess.launch(Files.createTempDirectory("redis-settle-fault"));
+		// an append-only file synced on every write: what Redis counted survives a SIGKILL, so a client's quota
+		// after a crash shows what ran before it
+		this.redis = RedisProcess.launch(Files.createTempDirectory("redis-settle-fault"), "--appendonly", "yes",
+				"--appendfsync", "always");
 		this.adminClient = RedisClient.create("redis://127.0.0.1:" + this.redis.port());
 		this.admin = this.adminClient.connect();
 		this.connectionFactory = new LettuceConnectionFactory("127.0.0.1", this.redis.port());
@@ -96,14 +100,23 @@ class SettleFaultTests {
 	}
 
 	private long spent() {
-		return 100 - onLoop(this.core.peek("tokens", "alice")).decisions().get(0).remaining();
+		return spent("alice");
+	}
+
+	private long spent(String client) {
+		return 100 - onLoop(this.core.peek("tokens", client)).decisions().get(0).remaining();
 	}
 
 	/** Scripts Redis ran (or refused with NOSCRIPT) since the last CONFIG RESETSTAT. */
 	private long scriptCalls() {
+		return calls("evalsha") + calls("eval");
+	}
+
+	/** Calls of the command Redis ran (or refused) since its start or the last CONFIG RESETSTAT. */
+	private long calls(String command) {
 		long calls = 0;
 		for (String line : this.admin.sync().info("commandstats").split("\r?\n")) {
-			if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+			if (line.startsWith("cmdstat_" + command + ":")) {
 				for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
 					String[] pair = field.split("=");
 					if (pair[0].equals("calls") || pair[0].equals("rejected_calls")) {
@@ -168,6 +181,85 @@ class SettleFaultTests {
 		assertThat(spent()).isEqualTo(spentAfter - 5);
 		assertThat(onLoop(this.core.settle(reservations.get(1), 0))).as("a dropped settle is not tried again")
 			.isEqualTo(Settled.DUPLICATE);
+	}
+
+	/**
+	 * Settles a busy gateway asks in one event-loop task run as one merged script call. To a frozen Redis: each
+	 * is answered within the guard's bound and dropped; once thawed Redis runs the merged command written before
+	 * the freeze at most once, so every client in it stands either refunded or charged, all alike. To a killed
+	 * Redis: the merged command, given up before Redis is back, is never written, and the clients keep what
+	 * they were charged.
+	 */
+	@Test
+	void mergedSettlesToAFrozenThenKilledRedisAreBoundedAndRunAtMostOnce() {
+		List<String> clients = new ArrayList<>();
+		List<Reservation> reservations = new ArrayList<>();
+		for (int i = 0; i < 12; i++) {
+			clients.add("client-" + i);
+			reservations.add(onLoop(this.core.admit("tokens", clients.get(i), 5, Mono.empty())).reservation());
+		}
+		this.admin.sync().configResetstat();
+
+		this.redis.freeze();
+		long slowest = settledInOneTask(reservations.subList(0, 6));
+		assertThat(Duration.ofNanos(slowest)).as("slowest merged settle, Redis frozen").isLessThan(BOUND);
+		this.redis.thaw();
+		// read before any decision: the scripts the thawed Redis ran are the settles' alone
+		sleep(1_000);
+		long frozenRuns = calls("evalsha");
+		assertThat(frozenRuns).as("merged settle commands run after the thaw").isLessThanOrEqualTo(1);
+		awaitAnswers(clients.get(0));
+		for (String client : clients.subList(0, 6)) {
+			assertThat(spent(client)).as("%s, whose settle was in flight", client).isEqualTo(frozenRuns == 1 ? 0 : 5);
+		}
+		assertThat(onLoop(this.core.settle(reservations.get(0), 0))).as("a dropped settle is not tried again")
+			.isEqualTo(Settled.DUPLICATE);
+
+		this.redis.kill();
+		slowest = settledInOneTask(reservations.subList(6, 12));
+		assertThat(Duration.ofNanos(slowest)).as("slowest merged settle, Redis dead").isLessThan(BOUND);
+		this.redis.start();
+		this.admin.sync().ping();
+		sleep(1_500);
+		assertThat(calls("evalsha")).as("settle commands run after the restart").isZero();
+		awaitAnswers(clients.get(6));
+		for (String client : clients.subList(6, 12)) {
+			assertThat(spent(client)).as("%s, whose settle was in flight", client).isEqualTo(5);
+		}
+		System.out.println("Merged settles: frozen, " + frozenRuns + " run after the thaw; killed, none after the "
+				+ "restart; slowest answer " + Duration.ofNanos(slowest).toMillis() + " ms");
+		assertThat(settles("dropped")).isEqualTo(12);
+	}
+
+	/** Settles each reservation to 0 in one task of the event loop; returns the slowest answer's nanoseconds. */
+	private long settledInOneTask(List<Reservation> reservations) {
+		List<Mono<Long>> answers = new ArrayList<>();
+		Mono<Void> asked = Mono.fromRunnable(() -> {
+			for (Reservation reservation : reservations) {
+				long start = System.nanoTime();
+				Mono<Long> answer = this.core.settle(reservation, 0).map(settled -> {
+					assertThat(settled).isEqualTo(Settled.DROPPED);
+					return System.nanoTime() - start;
+				}).cache();
+				answer.subscribe(took -> { }, error -> { });
+				answers.add(answer);
+			}
+		});
+		onLoop(asked.then(Mono.just(true)));
+		long slowest = 0;
+		for (Mono<Long> answer : answers) {
+			slowest = Math.max(slowest, answer.block(Duration.ofSeconds(30)));
+		}
+		return slowest;
+	}
+
+	/** Waits (at most 10 s) until the guard lets decisions through again. */
+	private void awaitAnswers(String client) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (onLoop(this.core.peek("tokens", client).map(standing -> true).onErrorResume(error -> Mono.empty())) == null) {
+			assertThat(System.nanoTime()).as("Redis answers again within 10 s").isLessThan(deadline);
+			sleep(50);
+		}
 	}
 
 	private static void sleep(long millis) {
