@@ -83,8 +83,7 @@ class ScriptSenderTests {
 		List<Verdict> reservations = new ArrayList<>();
 		for (int i = 0; i < settles; i++) {
 			clients.add("settle-" + UUID.randomUUID());
-			reservations.add(this.script.decide(List.of(key(clients.get(i))), LimitScript.arguments(List.of(POLICY), 10, ""))
-				.block(TIMEOUT));
+			reservations.add(decide(clients.get(i), 10).block(TIMEOUT));
 		}
 		// the first was settled before: merged with the others it must change nothing
 		assertThat(settle(clients.get(0), reservations.get(0)).block(TIMEOUT).applied()).isTrue();
@@ -99,8 +98,7 @@ class ScriptSenderTests {
 			assertThat(settled.get(i).changes()).as("settle %d", i).containsExactly(-7L);
 		}
 		for (String client : clients) {
-			Verdict after = this.script.decide(List.of(key(client)), LimitScript.arguments(List.of(POLICY), 0, ""))
-				.block(TIMEOUT);
+			Verdict after = decide(client, 0).block(TIMEOUT);
 			assertThat(after.decisions().get(0).remaining()).as(client).isEqualTo(POLICY.limit() - 3);
 		}
 
@@ -109,8 +107,7 @@ class ScriptSenderTests {
 		List<Verdict> moreReservations = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			more.add("settle-" + UUID.randomUUID());
-			moreReservations.add(this.script.decide(List.of(key(more.get(i))), LimitScript.arguments(List.of(POLICY), 10, ""))
-				.block(TIMEOUT));
+			moreReservations.add(decide(more.get(i), 10).block(TIMEOUT));
 		}
 		this.redis.flushScripts();
 		assertThat(settledInOneTask(more, moreReservations)).allSatisfy(settlement -> {
@@ -176,8 +173,11 @@ class ScriptSenderTests {
 	}
 
 	private Mono<Verdict> decide(String client) {
-		return this.script.decide(List.of("sender-test:{" + client + "}:fw"),
-				LimitScript.arguments(List.of(POLICY), 1, ""));
+		return decide(client, 1);
+	}
+
+	private Mono<Verdict> decide(String client, long cost) {
+		return this.script.decide(List.of(key(client)), LimitScript.arguments(List.of(POLICY), cost, ""));
 	}
 
 	private long readsProcessed() {

@@ -430,36 +430,29 @@ final class ScriptSender {
 
 	/**
 	 * The commands with the calls of a mergeable script (the settles) run as one command for up to
-	 * {@value #MAX_MERGED} calls, at the first one's place: a busy gateway ends several LLM calls in one pass
-	 * over its sockets, and one command for them saves Lettuce's work per command and Redis's per script
-	 * call. Not on a cluster, where their keys hash to different slots.
+	 * {@value #MAX_MERGED} calls, after the others: a busy gateway ends several LLM calls in one pass over its
+	 * sockets, and one command for them saves Lettuce's work per command and Redis's per script call. Not on a
+	 * cluster, where their keys hash to different slots.
 	 */
 	private static List<AsyncCommand<byte[], byte[], List<Long>>> merged(StatefulConnection<byte[], byte[]> connection,
 			List<AsyncCommand<byte[], byte[], List<Long>>> commands) {
 		if (commands.size() < 2 || connection instanceof StatefulRedisClusterConnection<?, ?>) {
 			return commands;
 		}
+		List<AsyncCommand<byte[], byte[], List<Long>>> merged = new ArrayList<>(commands.size());
 		Map<Script, List<MergeableCall>> calls = new LinkedHashMap<>();
 		for (AsyncCommand<byte[], byte[], List<Long>> command : commands) {
 			if (command instanceof MergeableCall call) {
 				calls.computeIfAbsent(call.script, script -> new ArrayList<>()).add(call);
 			}
-		}
-		calls.values().removeIf(group -> group.size() < 2);
-		if (calls.isEmpty()) {
-			return commands;
-		}
-		List<AsyncCommand<byte[], byte[], List<Long>>> merged = new ArrayList<>(commands.size());
-		for (AsyncCommand<byte[], byte[], List<Long>> command : commands) {
-			if (!(command instanceof MergeableCall call) || !calls.containsKey(call.script)) {
+			else {
 				merged.add(command);
 			}
-			else if (calls.get(call.script).get(0) == call) {
-				List<MergeableCall> group = calls.get(call.script);
-				for (int from = 0; from < group.size(); from += MAX_MERGED) {
-					List<MergeableCall> part = group.subList(from, Math.min(group.size(), from + MAX_MERGED));
-					merged.add((part.size() == 1) ? part.get(0) : MergeableCall.asOne(part));
-				}
+		}
+		for (List<MergeableCall> group : calls.values()) {
+			for (int from = 0; from < group.size(); from += MAX_MERGED) {
+				List<MergeableCall> part = group.subList(from, Math.min(group.size(), from + MAX_MERGED));
+				merged.add((part.size() == 1) ? part.get(0) : MergeableCall.asOne(part));
 			}
 		}
 		return merged;
