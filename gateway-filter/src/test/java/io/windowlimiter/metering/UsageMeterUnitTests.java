@@ -733,6 +733,36 @@ class UsageMeterUnitTests {
 		assertThat(meter(twoDeltas + twoDeltas + twoDeltas).usage().streamedTextBytes()).isEqualTo(12);
 	}
 
+	@Test
+	void anEventAfterOnesWithTheSameTextStringReadsAsItReadsAlone() {
+		// events whose delta holds one text string teach the cheap path to read the next from that string alone
+		// (the delta's bytes before it join the prefix): Anthropic's text and tool input deltas, each third event
+		// another shape, another key before the string or none, or more text after it
+		String prefix = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":";
+		String end = "}\n\n";
+		String taught = prefix + "{\"type\":\"text_delta\",\"text\":\"hi\"}" + end + prefix
+				+ "{\"type\":\"text_delta\",\"text\":\"yo\"}" + end;
+		String[] rests = { "{\"type\":\"text_delta\",\"text\":\"a\\\"b\\\\\"}" + end,
+				"{\"type\":\"text_delta\",\"text\":\"\"}" + end, "{\"type\":\"text_delta\",\"text\":7}" + end,
+				"{\"type\":\"text_delta\",\"text\":{\"text\":\"ab\"}}" + end,
+				"{\"type\":\"text_delta\",\"text\":\"ab\",\"text\":\"cd\"}" + end,
+				"{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\":1}\"}" + end,
+				"{\"type\":\"text_delta\",\"texts\":\"ab\"}" + end, "{\"type\":\"text_delta\"}" + end,
+				"{\"type\":\"text_delta\",\"text\":\"ab\"}}\n\n",
+				"{\"type\":\"text_delta\",\"text\":\"ab\"},\"usage\":{\"output_tokens\":9}" + end,
+				"{\"type\":\"text_delta\",\"text\":\"a\nb\"}" + end, "{\"type\":\"text_delta\",\"text\":\"ab" + end,
+				"{\"type\":\"text_delta\",\"text\":\"ab\"}" + end.replace("\n", "\r\n"),
+				"\"ab\"" + end, "{}" + end };
+		for (String rest : rests) {
+			assertReadsAsAloneAfter(taught, 4, prefix + rest);
+		}
+		// a delta with text after its first string: its end holds text, so it is read from the value, not the string
+		String twoStrings = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\",\"refusal\":\"xyz\"}}]}\n\n";
+		assertThat(meter(twoStrings.repeat(4)).usage().streamedTextBytes()).isEqualTo(20);
+		assertThat(meter(twoStrings.repeat(3) + twoStrings.replace("hi", "h")).usage().streamedTextBytes())
+			.isEqualTo(19);
+	}
+
 	/**
 	 * {@code next} read after {@code taught} (events that teach the cheap path, {@code taughtText} bytes of
 	 * text) adds exactly what it adds read alone.

@@ -23,7 +23,8 @@ import java.util.Arrays;
  * <p>
  * Events of a stream mostly share their first bytes up to the value of their first {@code delta} key, and
  * the bytes after it to their blank line: both are learnt from an event read whole ({@link #prefix},
- * {@link #end}), and an event that has them is read from the delta's value alone.
+ * {@link #end}), and an event that has them is read from the delta's value alone; or from the value's text
+ * string alone, when that was all the text of the event that taught them ({@code {"content":"..."}}).
  * <p>
  * What it does not check: that the rest of the data is valid JSON beyond starting with a brace and ending
  * with one, and the nesting depth of a delta; a malformed event or one whose delta sits deeper than
@@ -125,10 +126,18 @@ final class EventSkim {
 	 * The bytes of the last event read whole, from its start to the value of its first {@code delta} key, when
 	 * its one data line was its last line: the events of a stream mostly differ only from there on, so one
 	 * that starts with these bytes is read from there (what they hold was read and found to hold no usage,
-	 * error or text).
+	 * error or text). While an {@link #end} is known, followed by the bytes of that value up to its text string
+	 * (the {@code {"content":} of a chat chunk's delta), if it has one.
 	 */
 	private byte[] prefix = NO_BYTES;
 
+	/** The prefix's bytes to the delta's value. */
+	private int valuePrefix;
+
+	/**
+	 * The prefix's bytes an event is compared with: {@link #valuePrefix}, and while an end is known, the bytes of
+	 * the value up to its text string too; then an event that has them all is read from that string.
+	 */
 	private int prefixLength;
 
 	/** Where the data line's value starts in {@link #prefix}. */
@@ -149,11 +158,18 @@ final class EventSkim {
 	/** Of the data read last: how many delta keys it had. */
 	private int deltaKeys;
 
+	/** Of the data read last: where its first counted string starts (its opening quote; -1: none). */
+	private int firstText = -1;
+
+	/** Of the data read last: the index after its first counted string. */
+	private int firstTextEnd = -1;
+
 	/**
-	 * The bytes of the last event read whole, from after the value of its first delta key to its blank line's
-	 * CR or LF, when nothing after that value was counted: the events of a stream mostly end alike too, so one
-	 * that starts with {@link #prefix}, has a well-formed delta value and goes on with these bytes is read
-	 * without searching them (what they hold was read and found to hold no usage, error or text).
+	 * The bytes of the last event read whole, from after the value of its first delta key (or after that value's
+	 * text string, when it was the only text the event had) to its blank line's CR or LF, when nothing after
+	 * that value was counted: the events of a stream mostly end alike too, so one that starts with
+	 * {@link #prefix}, has a well-formed delta value (or string) and goes on with these bytes is read without
+	 * searching them (what they hold was read and found to hold no usage, error or text).
 	 */
 	private byte[] end = NO_BYTES;
 
@@ -182,11 +198,21 @@ final class EventSkim {
 	 */
 	boolean read(byte[] bytes, int start, int end) {
 		this.choiceGoesOn = false;
-		int prefix = this.prefixLength;
-		if (prefix > 0 && end - start > prefix
-				&& Arrays.mismatch(bytes, start, start + prefix, this.prefix, 0, prefix) < 0) {
-			int valueStart = start + prefix;
-			int known = (this.endLength > 0) ? readToKnownEnd(bytes, valueStart, end) : UNDECIDED;
+		int valuePrefix = this.valuePrefix;
+		int full = this.prefixLength;
+		int compared = (end - start > full) ? full : valuePrefix;
+		boolean prefixed = valuePrefix > 0 && end - start > valuePrefix;
+		int mismatch = prefixed ? Arrays.mismatch(bytes, start, start + compared, this.prefix, 0, compared) : 0;
+		if (prefixed && (mismatch < 0 || mismatch >= valuePrefix)) {
+			int valueStart = start + valuePrefix;
+			int known = UNDECIDED;
+			if (mismatch >= valuePrefix) {
+				// the same value prefix, another way to the text string
+				known = OTHER_END;
+			}
+			else if (compared == full && this.endLength > 0) {
+				known = readToKnownEnd(bytes, start + full, end);
+			}
 			if (known == KNOWN_END) {
 				this.nextEndBackoff = 1;
 				this.choiceGoesOn = this.endGoesOn;
@@ -194,6 +220,7 @@ final class EventSkim {
 			}
 			if (known == OTHER_END) {
 				this.endLength = 0;
+				this.prefixLength = valuePrefix;
 				this.endBackoff = this.nextEndBackoff;
 				this.nextEndBackoff = Math.min(2 * this.nextEndBackoff, MAX_END_BACKOFF);
 			}
@@ -212,7 +239,7 @@ final class EventSkim {
 					return false;
 				}
 				this.choiceGoesOn = goesOn(bytes, dataTo);
-				learnEnd(bytes);
+				learnEnd(bytes, valueStart);
 				return true;
 			}
 		}
@@ -220,15 +247,26 @@ final class EventSkim {
 	}
 
 	/**
-	 * An event past {@link #prefix}: its delta value walked, then read whole ({@link #KNOWN_END}) when the bytes
-	 * after the value are {@link #end}; {@link #OTHER_END} when they differ; {@link #UNDECIDED} when the value is
-	 * not well-formed, runs over its line or the bytes end first. Only the first reads the event.
+	 * An event past {@link #prefix}: its delta value (or the value's text string) walked, then read whole
+	 * ({@link #KNOWN_END}) when the bytes after it are {@link #end}; {@link #OTHER_END} when they differ;
+	 * {@link #UNDECIDED} when it is not well-formed (not a string where the prefix expects one), runs over its
+	 * line or the bytes end first. Only the first reads the event.
 	 */
 	private int readToKnownEnd(byte[] bytes, int valueStart, int end) {
 		this.textBytes = 0;
 		// walked up to the slice's end at most, it stops at a line end (no string, key or space crosses one): the
 		// value lies on the data line
-		int valueEnd = value(bytes, valueStart, end, true, 0);
+		int valueEnd;
+		if (this.prefixLength == this.valuePrefix) {
+			valueEnd = value(bytes, valueStart, end, true, 0);
+		}
+		else if (valueStart < end && bytes[valueStart] == '"') {
+			valueEnd = stringEnd(bytes, valueStart, end);
+			this.textBytes = Math.max(0, valueEnd - valueStart - 2);
+		}
+		else {
+			valueEnd = -1;
+		}
 		int known = this.endLength;
 		if (valueEnd < 0 || end - valueEnd < known) {
 			return UNDECIDED;
@@ -243,24 +281,44 @@ final class EventSkim {
 	}
 
 	/**
-	 * After an event was read whole: keeps its bytes from after its first delta's value to its blank line as
-	 * {@link #end}, when that was its only delta key.
+	 * After an event that starts with {@link #valuePrefix} was read whole, its first delta's value at
+	 * {@code valueStart}: keeps its bytes from after that value to its blank line as {@link #end}, when that was
+	 * its only delta key. When the value holds a string that was all the event's text (a chat chunk's content),
+	 * the end starts after that string instead, and the value's bytes before it extend the prefix: the next
+	 * events are read from their text alone.
 	 */
-	private void learnEnd(byte[] bytes) {
+	private void learnEnd(byte[] bytes, int valueStart) {
 		if (this.endBackoff > 0) {
 			this.endBackoff--;
 			return;
 		}
-		int length = this.blankLine + 1 - this.firstDeltaEnd;
-		if (this.firstDeltaEnd < 0 || this.deltaKeys != 1 || length > MAX_END_BYTES) {
+		if (this.firstDeltaEnd < 0 || this.deltaKeys != 1) {
+			return;
+		}
+		int after = this.firstDeltaEnd;
+		int extension = 0;
+		int text = this.firstText;
+		if (text >= valueStart && this.firstTextEnd <= this.firstDeltaEnd
+				&& this.textBytes == this.firstTextEnd - text - 2 && this.valuePrefix + text - valueStart <= MAX_PREFIX_BYTES) {
+			after = this.firstTextEnd;
+			extension = text - valueStart;
+		}
+		int length = this.blankLine + 1 - after;
+		if (length > MAX_END_BYTES) {
 			return;
 		}
 		if (this.end.length < length) {
 			this.end = new byte[Math.max(length, Math.min(2 * Math.max(this.end.length, 32), MAX_END_BYTES))];
 		}
-		System.arraycopy(bytes, this.firstDeltaEnd, this.end, 0, length);
+		System.arraycopy(bytes, after, this.end, 0, length);
 		this.endLength = length;
 		this.endGoesOn = this.choiceGoesOn;
+		int full = this.valuePrefix + extension;
+		if (this.prefix.length < full) {
+			this.prefix = Arrays.copyOf(this.prefix, Math.max(full, Math.min(2 * this.prefix.length, MAX_PREFIX_BYTES)));
+		}
+		System.arraycopy(bytes, valueStart, this.prefix, this.valuePrefix, extension);
+		this.prefixLength = full;
 	}
 
 	/** Of data just read: {@code "finish_reason":null} follows its first delta's value (before {@code to}). */
@@ -324,7 +382,6 @@ final class EventSkim {
 			this.done = true;
 			return true;
 		}
-		this.firstDeltaValue = -1;
 		if (!readData(bytes, dataFrom, dataTo, -1)) {
 			return false;
 		}
@@ -336,11 +393,13 @@ final class EventSkim {
 				this.prefix = new byte[Math.max(prefix, Math.min(2 * this.prefix.length, MAX_PREFIX_BYTES))];
 			}
 			System.arraycopy(bytes, start, this.prefix, 0, prefix);
+			this.valuePrefix = prefix;
 			this.prefixLength = prefix;
+			this.endLength = 0;
 			this.prefixData = dataFrom - start;
 			int opened = choicesOpened(bytes, dataFrom, this.firstDeltaValue);
 			this.prefixChoicesOpen = (opened < 0) ? -1 : opened - start;
-			learnEnd(bytes);
+			learnEnd(bytes, this.firstDeltaValue);
 		}
 		return true;
 	}
@@ -423,8 +482,10 @@ final class EventSkim {
 			return false;
 		}
 		int i = first;
+		this.firstDeltaValue = firstValue;
 		this.firstDeltaEnd = -1;
 		this.deltaKeys = 0;
+		this.firstText = -1;
 		if (firstValue >= 0) {
 			i = value(bytes, firstValue, to, true, 0);
 			if (i < 0) {
@@ -481,6 +542,10 @@ final class EventSkim {
 			int end = stringEnd(bytes, i, to);
 			if (end > 0 && counted) {
 				this.textBytes += end - i - 2;
+				if (this.firstText < 0) {
+					this.firstText = i;
+					this.firstTextEnd = end;
+				}
 			}
 			return end;
 		}
