@@ -763,6 +763,40 @@ class UsageMeterUnitTests {
 			.isEqualTo(19);
 	}
 
+	@Test
+	void anEventAfterOnesWhoseEndsDifferInOneStringValueReadsAsItReadsAlone() {
+		// OpenAI pads each chunk with a random obfuscation string: three events teach the cheap path an end
+		// matched around that string; each fourth one must add exactly what it adds read alone
+		String prefix = "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":";
+		String usage = "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,\"total_tokens\":7}";
+		String taught = prefix + "{\"content\":\"hi\"}" + padded("abc") + prefix + "{\"content\":\"yo\"}"
+				+ padded("defgh") + prefix + "{\"content\":\"ok\"}" + padded("x");
+		String[] rests = { "{\"content\":\"ab\"}" + padded(""), "{\"content\":\"ab\"}" + padded("a\\\"b\\\\"),
+				"{\"content\":\"ab\"}" + padded("\\\"},\\\"usage\\\":{\\\"prompt_tokens\\\":1}"),
+				"{\"content\":\"ab\"}" + padded("a\nb"), "{\"content\":\"ab\"}" + padded("abc").replace("\n", "\r\n"),
+				"{\"content\":\"ab\"}" + padded("abc").replace("\"usage\":null", usage),
+				"{\"content\":\"ab\"}" + padded("abc").replace("\"}\n\n", "\"," + usage + "}\n\n"),
+				"{\"content\":\"ab\"}" + padded("abc").replace("\"obfuscation\":\"abc\"", "\"obfuscation\":5"),
+				"{\"content\":\"ab\"}" + padded("abc").replace("obfuscation", "error"),
+				"{\"content\":\"ab\"}" + padded("abc").replace("\n\n", "\nid: 4\n\n"),
+				"{\"content\":\"ab\",\"refusal\":\"cd\"}" + padded("abc"), "{\"content\":\"ab" + padded("abc"),
+				"{\"content\":\"ab\"}" + padded("abc").substring(0, padded("abc").length() - 1) };
+		for (String rest : rests) {
+			assertReadsAsAloneAfter(taught, 6, prefix + rest);
+		}
+		// a string that differs inside the delta may be text: the end is not matched around it
+		String refusal = prefix + "{\"content\":\"hi\",\"refusal\":\"\"}" + padded("abc");
+		assertReadsAsAloneAfter(refusal + refusal, 4, prefix + "{\"content\":\"hi\",\"refusal\":\"xyz\"}" + padded("abc"));
+		// nor around a key: this one becomes usage
+		String decoy = prefix + "{\"content\":\"hi\"}" + padded("abc").replace("\"usage\":null", usage.replace("usage", "usagx"));
+		assertReadsAsAloneAfter(decoy + decoy, 4, prefix + "{\"content\":\"ab\"}" + padded("abc").replace("\"usage\":null", usage));
+	}
+
+	/** The end of a chat chunk after its delta, with OpenAI's obfuscation padding. */
+	private static String padded(String obfuscation) {
+		return ",\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"" + obfuscation + "\"}\n\n";
+	}
+
 	/**
 	 * {@code next} read after {@code taught} (events that teach the cheap path, {@code taughtText} bytes of
 	 * text) adds exactly what it adds read alone.

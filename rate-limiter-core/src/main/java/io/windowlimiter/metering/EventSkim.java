@@ -76,6 +76,12 @@ final class EventSkim {
 	/** {@link #readToKnownEnd}: not known yet, or not for the cheap path to say. */
 	private static final int UNDECIDED = 0;
 
+	/** {@link #knownEnd}: the bytes are not the known end. */
+	private static final int END_DIFFERS = -1;
+
+	/** {@link #knownEnd}: the bytes end before that is known, or a string runs over its line. */
+	private static final int END_NOT_YET = -2;
+
 	/** What this keeps at most: the prefix and the end its events share. */
 	static final int MAX_RETAINED_BYTES = MAX_PREFIX_BYTES + MAX_END_BYTES;
 
@@ -175,6 +181,18 @@ final class EventSkim {
 
 	private int endLength;
 
+	/** In {@link #end}: where the delta's value ends (the bytes before it are the value's, after its text). */
+	private int endDeltaClose;
+
+	/**
+	 * In {@link #end}: the opening quote of a string value after the delta's that differs from event to event
+	 * (OpenAI's {@code obfuscation}), so an event's end is matched around it; -1: none.
+	 */
+	private int endHole = -1;
+
+	/** In {@link #end}: the index after that string. */
+	private int endHoleEnd;
+
 	/**
 	 * Events to read before an end is learnt again, after an event ended otherwise: doubling up to
 	 * {@value #MAX_END_BACKOFF} while ends keep differing (OpenAI's {@code obfuscation} padding makes every
@@ -220,6 +238,7 @@ final class EventSkim {
 			}
 			if (known == OTHER_END) {
 				this.endLength = 0;
+				this.endHole = -1;
 				this.prefixLength = valuePrefix;
 				this.endBackoff = this.nextEndBackoff;
 				this.nextEndBackoff = Math.min(2 * this.nextEndBackoff, MAX_END_BACKOFF);
@@ -267,17 +286,98 @@ final class EventSkim {
 		else {
 			valueEnd = -1;
 		}
-		int known = this.endLength;
-		if (valueEnd < 0 || end - valueEnd < known) {
+		if (valueEnd < 0) {
 			return UNDECIDED;
 		}
-		if (Arrays.mismatch(bytes, valueEnd, valueEnd + known, this.end, 0, known) >= 0) {
-			return OTHER_END;
+		int eventEnd = (this.endHole < 0) ? knownEnd(bytes, valueEnd, end) : endAroundHole(bytes, valueEnd, end);
+		if (eventEnd < 0) {
+			return (eventEnd == END_DIFFERS) ? OTHER_END : UNDECIDED;
 		}
 		this.incomplete = false;
-		this.blankLine = valueEnd + known - 1;
+		this.blankLine = eventEnd - 1;
 		this.done = false;
 		return KNOWN_END;
+	}
+
+	/**
+	 * The index after {@link #end} when the bytes from {@code at} are those; when they differ only in a string
+	 * value after the delta (OpenAI's {@code obfuscation} padding), the same around that string, which becomes
+	 * the end's {@link #endHole}. Else {@link #END_DIFFERS}, or {@link #END_NOT_YET} when the bytes end first.
+	 */
+	private int knownEnd(byte[] bytes, int at, int to) {
+		int known = this.endLength;
+		if (to - at < known) {
+			return END_NOT_YET;
+		}
+		int differs = Arrays.mismatch(bytes, at, at + known, this.end, 0, known);
+		if (differs < 0) {
+			return at + known;
+		}
+		int hole = valueStringAround(differs);
+		if (hole < 0) {
+			return END_DIFFERS;
+		}
+		int eventEnd = endAroundHole(bytes, at, to, hole, stringEnd(this.end, hole, known));
+		if (eventEnd >= 0) {
+			this.endHole = hole;
+			this.endHoleEnd = stringEnd(this.end, hole, known);
+		}
+		return eventEnd;
+	}
+
+	private int endAroundHole(byte[] bytes, int at, int to) {
+		return endAroundHole(bytes, at, to, this.endHole, this.endHoleEnd);
+	}
+
+	/**
+	 * The index after {@link #end} when the bytes from {@code at} are its bytes before {@code hole}, a string,
+	 * and its bytes from {@code holeEnd} on; else {@link #END_DIFFERS}, or {@link #END_NOT_YET} when the bytes
+	 * end first or the string runs over its line (the full scan decides).
+	 */
+	private int endAroundHole(byte[] bytes, int at, int to, int hole, int holeEnd) {
+		if (to - at <= hole) {
+			return END_NOT_YET;
+		}
+		if (Arrays.mismatch(bytes, at, at + hole, this.end, 0, hole) >= 0 || bytes[at + hole] != '"') {
+			return END_DIFFERS;
+		}
+		int stringEnd = stringEnd(bytes, at + hole, to);
+		int tail = this.endLength - holeEnd;
+		if (stringEnd < 0 || to - stringEnd < tail) {
+			return END_NOT_YET;
+		}
+		if (Arrays.mismatch(bytes, stringEnd, stringEnd + tail, this.end, holeEnd, this.endLength) >= 0) {
+			return END_DIFFERS;
+		}
+		return stringEnd + tail;
+	}
+
+	/**
+	 * In {@link #end}: the opening quote of the string that holds index {@code at}, when that string is a value
+	 * (after a colon) past the delta's value, where no text is counted and no key can hide; else -1.
+	 */
+	private int valueStringAround(int at) {
+		byte[] end = this.end;
+		int i = this.endDeltaClose;
+		while (i < at) {
+			if (end[i] != '"') {
+				i++;
+				continue;
+			}
+			int after = stringEnd(end, i, this.endLength);
+			if (after < 0) {
+				return -1;
+			}
+			if (at < after) {
+				int before = i - 1;
+				while (before >= 0 && (end[before] == ' ' || end[before] == '\t')) {
+					before--;
+				}
+				return (at > i && before >= 0 && end[before] == ':') ? i : -1;
+			}
+			i = after;
+		}
+		return -1;
 	}
 
 	/**
@@ -307,6 +407,8 @@ final class EventSkim {
 		if (length > MAX_END_BYTES) {
 			return;
 		}
+		this.endHole = -1;
+		this.endDeltaClose = this.firstDeltaEnd - after;
 		if (this.end.length < length) {
 			this.end = new byte[Math.max(length, Math.min(2 * Math.max(this.end.length, 32), MAX_END_BYTES))];
 		}
