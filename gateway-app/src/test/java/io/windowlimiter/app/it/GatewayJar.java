@@ -194,6 +194,14 @@ final class GatewayJar implements AutoCloseable {
 		return decisions("allowed", "denied");
 	}
 
+	/**
+	 * Settles of reservations that ended with this result so far, all routes together, from
+	 * {@code gateway.ratelimit.settles}: {@code applied}, {@code unchanged}, {@code duplicate} or {@code dropped}.
+	 */
+	long settles(String result) {
+		return (long) sum(prometheus(), "gateway_ratelimit_settles_total", "result=\"" + result + "\"");
+	}
+
 	/** The JVM's heap in use right after a full GC, forced with {@code jcmd <pid> GC.run}. */
 	long heapUsedAfterGc() {
 		Path jcmd = Path.of(ProcessHandle.current().info().command().orElseThrow()).resolveSibling("jcmd");

@@ -111,7 +111,7 @@ class LlmRoutesIT {
 	}
 
 	/** A chat request whose estimate is exactly {@code tokens}: half its body's bytes plus its max_tokens. */
-	private static String chat(int tokens, boolean stream) {
+	static String chat(int tokens, boolean stream) {
 		String head = "{\"model\":\"gpt-fake\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
 				+ "\"max_tokens\":";
 		for (int max = 1; max < tokens; max++) {

@@ -1,0 +1,210 @@
+package io.windowlimiter.app.it;
+
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.windowlimiter.gateway.test.FakeLlmServer;
+import io.windowlimiter.gateway.test.RedisProcess;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Redis frozen while an LLM stream is in flight, through the packaged jar at its defaults (fail-mode open,
+ * {@code redis-timeout} 600 ms, {@code redis-stall-timeout} 400 ms), a real {@code redis-server} and the fake
+ * OpenAI upstream. The watched client's stream was admitted, its 300 tokens reserved, before the freeze; it ends
+ * while Redis is frozen and known to hang, so its settle cannot be made. What must hold: the stream reaches the
+ * client whole and on time (the settle is not on its path); the client's calls during the freeze are answered by
+ * the fail-mode within the bound and never charged; the settle is dropped and counted, not queued: once Redis is
+ * back it runs nothing for it, and the client stands exactly at what it had less the reservation.
+ */
+class LlmRedisFaultJarIT {
+
+	private static final int BUDGET = 1000;
+
+	private static final Duration FREEZE = Duration.ofSeconds(8);
+
+	/** The stream's events come this far apart: nine events, about 3.6 s. */
+	private static final int EVENT_DELAY_MS = 400;
+
+	private static final int CALLS_DURING = 4;
+
+	/**
+	 * Script calls Redis may run once thawed: the one decision written before the stall was known (the probe
+	 * client's) and the guard's trials, at most one per stall timeout of the freeze (8 s / 400 ms); a queued
+	 * settle or the watched client's calls would add to them, but the exact quota below is what tells those.
+	 */
+	private static final long REPLAYED_AT_MOST = 1 + 20 + 2;
+
+	private final HttpClient http = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(2))
+		.build();
+
+	private RedisProcess redis;
+
+	private FakeLlmServer upstream;
+
+	private GatewayJar gateway;
+
+	@BeforeEach
+	void start() {
+		this.redis = RedisProcess.launch();
+		this.upstream = FakeLlmServer.start();
+		Map<String, Object> args = new LinkedHashMap<>();
+		args.put("key-resolver", "#{@headerKeyResolver}");
+		args.put("llm", "openai");
+		args.put("limits[0].algorithm", "fixed-window");
+		args.put("limits[0].limit", BUDGET);
+		args.put("limits[0].window", "1d");
+		args.put("limits[0].unit", "tokens");
+		args.put("limits[1].algorithm", "fixed-window");
+		args.put("limits[1].limit", 100);
+		args.put("limits[1].window", "1d");
+		RouteFile routes = new RouteFile(this.upstream.baseUrl());
+		routes.windowRateLimit("llm", List.of(args));
+		this.gateway = GatewayJar.start("llm-fault", this.redis.port(), routes.write());
+	}
+
+	@AfterEach
+	void stop() {
+		if (this.gateway != null) {
+			this.gateway.close();
+		}
+		if (this.upstream != null) {
+			this.upstream.close();
+		}
+		if (this.redis != null) {
+			this.redis.close();
+		}
+	}
+
+	@Test
+	void aStreamThatEndsWhileRedisIsFrozenReachesTheClientAndItsReservationStandsWithNothingReplayed()
+			throws Exception {
+		SoftAssertions softly = new SoftAssertions();
+		String run = Long.toString(System.currentTimeMillis(), 36);
+		// the cold JVM's first calls are not what this measures
+		for (int i = 0; i < 20; i++) {
+			call("warm-" + run + "-" + i, 100);
+		}
+		String watched = "watched-" + run;
+		HttpResponse<String> first = call(watched, 100);
+		softly.assertThat(first.headers().firstValue("X-RateLimit-Remaining-Tokens")).as("after the first reservation")
+			.hasValue(Integer.toString(BUDGET - 100));
+		// settled to its usage, 30 (the fake's 10 in, 20 out): a Redis round trip after the answer
+		GatewayJar.sleep(500);
+
+		long streamStarted = System.nanoTime();
+		HttpResponse<InputStream> stream = this.http.send(post(watched, LlmRoutesIT.chat(300, true))
+			.header(FakeLlmServer.HEADER_DELAY_MS, Integer.toString(EVENT_DELAY_MS))
+			.build(), HttpResponse.BodyHandlers.ofInputStream());
+		softly.assertThat(stream.statusCode()).isEqualTo(200);
+		softly.assertThat(stream.headers().firstValue("X-RateLimit-Remaining-Tokens"))
+			.as("the stream's reservation of 300 after the first call settled to 30")
+			.hasValue(Integer.toString(BUDGET - 30 - 300));
+		InputStream body = stream.body();
+		ByteArrayOutputStream received = new ByteArrayOutputStream();
+		int firstByte = body.read();
+		long firstByteNanos = System.nanoTime() - streamStarted;
+		received.write(firstByte);
+		CompletableFuture<Long> streamEnded = CompletableFuture.supplyAsync(() -> {
+			try {
+				body.transferTo(received);
+				return System.nanoTime() - streamStarted;
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+
+		Runnable freeze = this.redis.freezeWhenRun();
+		long scriptCallsBefore = RedisInfo.scriptCalls(this.redis.port());
+		long droppedBefore = this.gateway.settles("dropped");
+		long failModeBefore = this.gateway.failModeAnswers();
+		long frozeAt = System.nanoTime();
+		freeze.run();
+		// another client's call shows the guard that Redis hangs: its decision, written before that was known,
+		// is the one Redis runs on thawing
+		long probeStarted = System.nanoTime();
+		HttpResponse<String> probe = call("probe-" + run, 100);
+		softly.assertThat(probe.statusCode()).as("the probe client's call, answered by the fail-mode").isEqualTo(200);
+		softly.assertThat(Duration.ofNanos(System.nanoTime() - probeStarted)).as("the probe client's answer")
+			.isLessThan(RedisFaultJarIT.ANSWER_WITHIN);
+		GatewayJar.sleep(500);
+		for (int i = 0; i < CALLS_DURING; i++) {
+			long sent = System.nanoTime();
+			HttpResponse<String> during = call(watched, 100);
+			softly.assertThat(during.statusCode()).as("the watched client's call %d during the freeze", i).isEqualTo(200);
+			softly.assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("its answer")
+				.isLessThan(RedisFaultJarIT.ANSWER_WITHIN);
+		}
+		long streamNanos = streamEnded.get(10, TimeUnit.SECONDS);
+		softly.assertThat(System.nanoTime() - frozeAt).as("the stream ended while Redis was frozen")
+			.isLessThan(FREEZE.toNanos());
+		GatewayJar.sleep(Math.max(0, (frozeAt + FREEZE.toNanos() - System.nanoTime()) / 1_000_000));
+		long dropped = this.gateway.settles("dropped") - droppedBefore;
+		long failMode = this.gateway.failModeAnswers() - failModeBefore;
+
+		this.redis.thaw();
+		long replayed = RedisInfo.scriptCallsOnceQuiet(this.redis.port(), 500, 10_000) - scriptCallsBefore;
+		// the stall ends with the answer to a trial the next call sets off (that call the fail-mode answers)
+		HttpResponse<String> after = call(watched, 100);
+		for (int i = 0; i < 20 && after.headers().firstValue("X-RateLimit-Remaining-Tokens").isEmpty(); i++) {
+			GatewayJar.sleep(100);
+			after = call(watched, 100);
+		}
+
+		String text = received.toString(StandardCharsets.UTF_8);
+		System.out.println("[llm-fault] first byte of the stream after " + firstByteNanos / 1_000_000 + " ms, whole after "
+				+ streamNanos / 1_000_000 + " ms; fail-mode answers " + failMode + ", settles dropped " + dropped
+				+ ", script calls Redis ran once thawed " + replayed + ", tokens left after "
+				+ after.headers().firstValue("X-RateLimit-Remaining-Tokens").orElse("none") + " (+100 reserved by that call)");
+
+		softly.assertThat(text).as("the stream reached the client whole, without the usage chunk")
+			.endsWith("data: [DONE]\n\n")
+			.doesNotContain("prompt_tokens");
+		long upstreamNanos = Duration.ofMillis(9L * EVENT_DELAY_MS).toNanos();
+		softly.assertThat(firstByteNanos).as("the first byte before the upstream ended").isLessThan(upstreamNanos / 2);
+		softly.assertThat(streamNanos).as("the stream's end waits for no settle")
+			.isLessThan(upstreamNanos + RedisFaultJarIT.ANSWER_WITHIN.toNanos());
+		softly.assertThat(failMode).as("fail-mode answers: the probe's and the watched client's")
+			.isEqualTo(1 + CALLS_DURING);
+		softly.assertThat(dropped).as("the stream's settle, dropped and counted").isEqualTo(1);
+		softly.assertThat(replayed).as("script calls Redis ran once thawed").isLessThanOrEqualTo(REPLAYED_AT_MOST);
+		softly.assertThat(after.statusCode()).isEqualTo(200);
+		// 1,000 less the first call's 30 and the stream's reservation of 300, which stands; the calls the
+		// fail-mode answered charged nothing; less the 100 this call reserves
+		softly.assertThat(after.headers().firstValue("X-RateLimit-Remaining-Tokens"))
+			.as("the watched client's tokens after the freeze").hasValue(Integer.toString(BUDGET - 30 - 300 - 100));
+		// 100 calls less the first, the stream and this one
+		softly.assertThat(after.headers().firstValue("X-RateLimit-Remaining")).as("its calls after the freeze")
+			.hasValue("97");
+		softly.assertAll();
+	}
+
+	private HttpResponse<String> call(String client, int tokens) throws Exception {
+		return this.http.send(post(client, LlmRoutesIT.chat(tokens, false)).build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	private HttpRequest.Builder post(String client, String body) {
+		return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.gateway.port() + "/llm/v1/chat/completions"))
+			.timeout(Duration.ofSeconds(10))
+			.header("X-API-Key", client)
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(body));
+	}
+
+}
