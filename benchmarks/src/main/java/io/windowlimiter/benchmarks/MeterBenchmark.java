@@ -12,7 +12,8 @@ import io.windowlimiter.metering.UsageMeter;
  * slices of 8 KB as Netty hands them, stripping (the default: the gateway asked for the usage chunk) and
  * reading only. Streams of 2,000 text events each:
  * the SSE benchmark's chat completions stream ({@link SseStreams#body}), the same with OpenAI's per-chunk
- * {@code obfuscation} padding (random length: no two chunks the same length), and Anthropic's messages stream.
+ * {@code obfuscation} padding (random length: no two chunks the same length), Anthropic's messages stream, and
+ * the Responses API's (numbered and padded deltas).
  * Prints a Markdown table of ns per byte and per stream, fastest of five rounds after three of warm-up. Run (after a build of the benchmarks): {@code java -jar benchmarks/target/benchmarks.jar meter}.
  */
 public final class MeterBenchmark {
@@ -25,8 +26,9 @@ public final class MeterBenchmark {
 	}
 
 	public static void main(String[] args) {
-		String[] names = { "chat completions", "chat completions, obfuscation", "anthropic messages" };
-		byte[][] streams = { SseStreams.body(2000, true), obfuscated(2000), anthropic(2000) };
+		String[] names = { "chat completions", "chat completions, obfuscation", "anthropic messages",
+				"responses, obfuscation" };
+		byte[][] streams = { SseStreams.body(2000, true), obfuscated(2000), anthropic(2000), responses(2000) };
 		System.out.printf(Locale.ROOT, "| stream | bytes | read ns/byte | strip ns/byte | strip us/stream |%n");
 		System.out.printf(Locale.ROOT, "|---|---:|---:|---:|---:|%n");
 		for (int s = 0; s < streams.length; s++) {
@@ -102,6 +104,28 @@ public final class MeterBenchmark {
 		sse.append("data: {\"id\":\"chatcmpl-bench\",\"choices\":[],\"usage\":{\"prompt_tokens\":24,")
 			.append("\"completion_tokens\":").append(events).append(",\"total_tokens\":").append(24 + events)
 			.append("}}\n\ndata: [DONE]\n\n");
+		return sse.toString().getBytes(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * The Responses API's stream: response.created, text deltas (each numbered before its delta and padded after
+	 * it, as OpenAI sends them), response.completed with the usage.
+	 */
+	private static byte[] responses(int events) {
+		Random random = new Random(2);
+		StringBuilder sse = new StringBuilder(events * 240);
+		sse.append("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,")
+			.append("\"response\":{\"id\":\"resp_bench\",\"status\":\"in_progress\",\"usage\":null}}\n\n");
+		for (int i = 0; i < events; i++) {
+			sse.append("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",")
+				.append("\"sequence_number\":").append(i + 1).append(",\"item_id\":\"msg_bench\",\"output_index\":0,")
+				.append("\"content_index\":0,\"delta\":\" word").append(i).append("\",\"logprobs\":[],\"obfuscation\":\"")
+				.append("abcdefghijklmnopqrstuvwxyz", 0, 1 + random.nextInt(20)).append("\"}\n\n");
+		}
+		sse.append("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":")
+			.append(events + 1).append(",\"response\":{\"id\":\"resp_bench\",\"status\":\"completed\",")
+			.append("\"usage\":{\"input_tokens\":24,\"output_tokens\":").append(events).append(",\"total_tokens\":")
+			.append(24 + events).append("}}}\n\n");
 		return sse.toString().getBytes(StandardCharsets.UTF_8);
 	}
 

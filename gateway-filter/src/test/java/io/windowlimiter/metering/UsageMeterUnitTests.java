@@ -792,6 +792,33 @@ class UsageMeterUnitTests {
 		assertReadsAsAloneAfter(decoy + decoy, 4, prefix + "{\"content\":\"ab\"}" + padded("abc").replace("\"usage\":null", usage));
 	}
 
+	@Test
+	void aResponsesDeltaAfterOnesNumberedOtherwiseReadsAsItReadsAlone() {
+		// the Responses API numbers its events before the delta and pads them after it: three events (their
+		// numbers of one and two digits) teach the cheap path a prefix matched around the number and an end
+		// around the padding; each fourth one must add exactly what it adds read alone
+		String taught = responsesDelta("9", "\"hi\"", "abc") + responsesDelta("10", "\"yo\"", "defgh")
+				+ responsesDelta("11", "\"ok\"", "x");
+		String[][] rests = { { "12", "\"ab\"", "pq" }, { "100000", "\"a\\\"b\"", "" }, { "-1", "\"ab\"", "pq" },
+				{ "1.5e3", "\"\"", "pq" }, { "7", "\"ab\"", "p\\\"q" }, { "", "\"ab\"", "pq" }, { "\"12\"", "\"ab\"", "pq" },
+				{ "null", "\"ab\"", "pq" }, { " 12", "\"ab\"", "pq" }, { "12,\"x\":1", "\"ab\"", "pq" },
+				{ "12,\"usage\":{\"input_tokens\":5,\"output_tokens\":6}", "\"ab\"", "pq" }, { "12", "{\"text\":\"ab\"}", "pq" },
+				{ "12", "7", "pq" }, { "12", "\"a\nb\"", "pq" }, { "12", "\"ab", "pq" } };
+		for (String[] rest : rests) {
+			assertReadsAsAloneAfter(taught, 6, responsesDelta(rest[0], rest[1], rest[2]));
+		}
+		// another item after the number: read whole, then its prefix learnt anew
+		String otherItem = responsesDelta("12", "\"ab\"", "pq").replace("msg_1", "msg_2");
+		assertReadsAsAloneAfter(taught, 6, otherItem + otherItem.replace("\"ab\"", "\"cde\""));
+	}
+
+	/** A Responses API text delta event numbered {@code number}, as OpenAI orders its keys. */
+	private static String responsesDelta(String number, String delta, String obfuscation) {
+		return "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":"
+				+ number + ",\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":" + delta
+				+ ",\"logprobs\":[],\"obfuscation\":\"" + obfuscation + "\"}\n\n";
+	}
+
 	/** The end of a chat chunk after its delta, with OpenAI's obfuscation padding. */
 	private static String padded(String obfuscation) {
 		return ",\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"" + obfuscation + "\"}\n\n";

@@ -194,6 +194,18 @@ final class EventSkim {
 	private int endHoleEnd;
 
 	/**
+	 * In {@link #prefix}: the start of a number value that differs from event to event (the Responses API's
+	 * {@code sequence_number}), so an event's prefix is matched around it; -1: none.
+	 */
+	private int prefixHole = -1;
+
+	/** In {@link #prefix}: the index after that number. */
+	private int prefixHoleEnd;
+
+	/** Of the last prefix compared: how much further on the event's bytes after the number hole are. */
+	private int shift;
+
+	/**
 	 * Events to read before an end is learnt again, after an event ended otherwise: doubling up to
 	 * {@value #MAX_END_BACKOFF} while ends keep differing (OpenAI's {@code obfuscation} padding makes every
 	 * chunk's end its own), so such a stream does not pay for learning ends it never meets again.
@@ -220,16 +232,26 @@ final class EventSkim {
 		int full = this.prefixLength;
 		int compared = (end - start > full) ? full : valuePrefix;
 		boolean prefixed = valuePrefix > 0 && end - start > valuePrefix;
-		int mismatch = prefixed ? Arrays.mismatch(bytes, start, start + compared, this.prefix, 0, compared) : 0;
+		int mismatch = prefixed ? prefixMismatch(bytes, start, end, compared) : 0;
+		if (prefixed && mismatch >= 0 && mismatch < valuePrefix && this.prefixHole < 0) {
+			int hole = numberAround(mismatch);
+			if (hole >= 0) {
+				this.prefixHole = hole;
+				this.prefixHoleEnd = numberEnd(this.prefix, hole, valuePrefix);
+				mismatch = prefixMismatch(bytes, start, end, compared);
+			}
+		}
 		if (prefixed && (mismatch < 0 || mismatch >= valuePrefix)) {
-			int valueStart = start + valuePrefix;
+			// the event's bytes past the prefix's number hole sit this much further on than the prefix's
+			int shift = this.shift;
+			int valueStart = start + valuePrefix + shift;
 			int known = UNDECIDED;
 			if (mismatch >= valuePrefix) {
 				// the same value prefix, another way to the text string
 				known = OTHER_END;
 			}
 			else if (compared == full && this.endLength > 0) {
-				known = readToKnownEnd(bytes, start + full, end);
+				known = readToKnownEnd(bytes, start + full + shift, end);
 			}
 			if (known == KNOWN_END) {
 				this.nextEndBackoff = 1;
@@ -263,6 +285,70 @@ final class EventSkim {
 			}
 		}
 		return readWhole(bytes, start, end);
+	}
+
+	/**
+	 * Compares the event at {@code start} with the first {@code length} bytes of {@link #prefix}, around its
+	 * {@link #prefixHole} if it has one (there, any number); returns -1 when they match, else the index in the
+	 * prefix where they differ (the hole's when the bytes end before the comparison can be made). Sets
+	 * {@link #shift}.
+	 */
+	private int prefixMismatch(byte[] bytes, int start, int end, int length) {
+		this.shift = 0;
+		int hole = this.prefixHole;
+		if (hole < 0 || hole >= length) {
+			return Arrays.mismatch(bytes, start, start + length, this.prefix, 0, length);
+		}
+		int differs = Arrays.mismatch(bytes, start, start + hole, this.prefix, 0, hole);
+		if (differs >= 0) {
+			return differs;
+		}
+		int number = numberEnd(bytes, start + hole, end);
+		int holeEnd = this.prefixHoleEnd;
+		int rest = length - holeEnd;
+		if (number == start + hole || end - number < rest) {
+			return hole;
+		}
+		this.shift = number - (start + holeEnd);
+		differs = Arrays.mismatch(bytes, number, number + rest, this.prefix, holeEnd, length);
+		return (differs < 0) ? -1 : holeEnd + differs;
+	}
+
+	/**
+	 * In {@link #prefix}: the start of the number value (after a colon, in the data) that holds index {@code at}
+	 * or ends just before it, followed by more of the prefix; else -1. The Responses API numbers its events
+	 * ({@code sequence_number}) before their delta: with the number a hole, they share the rest of the prefix.
+	 */
+	private int numberAround(int at) {
+		byte[] prefix = this.prefix;
+		int from = at;
+		while (from > this.prefixData && isNumberByte(prefix[from - 1])) {
+			from--;
+		}
+		if (from == at && !isNumberByte(prefix[at])) {
+			return -1;
+		}
+		if (!(prefix[from] == '-' || (prefix[from] >= '0' && prefix[from] <= '9'))
+				|| numberEnd(prefix, from, this.valuePrefix) >= this.valuePrefix) {
+			return -1;
+		}
+		int before = from - 1;
+		while (before >= this.prefixData && (prefix[before] == ' ' || prefix[before] == '\t')) {
+			before--;
+		}
+		return (before >= this.prefixData && prefix[before] == ':') ? from : -1;
+	}
+
+	/** The index after the bytes of a number from {@code i}, at most {@code to}. */
+	private static int numberEnd(byte[] bytes, int i, int to) {
+		while (i < to && isNumberByte(bytes[i])) {
+			i++;
+		}
+		return i;
+	}
+
+	private static boolean isNumberByte(byte b) {
+		return (b >= '0' && b <= '9') || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E';
 	}
 
 	/**
@@ -495,6 +581,7 @@ final class EventSkim {
 				this.prefix = new byte[Math.max(prefix, Math.min(2 * this.prefix.length, MAX_PREFIX_BYTES))];
 			}
 			System.arraycopy(bytes, start, this.prefix, 0, prefix);
+			this.prefixHole = -1;
 			this.valuePrefix = prefix;
 			this.prefixLength = prefix;
 			this.endLength = 0;
