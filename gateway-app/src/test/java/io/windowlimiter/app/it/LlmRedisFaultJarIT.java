@@ -8,9 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -32,7 +30,7 @@ import org.junit.jupiter.api.Test;
  */
 class LlmRedisFaultJarIT {
 
-	private static final int BUDGET = 1000;
+	private static final int BUDGET = LlmRoutesIT.BUDGET;
 
 	private static final Duration FREEZE = Duration.ofSeconds(8);
 
@@ -63,18 +61,8 @@ class LlmRedisFaultJarIT {
 	void start() {
 		this.redis = RedisProcess.launch();
 		this.upstream = FakeLlmServer.start();
-		Map<String, Object> args = new LinkedHashMap<>();
-		args.put("key-resolver", "#{@headerKeyResolver}");
-		args.put("llm", "openai");
-		args.put("limits[0].algorithm", "fixed-window");
-		args.put("limits[0].limit", BUDGET);
-		args.put("limits[0].window", "1d");
-		args.put("limits[0].unit", "tokens");
-		args.put("limits[1].algorithm", "fixed-window");
-		args.put("limits[1].limit", 100);
-		args.put("limits[1].window", "1d");
 		RouteFile routes = new RouteFile(this.upstream.baseUrl());
-		routes.windowRateLimit("llm", List.of(args));
+		routes.windowRateLimit("llm", List.of(LlmRoutesIT.budget("openai")));
 		this.gateway = GatewayJar.start("llm-fault", this.redis.port(), routes.write());
 	}
 

@@ -38,7 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LlmRoutesIT {
 
-	private static final int BUDGET = 1000;
+	static final int BUDGET = 1000;
 
 	private final HttpClient http = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
@@ -82,11 +82,20 @@ class LlmRoutesIT {
 	}
 
 	private static Map<String, Object> args(String api) {
+		Map<String, Object> args = budget(api);
+		args.put("max-body-bytes", 8192);
+		args.put("fail-mode", "closed");
+		return args;
+	}
+
+	/**
+	 * A route's {@code WindowRateLimit} arguments for {@code api} (openai or anthropic), clients by their
+	 * {@code X-API-Key}: {@value #BUDGET} tokens a day, then 100 calls a day, fixed windows; the rest at defaults.
+	 */
+	static Map<String, Object> budget(String api) {
 		Map<String, Object> args = new LinkedHashMap<>();
 		args.put("key-resolver", "#{@headerKeyResolver}");
 		args.put("llm", api);
-		args.put("max-body-bytes", 8192);
-		args.put("fail-mode", "closed");
 		args.put("limits[0].algorithm", "fixed-window");
 		args.put("limits[0].limit", BUDGET);
 		args.put("limits[0].window", "1d");
