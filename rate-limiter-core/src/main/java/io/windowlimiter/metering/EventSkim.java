@@ -332,11 +332,16 @@ final class EventSkim {
 				|| numberEnd(prefix, from, this.valuePrefix) >= this.valuePrefix) {
 			return -1;
 		}
-		int before = from - 1;
-		while (before >= this.prefixData && (prefix[before] == ' ' || prefix[before] == '\t')) {
+		return afterColon(prefix, this.prefixData, from) ? from : -1;
+	}
+
+	/** A colon comes before {@code at}, spaces and tabs aside, not before {@code from}: {@code at} starts a value. */
+	private static boolean afterColon(byte[] bytes, int from, int at) {
+		int before = at - 1;
+		while (before >= from && (bytes[before] == ' ' || bytes[before] == '\t')) {
 			before--;
 		}
-		return (before >= this.prefixData && prefix[before] == ':') ? from : -1;
+		return before >= from && bytes[before] == ':';
 	}
 
 	/** The index after the bytes of a number from {@code i}, at most {@code to}. */
@@ -403,10 +408,11 @@ final class EventSkim {
 		if (hole < 0) {
 			return END_DIFFERS;
 		}
-		int eventEnd = endAroundHole(bytes, at, to, hole, stringEnd(this.end, hole, known));
+		int holeEnd = stringEnd(this.end, hole, known);
+		int eventEnd = endAroundHole(bytes, at, to, hole, holeEnd);
 		if (eventEnd >= 0) {
 			this.endHole = hole;
-			this.endHoleEnd = stringEnd(this.end, hole, known);
+			this.endHoleEnd = holeEnd;
 		}
 		return eventEnd;
 	}
@@ -455,11 +461,7 @@ final class EventSkim {
 				return -1;
 			}
 			if (at < after) {
-				int before = i - 1;
-				while (before >= 0 && (end[before] == ' ' || end[before] == '\t')) {
-					before--;
-				}
-				return (at > i && before >= 0 && end[before] == ':') ? i : -1;
+				return (at > i && afterColon(end, 0, i)) ? i : -1;
 			}
 			i = after;
 		}
