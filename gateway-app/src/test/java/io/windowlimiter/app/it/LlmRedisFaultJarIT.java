@@ -20,19 +20,20 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Redis frozen while an LLM stream is in flight, through the packaged jar at its defaults (fail-mode open,
+ * Redis frozen, or killed and restarted, while an LLM stream is in flight, through the packaged jar at its defaults (fail-mode open,
  * {@code redis-timeout} 600 ms, {@code redis-stall-timeout} 400 ms), a real {@code redis-server} and the fake
- * OpenAI upstream. The watched client's stream was admitted, its 300 tokens reserved, before the freeze; it ends
- * while Redis is frozen and known to hang, so its settle cannot be made. What must hold: the stream reaches the
- * client whole and on time (the settle is not on its path); the client's calls during the freeze are answered by
+ * OpenAI upstream. The watched client's stream was admitted, its 300 tokens reserved, before the fault; it ends
+ * while Redis is frozen (or dead) and known to hang, so its settle cannot be made. What must hold: the stream reaches the
+ * client whole and on time (the settle is not on its path); the client's calls during the fault are answered by
  * the fail-mode within the bound and never charged; the settle is dropped and counted, not queued: once Redis is
- * back it runs nothing for it, and the client stands exactly at what it had less the reservation.
+ * back it runs nothing for it, and the client stands exactly at what it had less the reservation. The killed Redis
+ * keeps an append-only file synced on every write, so what it counted before the crash is still there after.
  */
 class LlmRedisFaultJarIT {
 
 	private static final int BUDGET = LlmRoutesIT.BUDGET;
 
-	private static final Duration FREEZE = Duration.ofSeconds(8);
+	private static final Duration FAULT = Duration.ofSeconds(8);
 
 	/** The stream's events come this far apart: nine events, about 3.6 s. */
 	private static final int EVENT_DELAY_MS = 400;
@@ -40,9 +41,10 @@ class LlmRedisFaultJarIT {
 	private static final int CALLS_DURING = 4;
 
 	/**
-	 * Script calls Redis may run once thawed: the one decision written before the stall was known (the probe
-	 * client's) and the guard's trials, at most one per stall timeout of the freeze (8 s / 400 ms); a queued
-	 * settle or the watched client's calls would add to them, but the exact quota below is what tells those.
+	 * Script calls Redis may run once back: the one decision written before the stall was known (the probe
+	 * client's; a frozen Redis only) and the guard's trials, at most one per stall timeout of the fault (8 s /
+	 * 400 ms); a queued settle or the watched client's calls would add to them, but the exact quota below is
+	 * what tells those.
 	 */
 	private static final long REPLAYED_AT_MOST = 1 + 20 + 2;
 
@@ -59,7 +61,7 @@ class LlmRedisFaultJarIT {
 
 	@BeforeEach
 	void start() {
-		this.redis = RedisProcess.launch();
+		this.redis = RedisProcess.launchWith("--appendonly", "yes", "--appendfsync", "always");
 		this.upstream = FakeLlmServer.start();
 		RouteFile routes = new RouteFile(this.upstream.baseUrl());
 		routes.windowRateLimit("llm", List.of(LlmRoutesIT.budget("openai")));
@@ -82,6 +84,58 @@ class LlmRedisFaultJarIT {
 	@Test
 	void aStreamThatEndsWhileRedisIsFrozenReachesTheClientAndItsReservationStandsWithNothingReplayed()
 			throws Exception {
+		long[] before = new long[1];
+		streamEndsDuring("frozen", new Fault() {
+
+			@Override
+			public void begin() {
+				// the signal's process started first: what Redis runs between the count and the freeze is then about 1 ms
+				Runnable freeze = LlmRedisFaultJarIT.this.redis.freezeWhenRun();
+				before[0] = RedisInfo.scriptCalls(LlmRedisFaultJarIT.this.redis.port());
+				freeze.run();
+			}
+
+			@Override
+			public long endAndCountScripts() {
+				LlmRedisFaultJarIT.this.redis.thaw();
+				return RedisInfo.scriptCallsOnceQuiet(LlmRedisFaultJarIT.this.redis.port(), 500, 10_000) - before[0];
+			}
+
+		});
+	}
+
+	@Test
+	void aStreamThatEndsWhileRedisIsDeadReachesTheClientAndItsReservationStandsWithNothingReplayed()
+			throws Exception {
+		streamEndsDuring("killed", new Fault() {
+
+			@Override
+			public void begin() {
+				LlmRedisFaultJarIT.this.redis.kill();
+			}
+
+			@Override
+			public long endAndCountScripts() {
+				LlmRedisFaultJarIT.this.redis.start();
+				// Lettuce reconnects on its own backoff: what it kept for Redis would run then
+				RedisInfo.awaitClients(LlmRedisFaultJarIT.this.redis.port(), 1, 20_000);
+				return RedisInfo.scriptCallsOnceQuiet(LlmRedisFaultJarIT.this.redis.port(), 500, 10_000);
+			}
+
+		});
+	}
+
+	/** How a case fails Redis and gets it back. */
+	private interface Fault {
+
+		void begin();
+
+		/** Ends the fault with no client sending; returns the script calls Redis ran since it began, once quiet. */
+		long endAndCountScripts();
+
+	}
+
+	private void streamEndsDuring(String fault, Fault how) throws Exception {
 		SoftAssertions softly = new SoftAssertions();
 		String run = Long.toString(System.currentTimeMillis(), 36);
 		// the cold JVM's first calls are not what this measures
@@ -118,14 +172,12 @@ class LlmRedisFaultJarIT {
 			}
 		});
 
-		Runnable freeze = this.redis.freezeWhenRun();
-		long scriptCallsBefore = RedisInfo.scriptCalls(this.redis.port());
 		long droppedBefore = this.gateway.settles("dropped");
 		long failModeBefore = this.gateway.failModeAnswers();
-		long frozeAt = System.nanoTime();
-		freeze.run();
-		// another client's call shows the guard that Redis hangs: its decision, written before that was known,
-		// is the one Redis runs on thawing
+		long faultBegan = System.nanoTime();
+		how.begin();
+		// another client's call shows the guard that Redis hangs: its decision, sent before that was known, is the
+		// one a thawed Redis may run
 		long probeStarted = System.nanoTime();
 		HttpResponse<String> probe = call("probe-" + run, 100);
 		softly.assertThat(probe.statusCode()).as("the probe client's call, answered by the fail-mode").isEqualTo(200);
@@ -135,19 +187,18 @@ class LlmRedisFaultJarIT {
 		for (int i = 0; i < CALLS_DURING; i++) {
 			long sent = System.nanoTime();
 			HttpResponse<String> during = call(watched, 100);
-			softly.assertThat(during.statusCode()).as("the watched client's call %d during the freeze", i).isEqualTo(200);
+			softly.assertThat(during.statusCode()).as("the watched client's call %d while Redis is " + fault, i).isEqualTo(200);
 			softly.assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("its answer")
 				.isLessThan(RedisFaultJarIT.ANSWER_WITHIN);
 		}
 		long streamNanos = streamEnded.get(10, TimeUnit.SECONDS);
-		softly.assertThat(System.nanoTime() - frozeAt).as("the stream ended while Redis was frozen")
-			.isLessThan(FREEZE.toNanos());
-		GatewayJar.sleep(Math.max(0, (frozeAt + FREEZE.toNanos() - System.nanoTime()) / 1_000_000));
+		softly.assertThat(System.nanoTime() - faultBegan).as("the stream ended while Redis was " + fault)
+			.isLessThan(FAULT.toNanos());
+		GatewayJar.sleep(Math.max(0, (faultBegan + FAULT.toNanos() - System.nanoTime()) / 1_000_000));
 		long dropped = this.gateway.settles("dropped") - droppedBefore;
 		long failMode = this.gateway.failModeAnswers() - failModeBefore;
 
-		this.redis.thaw();
-		long replayed = RedisInfo.scriptCallsOnceQuiet(this.redis.port(), 500, 10_000) - scriptCallsBefore;
+		long replayed = how.endAndCountScripts();
 		// the stall ends with the answer to a trial the next call sets off (that call the fail-mode answers)
 		HttpResponse<String> after = call(watched, 100);
 		for (int i = 0; i < 20 && after.headers().firstValue("X-RateLimit-Remaining-Tokens").isEmpty(); i++) {
@@ -156,9 +207,9 @@ class LlmRedisFaultJarIT {
 		}
 
 		String text = received.toString(StandardCharsets.UTF_8);
-		System.out.println("[llm-fault] first byte of the stream after " + firstByteNanos / 1_000_000 + " ms, whole after "
+		System.out.println("[llm-fault] Redis " + fault + ": first byte of the stream after " + firstByteNanos / 1_000_000 + " ms, whole after "
 				+ streamNanos / 1_000_000 + " ms; fail-mode answers " + failMode + ", settles dropped " + dropped
-				+ ", script calls Redis ran once thawed " + replayed + ", tokens left after "
+				+ ", script calls Redis ran once back " + replayed + ", tokens left after "
 				+ after.headers().firstValue("X-RateLimit-Remaining-Tokens").orElse("none") + " (+100 reserved by that call)");
 
 		softly.assertThat(text).as("the stream reached the client whole, without the usage chunk")
@@ -171,14 +222,14 @@ class LlmRedisFaultJarIT {
 		softly.assertThat(failMode).as("fail-mode answers: the probe's and the watched client's")
 			.isEqualTo(1 + CALLS_DURING);
 		softly.assertThat(dropped).as("the stream's settle, dropped and counted").isEqualTo(1);
-		softly.assertThat(replayed).as("script calls Redis ran once thawed").isLessThanOrEqualTo(REPLAYED_AT_MOST);
+		softly.assertThat(replayed).as("script calls Redis ran once back").isLessThanOrEqualTo(REPLAYED_AT_MOST);
 		softly.assertThat(after.statusCode()).isEqualTo(200);
 		// 1,000 less the first call's 30 and the stream's reservation of 300, which stands; the calls the
 		// fail-mode answered charged nothing; less the 100 this call reserves
 		softly.assertThat(after.headers().firstValue("X-RateLimit-Remaining-Tokens"))
-			.as("the watched client's tokens after the freeze").hasValue(Integer.toString(BUDGET - 30 - 300 - 100));
+			.as("the watched client's tokens after the fault").hasValue(Integer.toString(BUDGET - 30 - 300 - 100));
 		// 100 calls less the first, the stream and this one
-		softly.assertThat(after.headers().firstValue("X-RateLimit-Remaining")).as("its calls after the freeze")
+		softly.assertThat(after.headers().firstValue("X-RateLimit-Remaining")).as("its calls after the fault")
 			.hasValue("97");
 		softly.assertAll();
 	}
