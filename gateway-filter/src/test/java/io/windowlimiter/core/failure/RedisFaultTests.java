@@ -421,7 +421,9 @@ class RedisFaultTests {
 		// the cap, a trial per stall timeout (each a probe, EVAL "return {1}", and no decision), the asks to see
 		// it back, and the decisions Redis ran between reading the count and the freeze: counted by their answers,
 		// not assumed from the load's average rate (its clients ask in bursts: a CI run had Redis run 2,433 scripts
-		// after the thaw where the cap, the trials and that rate over a 30 ms window allowed 2,350)
+		// after the thaw where the cap, the trials and that rate over a 30 ms window allowed 2,350). The cap counts
+		// the decisions given up by their timeout before the watchdog saw the stall: given back at once, a CI run
+		// had Redis run 2,077 where 2,065 were allowed (RedisGuardTests has the case without this test's timing)
 		assertThat(ran).as("scripts Redis ran after the thaw").isLessThanOrEqualTo(
 				RedisGuard.DEFAULT_MAX_IN_FLIGHT + 2 * (10_000 / STALL.toMillis()) + decidedBeforeFreeze);
 	}

@@ -50,7 +50,10 @@ import reactor.core.scheduler.Schedulers;
  * {@code maxInFlight} decisions wait at once on each Redis node (one for a standalone Redis, each master of a
  * cluster); beyond that a decision fails at once (it is {@linkplain #isShed shed}), so no outage and no load
  * makes the pending decisions, or the commands queued for Redis, grow past that bound, and a frozen master
- * cannot take the room of the others.
+ * cannot take the room of the others. A decision given up (timed out, or its asker gone) keeps its place until
+ * Redis answers something sent after it: its command may be written already, and a frozen Redis runs it on
+ * thawing. So the bound holds for what Redis runs when it comes back also when only the timeouts, not the
+ * watchdog, end the waits; a node whose every place is so kept is sent its probe, as a stalled one is.
  *
  * <p>One watchdog thread applies the stall rule every quarter of the shorter bound. Silence counts
  * against Redis only while this JVM could have read a reply and written the request: a tick that comes
@@ -217,6 +220,11 @@ public final class RedisGuard implements AutoCloseable {
 				if (isTrial) {
 					progress.trial.set(false);
 				}
+				else if (trialProbe != null && progress.keepsGivenUp() && start - progress.nextTrial >= 0
+						&& progress.trial.compareAndSet(false, true)) {
+					// places kept for given-up decisions come back only with a reply: ask for one
+					sendTrial(progress, trialProbe);
+				}
 				this.shed.incrementAndGet();
 				fail(sink, new RedisShedException(this.maxInFlight));
 				return;
@@ -226,26 +234,29 @@ public final class RedisGuard implements AutoCloseable {
 				probe(home);
 			}
 			boolean inline = home == null && sink.contextView().hasKey(ANSWER_WHERE_REPLIED);
-			Pending<T> waiting = new Pending<>(sink, start, isTrial, home, inline, progress);
+			Pending<T> waiting = new Pending<>(sink, start, isTrial, home, inline, progress, progress.sent.incrementAndGet());
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
 			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
 			Disposable upstream = call.subscribe(value -> {
-				replied(progress);
+				waiting.ended = true;
+				replied(progress, waiting.sent);
 				if (waiting.finish()) {
 					deliver(waiting, () -> sink.success(value));
 				}
 			}, error -> {
+				waiting.ended = true;
 				if (isReply(error)) {
-					replied(progress);
+					replied(progress, waiting.sent);
 				}
 				if (waiting.finish()) {
 					deliver(waiting, () -> fail(sink, error));
 				}
 			}, () -> {
+				waiting.ended = true;
 				// after a value this finds the decision finished: its reply was counted already
 				if (waiting.finish()) {
-					replied(progress);
+					replied(progress, waiting.sent);
 					deliver(waiting, sink::success);
 				}
 			});
@@ -282,7 +293,7 @@ public final class RedisGuard implements AutoCloseable {
 		return this.shed.get();
 	}
 
-	/** How many decisions wait on Redis now, on all its nodes. */
+	/** How many decisions wait on Redis now, on all its nodes, with those given up that Redis may still run. */
 	public int inFlight() {
 		int inFlight = 0;
 		for (Node node : this.nodes.values()) {
@@ -316,8 +327,10 @@ public final class RedisGuard implements AutoCloseable {
 		this.watchdog.shutdownNow();
 	}
 
-	private void replied(Node node) {
+	/** A reply from the node to the call it was sent as {@code sent}: Redis is past every call sent before. */
+	private void replied(Node node, long sent) {
 		node.lastReply = System.nanoTime();
+		node.answered(sent);
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
 		if (loop != null) {
 			probe(loop);
@@ -370,7 +383,12 @@ public final class RedisGuard implements AutoCloseable {
 	private void release(Pending<?> waiting) {
 		waiting.finish();
 		this.pending.remove(waiting);
-		waiting.node.inFlight.decrementAndGet();
+		if (waiting.ended) {
+			waiting.node.inFlight.decrementAndGet();
+		}
+		else {
+			waiting.node.keepForGivenUp(waiting.sent);
+		}
 		if (waiting.trial) {
 			waiting.node.nextTrial = System.nanoTime() + this.stallNanos;
 			waiting.node.trial.set(false);
@@ -406,6 +424,7 @@ public final class RedisGuard implements AutoCloseable {
 	 */
 	private void sendTrial(Node node, Mono<?> probe) {
 		this.trials.incrementAndGet();
+		long sentAs = node.sent.incrementAndGet();
 		AtomicBoolean over = new AtomicBoolean();
 		Disposable.Swap sent = Disposables.swap();
 		Runnable end = () -> {
@@ -418,14 +437,14 @@ public final class RedisGuard implements AutoCloseable {
 			end.run();
 			sent.dispose();
 		}, this.timeoutNanos, TimeUnit.NANOSECONDS);
-		sent.replace(probe.subscribe(value -> replied(node), error -> {
+		sent.replace(probe.subscribe(value -> replied(node, sentAs), error -> {
 			if (isReply(error)) {
-				replied(node);
+				replied(node, sentAs);
 			}
 			end.run();
 			timer.dispose();
 		}, () -> {
-			replied(node);
+			replied(node, sentAs);
 			end.run();
 			timer.dispose();
 		}));
@@ -595,12 +614,20 @@ public final class RedisGuard implements AutoCloseable {
 
 		final Node node;
 
+		/** Its number among the calls sent to the node. */
+		final long sent;
+
+		/** Whether the call ended (a reply, an error): its command then is no longer Redis's to run. */
+		volatile boolean ended;
+
 		volatile @Nullable Disposable upstream;
 
 		volatile @Nullable Disposable timer;
 
-		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home, boolean inline, Node node) {
+		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home, boolean inline, Node node,
+				long sent) {
 			this.node = node;
+			this.sent = sent;
 			this.inline = inline;
 			this.sink = sink;
 			this.start = start;
@@ -632,6 +659,17 @@ public final class RedisGuard implements AutoCloseable {
 		/** While stalled, no trial before this time: a lone client's every request would wait otherwise. */
 		volatile long nextTrial = System.nanoTime();
 
+		/** Numbers the calls sent to the node in the order they go; it answers them in that order. */
+		final AtomicLong sent = new AtomicLong();
+
+		/** Places in {@link #inFlight} kept for decisions given up with no reply (their commands may yet run). */
+		private int givenUp;
+
+		/** The number of the latest call among {@link #givenUp}. */
+		private long lastGivenUp;
+
+		private volatile boolean keepsGivenUp;
+
 		Node(Object id) {
 			this.id = id;
 		}
@@ -650,6 +688,34 @@ public final class RedisGuard implements AutoCloseable {
 			}
 			while (!this.inFlight.compareAndSet(now, now + 1));
 			return true;
+		}
+
+		boolean keepsGivenUp() {
+			return this.keepsGivenUp;
+		}
+
+		synchronized void keepForGivenUp(long sent) {
+			this.givenUp++;
+			this.lastGivenUp = Math.max(this.lastGivenUp, sent);
+			this.keepsGivenUp = true;
+		}
+
+		/**
+		 * A reply to the call numbered {@code sent}: a node answers in the order it was sent to, so the given-up
+		 * calls sent before it were answered or never written, and their places come back. (Two event loops may
+		 * write in the other order than they numbered: a place then comes back a reply early.)
+		 */
+		void answered(long sent) {
+			if (!this.keepsGivenUp) {
+				return;
+			}
+			synchronized (this) {
+				if (this.givenUp > 0 && sent > this.lastGivenUp) {
+					this.inFlight.addAndGet(-this.givenUp);
+					this.givenUp = 0;
+					this.keepsGivenUp = false;
+				}
+			}
 		}
 
 		String described() {
