@@ -397,10 +397,16 @@ public final class RateLimiterCore {
 		List<String> all = reservation.keys();
 		List<String> keys = policy.concurrencyKeys(all);
 		String routeId = reservation.routeId();
-		return this.guard.protect(this.script.nodeOf(keys), this.script.release(keys, reservation.id()),
-				this.script.probe(keys))
+		String denyKey = denyKey(policy, all);
+		// forgotten as the release goes, so a client asking again as Redis frees the slot is not refused from
+		// memory; and again on the reply, for a refusal Redis gave meanwhile
+		return Mono.defer(() -> {
+			this.denyCache.forget(denyKey);
+			return this.guard.protect(this.script.nodeOf(keys), this.script.release(keys, reservation.id()),
+					this.script.probe(keys));
+		})
 			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE)
-			.doOnNext(released -> this.denyCache.forget(denyKey(policy, all)))
+			.doOnNext(released -> this.denyCache.forget(denyKey))
 			.onErrorResume(error -> Mono.just(Released.DROPPED))
 			.doOnNext(released -> this.metrics.release(routeId, released.tag));
 	}
