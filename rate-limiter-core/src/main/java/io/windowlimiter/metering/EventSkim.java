@@ -1,8 +1,5 @@
 package io.windowlimiter.metering;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -33,28 +30,6 @@ import java.util.Arrays;
  * thread-safe.
  */
 final class EventSkim {
-
-	private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
-			ByteOrder.LITTLE_ENDIAN);
-
-	private static final long ONES = 0x0101010101010101L;
-
-	private static final long LOWS = 0x7F7F7F7F7F7F7F7FL;
-
-	private static final long LFS = ONES * '\n';
-
-	private static final long CRS = ONES * '\r';
-
-	private static final long QUOTES = ONES * '"';
-
-	/** The bytes that stop {@link #stringEnd}: its quote, an escape, a line end. */
-	private static final boolean[] STRING_STOPS = new boolean[256];
-
-	static {
-		for (char stop : new char[] { '"', '\\', '\n', '\r' }) {
-			STRING_STOPS[stop] = true;
-		}
-	}
 
 	/** {@link #blankLineAfter}: the bytes end before the line after is known. */
 	private static final int INCOMPLETE = -2;
@@ -100,14 +75,14 @@ final class EventSkim {
 
 	private static final byte[] NULL = { 'n', 'u', 'l', 'l' };
 
-	private static final byte[] CHOICES = bytes("choices");
+	private static final byte[] CHOICES = JsonBytes.bytes("choices");
 
-	private static final byte[] FINISH_NULL = bytes("\"finish_reason\":null");
+	private static final byte[] FINISH_NULL = JsonBytes.bytes("\"finish_reason\":null");
 
 	/** Keys whose string values count as text inside a delta: {@link UsageFigures}'s, and delta itself. */
-	private static final byte[][] TEXT_KEYS = { DELTA, bytes("content"), bytes("text"), bytes("partial_json"),
-			bytes("thinking"), bytes("arguments"), bytes("refusal"), bytes("reasoning_content"),
-			bytes("reasoning") };
+	private static final byte[][] TEXT_KEYS = { DELTA, JsonBytes.bytes("content"), JsonBytes.bytes("text"), JsonBytes.bytes("partial_json"),
+			JsonBytes.bytes("thinking"), JsonBytes.bytes("arguments"), JsonBytes.bytes("refusal"), JsonBytes.bytes("reasoning_content"),
+			JsonBytes.bytes("reasoning") };
 
 	/** Of the last event read: the index of the byte that ends it (the blank line's CR or LF). */
 	int blankLine;
@@ -237,7 +212,7 @@ final class EventSkim {
 			int hole = numberAround(mismatch);
 			if (hole >= 0) {
 				this.prefixHole = hole;
-				this.prefixHoleEnd = numberEnd(this.prefix, hole, valuePrefix);
+				this.prefixHoleEnd = JsonBytes.numberEnd(this.prefix, hole, valuePrefix);
 				mismatch = prefixMismatch(bytes, start, end, compared);
 			}
 		}
@@ -265,7 +240,7 @@ final class EventSkim {
 				this.endBackoff = this.nextEndBackoff;
 				this.nextEndBackoff = Math.min(2 * this.nextEndBackoff, MAX_END_BACKOFF);
 			}
-			int dataTo = lineEnd(bytes, valueStart, end);
+			int dataTo = JsonBytes.lineEnd(bytes, valueStart, end);
 			int blank = blankLineAfter(bytes, dataTo, end);
 			if (blank == INCOMPLETE) {
 				this.incomplete = true;
@@ -303,7 +278,7 @@ final class EventSkim {
 		if (differs >= 0) {
 			return differs;
 		}
-		int number = numberEnd(bytes, start + hole, end);
+		int number = JsonBytes.numberEnd(bytes, start + hole, end);
 		int holeEnd = this.prefixHoleEnd;
 		int rest = length - holeEnd;
 		if (number == start + hole || end - number < rest) {
@@ -322,38 +297,17 @@ final class EventSkim {
 	private int numberAround(int at) {
 		byte[] prefix = this.prefix;
 		int from = at;
-		while (from > this.prefixData && isNumberByte(prefix[from - 1])) {
+		while (from > this.prefixData && JsonBytes.isNumberByte(prefix[from - 1])) {
 			from--;
 		}
-		if (from == at && !isNumberByte(prefix[at])) {
+		if (from == at && !JsonBytes.isNumberByte(prefix[at])) {
 			return -1;
 		}
 		if (!(prefix[from] == '-' || (prefix[from] >= '0' && prefix[from] <= '9'))
-				|| numberEnd(prefix, from, this.valuePrefix) >= this.valuePrefix) {
+				|| JsonBytes.numberEnd(prefix, from, this.valuePrefix) >= this.valuePrefix) {
 			return -1;
 		}
-		return afterColon(prefix, this.prefixData, from) ? from : -1;
-	}
-
-	/** A colon comes before {@code at}, spaces and tabs aside, not before {@code from}: {@code at} starts a value. */
-	private static boolean afterColon(byte[] bytes, int from, int at) {
-		int before = at - 1;
-		while (before >= from && (bytes[before] == ' ' || bytes[before] == '\t')) {
-			before--;
-		}
-		return before >= from && bytes[before] == ':';
-	}
-
-	/** The index after the bytes of a number from {@code i}, at most {@code to}. */
-	private static int numberEnd(byte[] bytes, int i, int to) {
-		while (i < to && isNumberByte(bytes[i])) {
-			i++;
-		}
-		return i;
-	}
-
-	private static boolean isNumberByte(byte b) {
-		return (b >= '0' && b <= '9') || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E';
+		return JsonBytes.afterColon(prefix, this.prefixData, from) ? from : -1;
 	}
 
 	/**
@@ -371,7 +325,7 @@ final class EventSkim {
 			valueEnd = value(bytes, valueStart, end, true, 0);
 		}
 		else if (valueStart < end && bytes[valueStart] == '"') {
-			valueEnd = stringEnd(bytes, valueStart, end);
+			valueEnd = JsonBytes.stringEnd(bytes, valueStart, end);
 			this.textBytes = Math.max(0, valueEnd - valueStart - 2);
 		}
 		else {
@@ -408,7 +362,7 @@ final class EventSkim {
 		if (hole < 0) {
 			return END_DIFFERS;
 		}
-		int holeEnd = stringEnd(this.end, hole, known);
+		int holeEnd = JsonBytes.stringEnd(this.end, hole, known);
 		int eventEnd = endAroundHole(bytes, at, to, hole, holeEnd);
 		if (eventEnd >= 0) {
 			this.endHole = hole;
@@ -433,7 +387,7 @@ final class EventSkim {
 		if (Arrays.mismatch(bytes, at, at + hole, this.end, 0, hole) >= 0 || bytes[at + hole] != '"') {
 			return END_DIFFERS;
 		}
-		int stringEnd = stringEnd(bytes, at + hole, to);
+		int stringEnd = JsonBytes.stringEnd(bytes, at + hole, to);
 		int tail = this.endLength - holeEnd;
 		if (stringEnd < 0 || to - stringEnd < tail) {
 			return END_NOT_YET;
@@ -456,12 +410,12 @@ final class EventSkim {
 				i++;
 				continue;
 			}
-			int after = stringEnd(end, i, this.endLength);
+			int after = JsonBytes.stringEnd(end, i, this.endLength);
 			if (after < 0) {
 				return -1;
 			}
 			if (at < after) {
-				return (at > i && afterColon(end, 0, i)) ? i : -1;
+				return (at > i && JsonBytes.afterColon(end, 0, i)) ? i : -1;
 			}
 			i = after;
 		}
@@ -518,7 +472,7 @@ final class EventSkim {
 			return false;
 		}
 		for (int i = from; i + FINISH_NULL.length <= to; i++) {
-			if (bytes[i] == '"' && startsWith(bytes, i, to, FINISH_NULL)) {
+			if (bytes[i] == '"' && JsonBytes.startsWith(bytes, i, to, FINISH_NULL)) {
 				return true;
 			}
 		}
@@ -533,7 +487,7 @@ final class EventSkim {
 		boolean linesAfterData = false;
 		int line = start;
 		while (true) {
-			int eol = lineEnd(bytes, line, end);
+			int eol = JsonBytes.lineEnd(bytes, line, end);
 			if (eol == end) {
 				return false;
 			}
@@ -568,7 +522,7 @@ final class EventSkim {
 		if (dataFrom < 0) {
 			return true;
 		}
-		if (dataTo - dataFrom == DONE.length && startsWith(bytes, dataFrom, dataTo, DONE)) {
+		if (dataTo - dataFrom == DONE.length && JsonBytes.startsWith(bytes, dataFrom, dataTo, DONE)) {
 			this.done = true;
 			return true;
 		}
@@ -613,14 +567,14 @@ final class EventSkim {
 		for (int i = from; i < to; i++) {
 			byte b = bytes[i];
 			if (b == '"') {
-				int end = stringEnd(bytes, i, to);
+				int end = JsonBytes.stringEnd(bytes, i, to);
 				if (end < 0) {
 					return -1;
 				}
-				if (depth == 1 && isKey(bytes, i + 1, end - 1, CHOICES)) {
-					int colon = skipSpace(bytes, end, to);
-					int array = (colon < to && bytes[colon] == ':') ? skipSpace(bytes, colon + 1, to) : to;
-					int element = (array < to && bytes[array] == '[') ? skipSpace(bytes, array + 1, to) : to;
+				if (depth == 1 && JsonBytes.isKey(bytes, i + 1, end - 1, CHOICES)) {
+					int colon = JsonBytes.skipSpace(bytes, end, to);
+					int array = (colon < to && bytes[colon] == ':') ? JsonBytes.skipSpace(bytes, colon + 1, to) : to;
+					int element = (array < to && bytes[array] == '[') ? JsonBytes.skipSpace(bytes, array + 1, to) : to;
 					return (element < to && bytes[element] == '{') ? element + 1 : -1;
 				}
 				i = end - 1;
@@ -664,9 +618,9 @@ final class EventSkim {
 	 * prefix read before).
 	 */
 	private boolean readData(byte[] bytes, int from, int to, int firstValue) {
-		int first = skipSpace(bytes, from, to);
+		int first = JsonBytes.skipSpace(bytes, from, to);
 		int last = to - 1;
-		while (last > first && isSpace(bytes[last])) {
+		while (last > first && JsonBytes.isSpace(bytes[last])) {
 			last--;
 		}
 		if (first >= to || bytes[first] != '{' || bytes[last] != '}') {
@@ -687,20 +641,20 @@ final class EventSkim {
 		}
 		while (true) {
 			// a five-letter word in quotes: the only place these keys can be
-			i = quotedWord(bytes, i, to);
+			i = JsonBytes.quotedWord(bytes, i, to);
 			if (i < 0) {
 				return true;
 			}
 			int after = i + 6;
-			if (startsWith(bytes, i + 1, to, USAGE) || startsWith(bytes, i + 1, to, ERROR)) {
+			if (JsonBytes.startsWith(bytes, i + 1, to, USAGE) || JsonBytes.startsWith(bytes, i + 1, to, ERROR)) {
 				if (!followedByNull(bytes, after + 1, to)) {
 					return false;
 				}
 			}
-			else if (startsWith(bytes, i + 1, to, DELTA) && !escaped(bytes, from, i)) {
-				int colon = skipSpace(bytes, after + 1, to);
+			else if (JsonBytes.startsWith(bytes, i + 1, to, DELTA) && !JsonBytes.escaped(bytes, from, i)) {
+				int colon = JsonBytes.skipSpace(bytes, after + 1, to);
 				if (colon < to && bytes[colon] == ':') {
-					int valueStart = skipSpace(bytes, colon + 1, to);
+					int valueStart = JsonBytes.skipSpace(bytes, colon + 1, to);
 					if (this.firstDeltaValue < 0) {
 						this.firstDeltaValue = valueStart;
 					}
@@ -730,7 +684,7 @@ final class EventSkim {
 		}
 		byte b = bytes[i];
 		if (b == '"') {
-			int end = stringEnd(bytes, i, to);
+			int end = JsonBytes.stringEnd(bytes, i, to);
 			if (end > 0 && counted) {
 				this.textBytes += end - i - 2;
 				if (this.firstText < 0) {
@@ -741,7 +695,7 @@ final class EventSkim {
 			return end;
 		}
 		if (b == '{') {
-			i = skipSpace(bytes, i + 1, to);
+			i = JsonBytes.skipSpace(bytes, i + 1, to);
 			if (i < to && bytes[i] == '}') {
 				return i + 1;
 			}
@@ -749,31 +703,31 @@ final class EventSkim {
 				if (i >= to || bytes[i] != '"') {
 					return -1;
 				}
-				int keyEnd = stringEnd(bytes, i, to);
-				if (keyEnd < 0 || isKey(bytes, i + 1, keyEnd - 1, USAGE) || isKey(bytes, i + 1, keyEnd - 1, ERROR)) {
+				int keyEnd = JsonBytes.stringEnd(bytes, i, to);
+				if (keyEnd < 0 || JsonBytes.isKey(bytes, i + 1, keyEnd - 1, USAGE) || JsonBytes.isKey(bytes, i + 1, keyEnd - 1, ERROR)) {
 					return -1;
 				}
 				boolean text = isTextKey(bytes, i + 1, keyEnd - 1);
-				i = skipSpace(bytes, keyEnd, to);
+				i = JsonBytes.skipSpace(bytes, keyEnd, to);
 				if (i >= to || bytes[i] != ':') {
 					return -1;
 				}
-				i = value(bytes, skipSpace(bytes, i + 1, to), to, text, depth + 1);
+				i = value(bytes, JsonBytes.skipSpace(bytes, i + 1, to), to, text, depth + 1);
 				if (i < 0) {
 					return -1;
 				}
-				i = skipSpace(bytes, i, to);
+				i = JsonBytes.skipSpace(bytes, i, to);
 				if (i < to && bytes[i] == '}') {
 					return i + 1;
 				}
 				if (i >= to || bytes[i] != ',') {
 					return -1;
 				}
-				i = skipSpace(bytes, i + 1, to);
+				i = JsonBytes.skipSpace(bytes, i + 1, to);
 			}
 		}
 		if (b == '[') {
-			i = skipSpace(bytes, i + 1, to);
+			i = JsonBytes.skipSpace(bytes, i + 1, to);
 			if (i < to && bytes[i] == ']') {
 				return i + 1;
 			}
@@ -782,149 +736,39 @@ final class EventSkim {
 				if (i < 0) {
 					return -1;
 				}
-				i = skipSpace(bytes, i, to);
+				i = JsonBytes.skipSpace(bytes, i, to);
 				if (i < to && bytes[i] == ']') {
 					return i + 1;
 				}
 				if (i >= to || bytes[i] != ',') {
 					return -1;
 				}
-				i = skipSpace(bytes, i + 1, to);
+				i = JsonBytes.skipSpace(bytes, i + 1, to);
 			}
 		}
 		int end = i;
-		while (end < to && isLiteral(bytes[end])) {
+		while (end < to && JsonBytes.isLiteral(bytes[end])) {
 			end++;
 		}
 		return end > i ? end : -1;
 	}
 
-	/** The first CR or LF from {@code i}, else {@code to}: eight bytes a step, the bulk of the work. */
-	private static int lineEnd(byte[] bytes, int i, int to) {
-		for (; i + Long.BYTES <= to; i += Long.BYTES) {
-			long word = (long) LONGS.get(bytes, i);
-			long found = zeroBytes(word ^ LFS) | zeroBytes(word ^ CRS);
-			if (found != 0) {
-				return i + (Long.numberOfTrailingZeros(found) >>> 3);
-			}
-		}
-		while (i < to && bytes[i] != '\n' && bytes[i] != '\r') {
-			i++;
-		}
-		return i;
-	}
-
-	/**
-	 * The first index from {@code i} holding a double quote with another six bytes on, as around a word of five
-	 * letters, else -1. Stopping at every quote would stop some twenty times in a chat chunk; this stops
-	 * about three.
-	 */
-	private static int quotedWord(byte[] bytes, int i, int to) {
-		for (; i + 6 + Long.BYTES <= to; i += Long.BYTES) {
-			long found = zeroBytes((long) LONGS.get(bytes, i) ^ QUOTES)
-					& zeroBytes((long) LONGS.get(bytes, i + 6) ^ QUOTES);
-			if (found != 0) {
-				return i + (Long.numberOfTrailingZeros(found) >>> 3);
-			}
-		}
-		for (; i + 6 < to; i++) {
-			if (bytes[i] == '"' && bytes[i + 6] == '"') {
-				return i;
-			}
-		}
-		return -1;
-	}
-
-	/** The high bit of each zero byte of {@code word}, and no other bit. */
-	private static long zeroBytes(long word) {
-		long low = (word & LOWS) + LOWS;
-		return ~(low | word | LOWS);
-	}
-
-	/**
-	 * The index after the string whose opening quote is at {@code quote}, or -1 if it does not end here or a
-	 * line ends in it (JSON strings hold no raw CR or LF): so a value walked from its start stays on its line.
-	 * Byte by byte: the strings of a delta are mostly a few bytes, too short for eight at a time to pay.
-	 */
-	private static int stringEnd(byte[] bytes, int quote, int to) {
-		for (int i = quote + 1; i < to; i++) {
-			byte b = bytes[i];
-			if (STRING_STOPS[b & 0xFF]) {
-				if (b == '"') {
-					return i + 1;
-				}
-				// a backslash escapes the next byte, unless that ends the line
-				if (b != '\\' || i + 1 >= to || bytes[i + 1] == '\n' || bytes[i + 1] == '\r') {
-					return -1;
-				}
-				i++;
-			}
-		}
-		return -1;
-	}
-
-	/** The quote at {@code quote} is escaped: an odd number of backslashes before it. */
-	private static boolean escaped(byte[] bytes, int from, int quote) {
-		int backslashes = 0;
-		for (int i = quote - 1; i >= from && bytes[i] == '\\'; i--) {
-			backslashes++;
-		}
-		return (backslashes & 1) == 1;
-	}
-
 	private static boolean followedByNull(byte[] bytes, int i, int to) {
-		i = skipSpace(bytes, i, to);
+		i = JsonBytes.skipSpace(bytes, i, to);
 		if (i >= to || bytes[i] != ':') {
 			return false;
 		}
-		i = skipSpace(bytes, i + 1, to);
-		return startsWith(bytes, i, to, NULL) && (i + NULL.length == to || !isLiteral(bytes[i + NULL.length]));
+		i = JsonBytes.skipSpace(bytes, i + 1, to);
+		return JsonBytes.startsWith(bytes, i, to, NULL) && (i + NULL.length == to || !JsonBytes.isLiteral(bytes[i + NULL.length]));
 	}
 
 	private static boolean isTextKey(byte[] bytes, int from, int to) {
 		for (byte[] key : TEXT_KEYS) {
-			if (isKey(bytes, from, to, key)) {
+			if (JsonBytes.isKey(bytes, from, to, key)) {
 				return true;
 			}
 		}
 		return false;
-	}
-
-	private static boolean isKey(byte[] bytes, int from, int to, byte[] key) {
-		return to - from == key.length && startsWith(bytes, from, to, key);
-	}
-
-	private static boolean startsWith(byte[] bytes, int from, int to, byte[] word) {
-		if (to - from < word.length) {
-			return false;
-		}
-		for (int k = 0; k < word.length; k++) {
-			if (bytes[from + k] != word[k]) {
-				return false;
-			}
-		}
-		return true;
-	}
-
-	/** Spaces and tabs only: a line end is not skipped, so a value walked from its start stays on its line. */
-	private static int skipSpace(byte[] bytes, int i, int to) {
-		while (i < to && (bytes[i] == ' ' || bytes[i] == '\t')) {
-			i++;
-		}
-		return i;
-	}
-
-	private static boolean isSpace(byte b) {
-		return b == ' ' || b == '\t' || b == '\n' || b == '\r';
-	}
-
-	private static boolean isLiteral(byte b) {
-		return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '-' || b == '+'
-				|| b == '.';
-	}
-
-	private static byte[] bytes(String ascii) {
-		return ascii.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 	}
 
 }

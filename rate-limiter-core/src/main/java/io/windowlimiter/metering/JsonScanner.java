@@ -245,7 +245,7 @@ final class JsonScanner {
 	private void accept(byte b) {
 		switch (this.state) {
 			case VALUE, VALUE_OR_END -> {
-				if (isSpace(b)) {
+				if (JsonBytes.isSpace(b)) {
 					return;
 				}
 				if (b == ']' && this.state == VALUE_OR_END) {
@@ -255,7 +255,7 @@ final class JsonScanner {
 				startValue(b);
 			}
 			case KEY_OR_END, KEY -> {
-				if (isSpace(b)) {
+				if (JsonBytes.isSpace(b)) {
 					return;
 				}
 				if (b == '}' && this.state == KEY_OR_END) {
@@ -276,12 +276,12 @@ final class JsonScanner {
 				if (b == ':') {
 					this.state = VALUE;
 				}
-				else if (!isSpace(b)) {
+				else if (!JsonBytes.isSpace(b)) {
 					fail();
 				}
 			}
 			case IN_LITERAL -> {
-				if (isLiteral(b)) {
+				if (JsonBytes.isLiteral(b)) {
 					if (this.literalLength < MAX_LITERAL) {
 						this.literal[this.literalLength] = b;
 					}
@@ -294,7 +294,7 @@ final class JsonScanner {
 				}
 			}
 			case AFTER_VALUE -> {
-				if (isSpace(b)) {
+				if (JsonBytes.isSpace(b)) {
 					return;
 				}
 				boolean array = this.isArray[this.depth];
@@ -309,7 +309,7 @@ final class JsonScanner {
 				}
 			}
 			case DONE -> {
-				if (!isSpace(b)) {
+				if (!JsonBytes.isSpace(b)) {
 					fail();
 				}
 			}
@@ -438,7 +438,7 @@ final class JsonScanner {
 		int kept = Math.min(this.literalLength, MAX_LITERAL);
 		for (int i = 0; i < kept; i++) {
 			byte b = this.literal[i];
-			if (!((b >= '0' && b <= '9') || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E')) {
+			if (!JsonBytes.isNumberByte(b)) {
 				return null;
 			}
 		}
@@ -462,15 +462,6 @@ final class JsonScanner {
 
 	private void fail() {
 		this.state = FAILED;
-	}
-
-	private static boolean isSpace(byte b) {
-		return b == ' ' || b == '\n' || b == '\r' || b == '\t';
-	}
-
-	private static boolean isLiteral(byte b) {
-		return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '-' || b == '+'
-				|| b == '.';
 	}
 
 }
