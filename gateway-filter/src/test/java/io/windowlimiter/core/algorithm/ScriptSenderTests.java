@@ -144,6 +144,58 @@ class ScriptSenderTests {
 		return "sender-test:{" + client + "}:fw";
 	}
 
+	/**
+	 * A settle, which no request waits for, waits on its event loop up to {@link ScriptSender#LINGER_NANOS} for
+	 * the next decision and goes in that decision's write: Redis reads the two at once, where a settle alone cost
+	 * it a wake-up, a read and a write of its own. Here the decision comes a quarter of the linger after it.
+	 */
+	@Test
+	void aSettleWaitsOnItsLoopForTheNextDecisionAndGoesInItsWrite() throws Exception {
+		this.script.load().block(TIMEOUT);
+		String client = "linger-" + UUID.randomUUID();
+		Verdict reservation = decide(client, 10).block(TIMEOUT);
+		long readsBefore = readsProcessed();
+		CompletableFuture<Settlement> settled = new CompletableFuture<>();
+		CompletableFuture<Long> decisionAsked = new CompletableFuture<>();
+		CompletableFuture<Verdict> decided = new CompletableFuture<>();
+		this.loop.execute(() -> settle(client, reservation).subscribe(settled::complete,
+				settled::completeExceptionally));
+		this.loop.schedule(() -> {
+			decisionAsked.complete(System.nanoTime());
+			decide("linger-other-" + UUID.randomUUID()).subscribe(decided::complete, decided::completeExceptionally);
+		}, ScriptSender.LINGER_NANOS / 4, TimeUnit.NANOSECONDS);
+		Settlement settlement = settled.get(10, TimeUnit.SECONDS);
+		long settledAt = System.nanoTime();
+		assertThat(decided.get(10, TimeUnit.SECONDS).allowed()).isTrue();
+		long reads = readsProcessed() - readsBefore;
+
+		assertThat(settlement.applied()).isTrue();
+		assertThat(settledAt - decisionAsked.get()).as("the settle answered after the decision was asked").isPositive();
+		// the two in one read, and the INFO of this count
+		assertThat(reads).as("reads Redis processed for the settle and the decision").isLessThanOrEqualTo(2);
+		assertThat(decide(client, 0).block(TIMEOUT).decisions().get(0).remaining()).isEqualTo(POLICY.limit() - 3);
+	}
+
+	/** With no decision after it, a settle is written when its linger ends. */
+	@Test
+	void aSettleAloneIsWrittenWhenItsLingerEnds() throws Exception {
+		this.script.load().block(TIMEOUT);
+		String client = "alone-" + UUID.randomUUID();
+		Verdict reservation = decide(client, 10).block(TIMEOUT);
+		CompletableFuture<Long> asked = new CompletableFuture<>();
+		CompletableFuture<Long> settled = new CompletableFuture<>();
+		this.loop.execute(() -> {
+			asked.complete(System.nanoTime());
+			settle(client, reservation).subscribe(settlement -> settled.complete(System.nanoTime()),
+					settled::completeExceptionally);
+		});
+		long waited = settled.get(10, TimeUnit.SECONDS) - asked.get();
+		// a scheduled task never runs early: the linger, then the round trip
+		assertThat(waited).as("the settle waited its linger").isGreaterThanOrEqualTo(ScriptSender.LINGER_NANOS);
+		assertThat(Duration.ofNanos(waited)).as("and then went").isLessThan(Duration.ofMillis(500));
+		assertThat(decide(client, 0).block(TIMEOUT).decisions().get(0).remaining()).isEqualTo(POLICY.limit() - 3);
+	}
+
 	@Test
 	void decisionsFromOtherThreadsAreWrittenAtOnce() {
 		Verdict verdict = decide("plain-thread").block(TIMEOUT);
