@@ -196,6 +196,29 @@ class ScriptSenderTests {
 		assertThat(decide(client, 0).block(TIMEOUT).decisions().get(0).remaining()).isEqualTo(POLICY.limit() - 3);
 	}
 
+	/**
+	 * At shutdown Netty drops an event loop's scheduled tasks, and with them a waiting settle's end of wait: the
+	 * script, stopped once the web server has answered its last request, has the settles waiting written first.
+	 */
+	@Test
+	void aSettleWaitingWhenItsLoopShutsDownIsWrittenWhenTheScriptStops() throws Exception {
+		this.script.load().block(TIMEOUT);
+		this.script.start();
+		String client = "shutdown-" + UUID.randomUUID();
+		Verdict reservation = decide(client, 10).block(TIMEOUT);
+		CompletableFuture<Boolean> asked = new CompletableFuture<>();
+		CompletableFuture<Settlement> settled = new CompletableFuture<>();
+		this.loop.execute(() -> {
+			settle(client, reservation).subscribe(settled::complete, settled::completeExceptionally);
+			asked.complete(true);
+		});
+		asked.get(10, TimeUnit.SECONDS);
+		this.script.stop();
+		this.loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+		assertThat(settled.get(10, TimeUnit.SECONDS).applied()).isTrue();
+		assertThat(decide(client, 0).block(TIMEOUT).decisions().get(0).remaining()).isEqualTo(POLICY.limit() - 3);
+	}
+
 	@Test
 	void decisionsFromOtherThreadsAreWrittenAtOnce() {
 		Verdict verdict = decide("plain-thread").block(TIMEOUT);

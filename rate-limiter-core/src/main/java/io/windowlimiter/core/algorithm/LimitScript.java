@@ -11,6 +11,7 @@ import java.util.stream.Collectors;
 
 import reactor.core.publisher.Mono;
 
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -27,7 +28,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@value #SETTLE_PART}), so the decision script runs no more code than before. Two scripts rather than a
  * mode of one: their arguments and replies differ, and the decision, sent for every request, stays as small.
  */
-public final class LimitScript {
+public final class LimitScript implements SmartLifecycle {
 
 	/** The line that begins a module's settle part, which only the settle script holds. */
 	static final String SETTLE_PART = "-- Settle (see settle.lua).";
@@ -38,6 +39,8 @@ public final class LimitScript {
 	private final RedisScript<List<Long>> script;
 
 	private final ScriptSender sender;
+
+	private volatile boolean running;
 
 	private final ScriptSender.Script settle;
 
@@ -113,6 +116,37 @@ public final class LimitScript {
 			throw new IllegalStateException(file + " has no settle part (" + SETTLE_PART + ")");
 		}
 		return withoutComments(whole ? module : module.substring(0, settlePart));
+	}
+
+	/**
+	 * Writes the settles waiting on the event loops for a decision's write now: at shutdown, once the web server
+	 * has answered its last request, before the event loops go (Netty drops their scheduled tasks, and with them
+	 * the waits' ends) and before Spring Data Redis closes the connection.
+	 */
+	public void writeWaitingSettles() {
+		this.sender.flushWaiting();
+	}
+
+	@Override
+	public void start() {
+		this.running = true;
+	}
+
+	@Override
+	public void stop() {
+		this.running = false;
+		writeWaitingSettles();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		// stopped after Boot's web server (its START_STOP_LIFECYCLE_PHASE): no request is left to settle
+		return SmartLifecycle.DEFAULT_PHASE - 2048 - 1;
 	}
 
 	/**

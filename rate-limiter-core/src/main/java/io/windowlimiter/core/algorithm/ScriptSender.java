@@ -6,8 +6,10 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -68,7 +70,7 @@ final class ScriptSender {
 	 * How long the calls of a mergeable script (the settles, which no request waits for) wait on their event loop
 	 * for the next decision to go with: one write, one read of Redis's for both, where a settle alone cost Redis a
 	 * wake-up, a read and a write of its own (the SSE benchmark's 200-event streams: Redis's CPU per LLM call 77 ->
-	 * 62 us). At shutdown, settles still waiting when Netty cancels its loops' scheduled tasks are lost, as dropped.
+	 * 62 us). At shutdown Netty drops scheduled tasks: {@link #flushWaiting} writes what waits before that.
 	 */
 	static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
@@ -90,6 +92,9 @@ final class ScriptSender {
 
 	/** The commands this event loop's current task asked for; written when the task ends. */
 	private final FastThreadLocal<Batch> batches = new FastThreadLocal<>();
+
+	/** Every event loop's batch, for {@link #flushWaiting}. */
+	private final Set<Batch> everyBatch = ConcurrentHashMap.newKeySet();
 
 	/** @param scripts the decision script first, then any other this sender runs (settling) */
 	ScriptSender(LettuceConnectionFactory factory, Script... scripts) {
@@ -282,8 +287,21 @@ final class ScriptSender {
 		if (batch == null) {
 			batch = new Batch(loop);
 			this.batches.set(batch);
+			this.everyBatch.add(batch);
 		}
 		return batch;
+	}
+
+	/** Has every event loop write what its batch holds now: the settles waiting for a decision's write. */
+	void flushWaiting() {
+		for (Batch batch : this.everyBatch) {
+			try {
+				batch.loop.execute(batch);
+			}
+			catch (RejectedExecutionException ex) {
+				// that loop is gone, and with it what it held
+			}
+		}
 	}
 
 	private void dispatch(StatefulConnection<byte[], byte[]> connection,
