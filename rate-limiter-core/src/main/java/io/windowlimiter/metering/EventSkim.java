@@ -80,9 +80,9 @@ final class EventSkim {
 	private static final byte[] FINISH_NULL = JsonBytes.bytes("\"finish_reason\":null");
 
 	/** Keys whose string values count as text inside a delta: {@link UsageFigures}'s, and delta itself. */
-	private static final byte[][] TEXT_KEYS = { DELTA, JsonBytes.bytes("content"), JsonBytes.bytes("text"), JsonBytes.bytes("partial_json"),
-			JsonBytes.bytes("thinking"), JsonBytes.bytes("arguments"), JsonBytes.bytes("refusal"), JsonBytes.bytes("reasoning_content"),
-			JsonBytes.bytes("reasoning") };
+	private static final byte[][] TEXT_KEYS = { DELTA, JsonBytes.bytes("content"), JsonBytes.bytes("text"),
+			JsonBytes.bytes("partial_json"), JsonBytes.bytes("thinking"), JsonBytes.bytes("arguments"),
+			JsonBytes.bytes("refusal"), JsonBytes.bytes("reasoning_content"), JsonBytes.bytes("reasoning") };
 
 	/** Of the last event read: the index of the byte that ends it (the blank line's CR or LF). */
 	int blankLine;
@@ -704,7 +704,8 @@ final class EventSkim {
 					return -1;
 				}
 				int keyEnd = JsonBytes.stringEnd(bytes, i, to);
-				if (keyEnd < 0 || JsonBytes.isKey(bytes, i + 1, keyEnd - 1, USAGE) || JsonBytes.isKey(bytes, i + 1, keyEnd - 1, ERROR)) {
+				if (keyEnd < 0 || JsonBytes.isKey(bytes, i + 1, keyEnd - 1, USAGE)
+						|| JsonBytes.isKey(bytes, i + 1, keyEnd - 1, ERROR)) {
 					return -1;
 				}
 				boolean text = isTextKey(bytes, i + 1, keyEnd - 1);
@@ -759,7 +760,8 @@ final class EventSkim {
 			return false;
 		}
 		i = JsonBytes.skipSpace(bytes, i + 1, to);
-		return JsonBytes.startsWith(bytes, i, to, NULL) && (i + NULL.length == to || !JsonBytes.isLiteral(bytes[i + NULL.length]));
+		return JsonBytes.startsWith(bytes, i, to, NULL)
+				&& (i + NULL.length == to || !JsonBytes.isLiteral(bytes[i + NULL.length]));
 	}
 
 	private static boolean isTextKey(byte[] bytes, int from, int to) {
