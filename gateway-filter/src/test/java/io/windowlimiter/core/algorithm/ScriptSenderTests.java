@@ -131,7 +131,11 @@ class ScriptSenderTests {
 	}
 
 	private Mono<Settlement> settle(String client, Verdict reservation) {
-		return this.script.settle(List.of(key(client)), "sender-test:{" + client + "}:settled", "r-" + client,
+		return settle(this.script, client, reservation);
+	}
+
+	private static Mono<Settlement> settle(LimitScript script, String client, Verdict reservation) {
+		return script.settle(List.of(key(client)), "sender-test:{" + client + "}:settled", "r-" + client,
 				List.of(POLICY), List.of(reservation.decisions().get(0).resetMillis()), reservation.now(), 10, 3, "");
 	}
 
@@ -151,29 +155,43 @@ class ScriptSenderTests {
 	 */
 	@Test
 	void aSettleWaitsOnItsLoopForTheNextDecisionAndGoesInItsWrite() throws Exception {
-		this.script.load().block(TIMEOUT);
-		String client = "linger-" + UUID.randomUUID();
-		Verdict reservation = decide(client, 10).block(TIMEOUT);
-		long readsBefore = readsProcessed();
-		CompletableFuture<Settlement> settled = new CompletableFuture<>();
-		CompletableFuture<Long> decisionAsked = new CompletableFuture<>();
-		CompletableFuture<Verdict> decided = new CompletableFuture<>();
-		this.loop.execute(() -> settle(client, reservation).subscribe(settled::complete,
-				settled::completeExceptionally));
-		this.loop.schedule(() -> {
-			decisionAsked.complete(System.nanoTime());
-			decide("linger-other-" + UUID.randomUUID()).subscribe(decided::complete, decided::completeExceptionally);
-		}, ScriptSender.LINGER_NANOS / 4, TimeUnit.NANOSECONDS);
-		Settlement settlement = settled.get(10, TimeUnit.SECONDS);
-		long settledAt = System.nanoTime();
-		assertThat(decided.get(10, TimeUnit.SECONDS).allowed()).isTrue();
-		long reads = readsProcessed() - readsBefore;
+		// a redis-server of this test's own: the shared one's reads also count other tests' clients
+		try (RedisTestServer own = RedisTestServer.launch()) {
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration(own.host(), own.port()));
+			try {
+				LimitScript script = script(factory);
+				script.load().block(TIMEOUT);
+				String client = "linger-" + UUID.randomUUID();
+				Verdict reservation = decide(script, client, 10).block(TIMEOUT);
+				long readsBefore = readsProcessed(own);
+				CompletableFuture<Settlement> settled = new CompletableFuture<>();
+				CompletableFuture<Long> decisionAsked = new CompletableFuture<>();
+				CompletableFuture<Verdict> decided = new CompletableFuture<>();
+				this.loop.execute(() -> settle(script, client, reservation).subscribe(settled::complete,
+						settled::completeExceptionally));
+				this.loop.schedule(() -> {
+					decisionAsked.complete(System.nanoTime());
+					decide(script, "linger-other-" + UUID.randomUUID(), 1).subscribe(decided::complete,
+							decided::completeExceptionally);
+				}, ScriptSender.LINGER_NANOS / 4, TimeUnit.NANOSECONDS);
+				Settlement settlement = settled.get(10, TimeUnit.SECONDS);
+				long settledAt = System.nanoTime();
+				assertThat(decided.get(10, TimeUnit.SECONDS).allowed()).isTrue();
+				long reads = readsProcessed(own) - readsBefore;
 
-		assertThat(settlement.applied()).isTrue();
-		assertThat(settledAt - decisionAsked.get()).as("the settle answered after the decision was asked").isPositive();
-		// the two in one read, and the INFO of this count
-		assertThat(reads).as("reads Redis processed for the settle and the decision").isLessThanOrEqualTo(2);
-		assertThat(decide(client, 0).block(TIMEOUT).decisions().get(0).remaining()).isEqualTo(POLICY.limit() - 3);
+				assertThat(settlement.applied()).isTrue();
+				assertThat(settledAt - decisionAsked.get()).as("the settle answered after the decision was asked")
+					.isPositive();
+				// the two in one read, and the INFO of this count
+				assertThat(reads).as("reads Redis processed for the settle and the decision").isLessThanOrEqualTo(2);
+				assertThat(decide(script, client, 0).block(TIMEOUT).decisions().get(0).remaining())
+					.isEqualTo(POLICY.limit() - 3);
+			}
+			finally {
+				factory.destroy();
+			}
+		}
 	}
 
 	/** With no decision after it, a settle is written when its linger ends. */
@@ -252,11 +270,19 @@ class ScriptSenderTests {
 	}
 
 	private Mono<Verdict> decide(String client, long cost) {
-		return this.script.decide(List.of(key(client)), LimitScript.arguments(List.of(POLICY), cost, ""));
+		return decide(this.script, client, cost);
+	}
+
+	private static Mono<Verdict> decide(LimitScript script, String client, long cost) {
+		return script.decide(List.of(key(client)), LimitScript.arguments(List.of(POLICY), cost, ""));
 	}
 
 	private long readsProcessed() {
-		return Long.parseLong(this.redis.info("stats").getProperty("total_reads_processed"));
+		return readsProcessed(this.redis);
+	}
+
+	private static long readsProcessed(RedisTestServer redis) {
+		return Long.parseLong(redis.info("stats").getProperty("total_reads_processed"));
 	}
 
 	private static LimitScript script(LettuceConnectionFactory factory) {

@@ -118,24 +118,20 @@ public final class LimitScript implements SmartLifecycle {
 		return withoutComments(whole ? module : module.substring(0, settlePart));
 	}
 
-	/**
-	 * Writes the settles waiting on the event loops for a decision's write now: at shutdown, once the web server
-	 * has answered its last request, before the event loops go (Netty drops their scheduled tasks, and with them
-	 * the waits' ends) and before Spring Data Redis closes the connection.
-	 */
-	public void writeWaitingSettles() {
-		this.sender.flushWaiting();
-	}
-
 	@Override
 	public void start() {
 		this.running = true;
 	}
 
+	/**
+	 * Writes the settles waiting on the event loops for a decision's write now: at shutdown, once the web server
+	 * has answered its last request, before the event loops go (Netty drops their scheduled tasks, and with them
+	 * the waits' ends) and before Spring Data Redis closes the connection.
+	 */
 	@Override
 	public void stop() {
 		this.running = false;
-		writeWaitingSettles();
+		this.sender.flushWaiting();
 	}
 
 	@Override
