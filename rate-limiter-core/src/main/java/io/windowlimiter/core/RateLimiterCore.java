@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 import io.micrometer.core.instrument.Timer;
 import io.windowlimiter.core.RateLimitMetrics.Outcome;
@@ -143,21 +144,7 @@ public final class RateLimiterCore {
 	 * @see #admit(String, String, Mono)
 	 */
 	public Mono<Admission> admit(String routeId, String clientKey, long cost, Mono<String> requestedPlan) {
-		CompiledRoute route = route(routeId);
-		if (route == null) {
-			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
-		}
-		Access access = this.access.of(routeId, route.scopes, route.lists, clientKey);
-		if (access != null) {
-			// not Mono.just: see ReadyAnswer
-			return ReadyAnswer.of(byAccess(routeId, route, access));
-		}
-		CompiledPolicy policy = this.plans.known(routeId, route, clientKey);
-		if (policy != null) {
-			return decide(routeId, policy, clientKey, cost);
-		}
-		return this.plans.fromRequest(routeId, route, clientKey, requestedPlan)
-			.flatMap(fromRequest -> decide(routeId, fromRequest, clientKey, cost));
+		return admit(routeId, clientKey, requestedPlan, policy -> decide(routeId, policy, clientKey, cost));
 	}
 
 	/**
@@ -170,21 +157,30 @@ public final class RateLimiterCore {
 	 * once; an {@link IllegalArgumentException} when the costs are not one per limit of the client's policy
 	 */
 	public Mono<Admission> admit(String routeId, String clientKey, long[] costs, Mono<String> requestedPlan) {
+		long[] own = costs.clone();
+		return admit(routeId, clientKey, requestedPlan, policy -> decideEach(routeId, policy, clientKey, own));
+	}
+
+	/**
+	 * What both kinds of admission share: a client the route's lists or scopes decide is answered without
+	 * Redis; anyone else is decided by {@code decide} under the policy its assignment or its request names.
+	 */
+	private Mono<Admission> admit(String routeId, String clientKey, Mono<String> requestedPlan,
+			Function<CompiledPolicy, Mono<Admission>> decide) {
 		CompiledRoute route = route(routeId);
 		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
 		}
 		Access access = this.access.of(routeId, route.scopes, route.lists, clientKey);
 		if (access != null) {
+			// not Mono.just: see ReadyAnswer
 			return ReadyAnswer.of(byAccess(routeId, route, access));
 		}
-		long[] own = costs.clone();
 		CompiledPolicy policy = this.plans.known(routeId, route, clientKey);
 		if (policy != null) {
-			return decideEach(routeId, policy, clientKey, own);
+			return decide.apply(policy);
 		}
-		return this.plans.fromRequest(routeId, route, clientKey, requestedPlan)
-			.flatMap(fromRequest -> decideEach(routeId, fromRequest, clientKey, own));
+		return this.plans.fromRequest(routeId, route, clientKey, requestedPlan).flatMap(decide);
 	}
 
 	private Mono<Admission> decideEach(String routeId, CompiledPolicy policy, String id, long[] costs) {
