@@ -89,16 +89,8 @@ class GatewayJarIT {
 	}
 
 	@AfterAll
-	void stop() {
-		if (this.gateway != null) {
-			this.gateway.close();
-		}
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
+	void stop() throws Exception {
+		Resources.close(this.gateway, this.downstream, this.redis);
 	}
 
 	/**

@@ -69,16 +69,8 @@ class LlmRedisFaultJarIT {
 	}
 
 	@AfterEach
-	void stop() {
-		if (this.gateway != null) {
-			this.gateway.close();
-		}
-		if (this.upstream != null) {
-			this.upstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
+	void stop() throws Exception {
+		Resources.close(this.gateway, this.upstream, this.redis);
 	}
 
 	@Test

@@ -107,16 +107,8 @@ class LlmRoutesIT {
 	}
 
 	@AfterAll
-	void stop() {
-		if (this.gateway != null) {
-			this.gateway.close();
-		}
-		if (this.upstream != null) {
-			this.upstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
+	void stop() throws Exception {
+		Resources.close(this.gateway, this.upstream, this.redis);
 	}
 
 	/** A chat request whose estimate is exactly {@code tokens}: half its body's bytes plus its max_tokens. */

@@ -75,16 +75,8 @@ class RedisFaultJarIT {
 	}
 
 	@AfterEach
-	void stop() {
-		if (this.gateway != null) {
-			this.gateway.close();
-		}
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
+	void stop() throws Exception {
+		Resources.close(this.gateway, this.downstream, this.redis);
 	}
 
 	/** SIGSTOP for 8 s: connections stay open, nothing is answered; then SIGCONT. */

@@ -87,13 +87,8 @@ class RedisOutageSoak {
 	}
 
 	@AfterEach
-	void stop() {
-		if (this.gateway != null) {
-			this.gateway.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
+	void stop() throws Exception {
+		Resources.close(this.gateway, this.redis);
 	}
 
 	@Test

@@ -66,16 +66,8 @@ class WindowRateLimitFilterIT {
 	}
 
 	@AfterAll
-	void stop() {
-		if (this.gateway != null) {
-			this.gateway.close();
-		}
-		if (this.downstream != null) {
-			this.downstream.close();
-		}
-		if (this.redis != null) {
-			this.redis.close();
-		}
+	void stop() throws Exception {
+		Resources.close(this.gateway, this.downstream, this.redis);
 	}
 
 	/** One exact limit (a sliding log) per hour, keyed by the given resolver. */
