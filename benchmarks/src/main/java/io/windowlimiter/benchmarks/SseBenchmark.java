@@ -26,7 +26,9 @@ import java.util.Map;
  * streaming chat completion requests over keep-alive connections. Every case (route and stream length) is warmed
  * up first; then each length in turn: its three cases warmed again, then many short cycles of the three back to back
  * (every other one in reverse order), so a cycle's ratios compare runs seconds apart; the targets are the medians of
- * the cycles' ratios, the throughput table the medians of each case's cycles. Then the
+ * the cycles' ratios, the throughput table the medians of each case's cycles, with the gateway's and Redis's CPU
+ * per call during each run (they share this machine's cores; the gateway's alone is what bounds a gateway whose
+ * Redis runs elsewhere). Then the
  * gateway's live heap per open stream ({@link OpenStreamsMemory}), short and long, plain and metered. Each route is
  * checked first: the body arrives whole (metered: without the usage chunk the gateway asked for), the limited route
  * answers with its request limit's headers, and on the metered route the remaining tokens go down by the usage the
@@ -59,8 +61,25 @@ public final class SseBenchmark {
 
 	}
 
-	/** A case's medians over its cycles, and each cycle's rate. */
-	record Result(Case c, double perSecond, double p50Millis, double p99Millis, List<Double> cycleRates) {
+	/** A case's medians over its cycles, and each cycle's rate and CPU per call. */
+	record Result(Case c, double perSecond, double p50Millis, double p99Millis, List<Double> cycleRates,
+			List<Double> gatewayMicros, List<Double> redisMicros) {
+	}
+
+	/** One cycle's run of a case, and the CPU the gateway and Redis used per call during it. */
+	record Measured(Wrk.Run run, double gatewayMicros, double redisMicros) {
+
+		static Measured of(Wrk wrk, GatewayProcess gateway, LocalRedis redis, Case c, int seconds, int keys)
+				throws IOException, InterruptedException {
+			Duration gateway0 = gateway.cpu();
+			double redis0 = redis.cpuSeconds();
+			Wrk.Run run = wrk.run(gateway.url(c.path()), seconds, keys);
+			double redisSeconds = redis.cpuSeconds() - redis0;
+			double gatewayMicros = gateway.cpu().minus(gateway0).toNanos() / 1e3;
+			long calls = Math.max(1, run.requests());
+			return new Measured(run, gatewayMicros / calls, redisSeconds * 1e6 / calls);
+		}
+
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -90,7 +109,7 @@ public final class SseBenchmark {
 		for (int events : lengths) {
 			ROUTES.forEach(route -> cases.add(new Case(route, events)));
 		}
-		Map<Case, List<Wrk.Run>> runs = new LinkedHashMap<>();
+		Map<Case, List<Measured>> runs = new LinkedHashMap<>();
 		cases.forEach(c -> runs.put(c, new ArrayList<>()));
 		Map<Integer, Long> failed = new LinkedHashMap<>();
 		List<OpenStreamsMemory.Result> memory = new ArrayList<>();
@@ -128,14 +147,17 @@ public final class SseBenchmark {
 							Collections.reverse(order);
 						}
 						for (Case c : order) {
-							Wrk.Run run = wrk.run(gateway.url(c.path()), seconds, keys);
+							Measured measured = Measured.of(wrk, gateway, redis, c, seconds, keys);
+							Wrk.Run run = measured.run();
 							if (run.socketErrors() > 0 || run.statusErrors() > 0) {
 								throw new IllegalStateException(c + ": " + run.socketErrors() + " socket errors, "
 										+ run.statusErrors() + " answers not 2xx");
 							}
-							runs.get(c).add(run);
-							System.out.printf(Locale.ROOT, "sse cycle %2d %-8s %5d events %,9.0f req/s  p50 %7.2f ms  p99 %7.2f ms%n",
-									cycle + 1, c.route(), c.events(), run.perSecond(), run.p50Millis(), run.p99Millis());
+							runs.get(c).add(measured);
+							System.out.printf(Locale.ROOT, "sse cycle %2d %-8s %5d events %,9.0f req/s  p50 %7.2f ms  p99 %7.2f ms"
+									+ "  gateway %6.1f us/call  Redis %5.1f us/call%n", cycle + 1, c.route(), c.events(),
+									run.perSecond(), run.p50Millis(), run.p99Millis(), measured.gatewayMicros(),
+									measured.redisMicros());
 						}
 					}
 					// the limiter reports failures at most every 500 ms
@@ -156,9 +178,13 @@ public final class SseBenchmark {
 			}
 		}
 		List<Result> results = new ArrayList<>();
-		runs.forEach((c, list) -> results.add(new Result(c, median(list.stream().map(Wrk.Run::perSecond).toList()),
-				median(list.stream().map(Wrk.Run::p50Millis).toList()), median(list.stream().map(Wrk.Run::p99Millis).toList()),
-				list.stream().map(Wrk.Run::perSecond).toList())));
+		runs.forEach((c, list) -> {
+			List<Wrk.Run> done = list.stream().map(Measured::run).toList();
+			results.add(new Result(c, median(done.stream().map(Wrk.Run::perSecond).toList()),
+					median(done.stream().map(Wrk.Run::p50Millis).toList()), median(done.stream().map(Wrk.Run::p99Millis).toList()),
+					done.stream().map(Wrk.Run::perSecond).toList(), list.stream().map(Measured::gatewayMicros).toList(),
+					list.stream().map(Measured::redisMicros).toList()));
+		});
 		String setup = String.format(Locale.ROOT, "wrk %d threads, %d keep-alive connections; every case warmed up "
 				+ "%d s, then per length its three cases %d s each again and %d cycles of the three for %d s each (every "
 				+ "other cycle in reverse order); targets from the median of the cycles' ratios, the throughput table from "
@@ -362,6 +388,24 @@ public final class SseBenchmark {
 		}
 		md.append("\nEach case's req/s, p50 and p99: the medians of its cycles. limited / plain: what one decision costs; metered / limited: what the LLM path adds to it (the token "
 				+ "limit in the same decision, the body read and rewritten, the meter, the settle); metered / plain: the two together.\n");
+		md.append("\n## CPU per call\n\nThe gateway's CPU (its JVM's, from `/proc`) and Redis's (`INFO cpu`) during "
+				+ "each cycle's run, divided by the calls answered in it; medians of the cycles. Here the gateway, Redis, "
+				+ "nginx and wrk share the machine's cores, so what Redis spends on a call is taken from the gateway's "
+				+ "throughput; where Redis runs on a host of its own, the gateway's CPU per call alone bounds its "
+				+ "throughput. The last column is for reference, not the target: the median of the cycles' limited / "
+				+ "metered gateway CPU per call (the throughput ratio a gateway bound by its own CPU would see), and its "
+				+ "middle half.\n\n| events | gateway us/call plain, limited, metered | Redis us/call limited, metered "
+				+ "| gateway CPU per call, limited / metered |\n|---:|---|---|---|\n");
+		for (int i = 0; i + n - 1 < results.size(); i += n) {
+			Result plain = results.get(i);
+			Result limited = results.get(i + 1);
+			Result metered = results.get(i + 2);
+			List<Double> ratios = paired(limited.gatewayMicros(), metered.gatewayMicros());
+			md.append(String.format(Locale.ROOT, "| %,d | %.0f, %.0f, %.0f | %.1f, %.1f | %.3f (%.2f-%.2f) |%n",
+					plain.c().events(), median(plain.gatewayMicros()), median(limited.gatewayMicros()),
+					median(metered.gatewayMicros()), median(limited.redisMicros()), median(metered.redisMicros()),
+					median(ratios), quantile(ratios, 0.25), quantile(ratios, 0.75)));
+		}
 		md.append("\n## Memory per open stream\n\n").append(memorySetup).append(".\n\n");
 		md.append("| events | route | streams | bytes read per stream | live heap per open stream | of which io.windowlimiter.* "
 				+ "| metered - plain |\n|---:|---|---:|---:|---:|---:|---:|\n");
@@ -379,7 +423,7 @@ public final class SseBenchmark {
 
 	/** One target's row: the median of the per-cycle ratios of {@code a} to {@code b}, and their middle half. */
 	private static String targetRow(String name, Result a, Result b) {
-		List<Double> ratios = pairedRatios(a, b);
+		List<Double> ratios = paired(a.cycleRates(), b.cycleRates());
 		double median = median(ratios);
 		String verdict = (median >= TARGET) ? String.format(Locale.ROOT, "met, %.0f%% above", 100 * (median / TARGET - 1))
 				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - median / TARGET));
@@ -387,11 +431,11 @@ public final class SseBenchmark {
 				a.c().events(), median, quantile(ratios, 0.25), quantile(ratios, 0.75), ratios.size(), TARGET, verdict);
 	}
 
-	/** Cycle by cycle, {@code a}'s rate over {@code b}'s. */
-	private static List<Double> pairedRatios(Result a, Result b) {
+	/** Cycle by cycle, {@code a}'s figure over {@code b}'s. */
+	private static List<Double> paired(List<Double> a, List<Double> b) {
 		List<Double> ratios = new ArrayList<>();
-		for (int r = 0; r < Math.min(a.cycleRates().size(), b.cycleRates().size()); r++) {
-			ratios.add(a.cycleRates().get(r) / b.cycleRates().get(r));
+		for (int r = 0; r < Math.min(a.size(), b.size()); r++) {
+			ratios.add(a.get(r) / b.get(r));
 		}
 		return ratios;
 	}
