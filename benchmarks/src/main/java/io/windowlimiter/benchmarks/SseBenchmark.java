@@ -66,6 +66,38 @@ public final class SseBenchmark {
 			List<Double> gatewayMicros, List<Double> redisMicros) {
 	}
 
+	/** One stream length's results, route by route. */
+	record Length(Result plain, Result limited, Result metered) {
+
+		/** The results in groups of {@link #ROUTES}, in its order. */
+		static List<Length> of(List<Result> results) {
+			List<Length> lengths = new ArrayList<>();
+			for (int i = 0; i + ROUTES.size() - 1 < results.size(); i += ROUTES.size()) {
+				lengths.add(new Length(results.get(i), results.get(i + 1), results.get(i + 2)));
+			}
+			return lengths;
+		}
+
+		String throughputRow() {
+			return String.format(Locale.ROOT, "| %,d | %,d | %,.0f | %,.0f | %,.0f | %.2f | %.2f | %.2f | %.2f / %.2f "
+					+ "| %.2f / %.2f | %.2f / %.2f | %d |%n", this.plain.c().events(),
+					SseStreams.body(this.plain.c().events(), true).length, this.plain.perSecond(), this.limited.perSecond(),
+					this.metered.perSecond(), this.limited.perSecond() / this.plain.perSecond(),
+					this.metered.perSecond() / this.limited.perSecond(), this.metered.perSecond() / this.plain.perSecond(),
+					this.plain.p50Millis(), this.plain.p99Millis(), this.limited.p50Millis(), this.limited.p99Millis(),
+					this.metered.p50Millis(), this.metered.p99Millis(), this.plain.cycleRates().size());
+		}
+
+		String cpuRow() {
+			List<Double> ratios = paired(this.limited.gatewayMicros(), this.metered.gatewayMicros());
+			return String.format(Locale.ROOT, "| %,d | %.0f, %.0f, %.0f | %.1f, %.1f | %.3f (%.2f-%.2f) |%n",
+					this.plain.c().events(), median(this.plain.gatewayMicros()), median(this.limited.gatewayMicros()),
+					median(this.metered.gatewayMicros()), median(this.limited.redisMicros()),
+					median(this.metered.redisMicros()), median(ratios), quantile(ratios, 0.25), quantile(ratios, 0.75));
+		}
+
+	}
+
 	/** One cycle's run of a case, and the CPU the gateway and Redis used per call during it. */
 	record Measured(Wrk.Run run, double gatewayMicros, double redisMicros) {
 
@@ -357,13 +389,10 @@ public final class SseBenchmark {
 				+ "decision itself, whose cost the HTTP benchmark compares with no limiter and the built-in one; it is held "
 				+ "to the same goal here for reference.\n\n"
 				+ "| target | median of cycles | middle half | cycles | goal | verdict |\n|---|---|---|---|---|---|\n");
-		int n = ROUTES.size();
-		for (int i = 0; i + n - 1 < results.size(); i += n) {
-			Result plain = results.get(i);
-			Result limited = results.get(i + 1);
-			Result metered = results.get(i + 2);
-			md.append(targetRow("metered / limited", metered, limited));
-			md.append(targetRow("metered / plain (reference)", metered, plain));
+		List<Length> lengths = Length.of(results);
+		for (Length length : lengths) {
+			md.append(targetRow("metered / limited", length.metered(), length.limited()));
+			md.append(targetRow("metered / plain (reference)", length.metered(), length.plain()));
 		}
 		failed.forEach((events, count) -> {
 			if (count > 0) {
@@ -375,17 +404,7 @@ public final class SseBenchmark {
 				+ "| metered / limited | metered / plain | plain p50 / p99 ms | limited p50 / p99 ms | metered p50 / p99 ms "
 				+ "| cycles |\n"
 				+ "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|\n");
-		for (int i = 0; i + n - 1 < results.size(); i += n) {
-			Result plain = results.get(i);
-			Result limited = results.get(i + 1);
-			Result metered = results.get(i + 2);
-			md.append(String.format(Locale.ROOT, "| %,d | %,d | %,.0f | %,.0f | %,.0f | %.2f | %.2f | %.2f | %.2f / %.2f "
-					+ "| %.2f / %.2f | %.2f / %.2f | %d |%n", plain.c().events(),
-					SseStreams.body(plain.c().events(), true).length, plain.perSecond(), limited.perSecond(),
-					metered.perSecond(), limited.perSecond() / plain.perSecond(), metered.perSecond() / limited.perSecond(),
-					metered.perSecond() / plain.perSecond(), plain.p50Millis(), plain.p99Millis(), limited.p50Millis(),
-					limited.p99Millis(), metered.p50Millis(), metered.p99Millis(), plain.cycleRates().size()));
-		}
+		lengths.forEach(length -> md.append(length.throughputRow()));
 		md.append("\nEach case's req/s, p50 and p99: the medians of its cycles. limited / plain: what one decision costs; metered / limited: what the LLM path adds to it (the token "
 				+ "limit in the same decision, the body read and rewritten, the meter, the settle); metered / plain: the two together.\n");
 		md.append("\n## CPU per call\n\nThe gateway's CPU (its JVM's, from `/proc`) and Redis's (`INFO cpu`) during "
@@ -396,16 +415,7 @@ public final class SseBenchmark {
 				+ "metered gateway CPU per call (the throughput ratio a gateway bound by its own CPU would see), and its "
 				+ "middle half.\n\n| events | gateway us/call plain, limited, metered | Redis us/call limited, metered "
 				+ "| gateway CPU per call, limited / metered |\n|---:|---|---|---|\n");
-		for (int i = 0; i + n - 1 < results.size(); i += n) {
-			Result plain = results.get(i);
-			Result limited = results.get(i + 1);
-			Result metered = results.get(i + 2);
-			List<Double> ratios = paired(limited.gatewayMicros(), metered.gatewayMicros());
-			md.append(String.format(Locale.ROOT, "| %,d | %.0f, %.0f, %.0f | %.1f, %.1f | %.3f (%.2f-%.2f) |%n",
-					plain.c().events(), median(plain.gatewayMicros()), median(limited.gatewayMicros()),
-					median(metered.gatewayMicros()), median(limited.redisMicros()), median(metered.redisMicros()),
-					median(ratios), quantile(ratios, 0.25), quantile(ratios, 0.75)));
-		}
+		lengths.forEach(length -> md.append(length.cpuRow()));
 		md.append("\n## Memory per open stream\n\n").append(memorySetup).append(".\n\n");
 		md.append("| events | route | streams | bytes read per stream | live heap per open stream | of which io.windowlimiter.* "
 				+ "| metered - plain |\n|---:|---|---:|---:|---:|---:|---:|\n");
