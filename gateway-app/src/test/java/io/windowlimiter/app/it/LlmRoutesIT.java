@@ -412,6 +412,117 @@ class LlmRoutesIT {
 		assertThat(tokensLeft("llm", client)).isEqualTo(BUDGET);
 	}
 
+	/**
+	 * Issue 44 item 2: a second {@code stream_options} that switches the usage off. The upstream (as every JSON
+	 * decoder of JavaScript, Python and Go) keeps the last duplicate and streams without usage; the gateway read
+	 * the first, forwarded the body as it was, and charged the call as cut: its reservation, not its usage. Refused
+	 * now, naming the field, before anything is reserved or sent.
+	 */
+	@Test
+	void aSecondStreamOptionsThatSwitchesTheUsageOffIsRefusedNamingItBeforeAnythingIsReservedOrSent() throws Exception {
+		String head = "{\"model\":\"gpt-fake\",\"stream\":true,\"stream_options\":{\"include_usage\":true},";
+		String tail = "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":5}";
+		String honest = UUID.randomUUID().toString();
+		for (int call = 0; call < 3; call++) {
+			HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", honest, head + tail)
+				.header(FakeLlmServer.HEADER_USAGE, "100,150")
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		}
+		long honestCharged = BUDGET - eventually(BUDGET - 750, left("llm", honest));
+		assertThat(honestCharged).as("three calls of 250 tokens each").isEqualTo(750);
+		String cheater = UUID.randomUUID().toString();
+		String twice = head + "\"stream_options\":{\"include_usage\":false}," + tail;
+		int sentBefore = this.upstream.received().size();
+		List<HttpResponse<String>> answers = new ArrayList<>();
+		for (int call = 0; call < 3; call++) {
+			answers.add(this.http.send(post("/llm/v1/chat/completions", cheater, twice)
+				.header(FakeLlmServer.HEADER_USAGE, "100,150")
+				.build(), HttpResponse.BodyHandlers.ofString()));
+		}
+		long cheaterCharged = BUDGET - settledLeft("llm", cheater);
+		assertThat(answers).as("three calls of 250 tokens each charged %d in all; the honest client's, %d",
+				cheaterCharged, honestCharged).allSatisfy(answer -> {
+					assertThat(answer.statusCode()).isEqualTo(400);
+					assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+					assertThat(answer.body()).contains("\"status\":400", "\"field\":\"stream_options\"");
+				});
+		assertThat(this.upstream.received()).as("sent upstream").hasSize(sentBefore);
+		assertThat(cheaterCharged).isZero();
+	}
+
+	/** Keys are read as JSON decodes them: an escaped {@code stream} is a stream, an escaped {@code stream_options} is it. */
+	@Test
+	void escapedKeysAreReadAsTheUpstreamReadsThem() throws Exception {
+		String client = UUID.randomUUID().toString();
+		String escapedStream = "{\"model\":\"gpt-fake\",\"str\\u0065am\":true,"
+				+ "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":5}";
+		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, escapedStream)
+			.header(FakeLlmServer.HEADER_USAGE, "25,75")
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		assertThat(this.upstream.lastReceived().asksStream()).isTrue();
+		assertThat(this.upstream.lastReceived().asksIncludeUsage()).as("asked upstream: %s",
+				this.upstream.lastReceived().bodyText()).isTrue();
+		assertThat(response.body()).contains("data: [DONE]").doesNotContain("prompt_tokens");
+		assertThat(eventually(BUDGET - 100, left("llm", client))).as("settled to its usage").isEqualTo(BUDGET - 100);
+		String other = UUID.randomUUID().toString();
+		String escapedOptions = "{\"model\":\"gpt-fake\",\"stream\":true,\"stream_opti\\u006fns\":{\"include_usage\":false},"
+				+ "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":5}";
+		HttpResponse<String> options = this.http.send(post("/llm/v1/chat/completions", other, escapedOptions)
+			.header(FakeLlmServer.HEADER_USAGE, "25,75")
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(options.statusCode()).as(options.body()).isEqualTo(200);
+		assertThat(this.upstream.lastReceived().asksIncludeUsage()).as("asked upstream: %s",
+				this.upstream.lastReceived().bodyText()).isTrue();
+		assertThat(eventually(BUDGET - 100, left("llm", other))).as("settled to its usage").isEqualTo(BUDGET - 100);
+	}
+
+	/** {@code n} choices may each use {@code max_tokens}: the estimate reserves n times the output. */
+	@Test
+	void nChoicesReserveNTimesTheOutput() throws Exception {
+		String client = UUID.randomUUID().toString();
+		String body = "{\"model\":\"gpt-fake\",\"n\":4,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+				+ "\"max_tokens\":50}";
+		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, body)
+			.header(FakeLlmServer.HEADER_USAGE, "10,20")
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		long estimate = (body.length() + 1) / 2 + 4 * 50;
+		assertThat(response.headers().firstValue("X-RateLimit-Remaining-Tokens")).hasValue(Long.toString(BUDGET - estimate));
+		assertThat(eventually(BUDGET - 30, left("llm", client))).isEqualTo(BUDGET - 30);
+	}
+
+	/** A count the upstream would read otherwise than the estimate (a string, a fraction, zero choices): a 400 naming it. */
+	@Test
+	void aCountThatIsNotAWholeNumberIsA400NamingItBeforeAnythingIsReservedOrSent() throws Exception {
+		String client = UUID.randomUUID().toString();
+		int sentBefore = this.upstream.received().size();
+		String[][] bodies = { { "max_tokens", "{\"messages\":[],\"max_tokens\":\"1000\"}" },
+				{ "max_tokens", "{\"messages\":[],\"max_tokens\":1e3}" }, { "n", "{\"messages\":[],\"n\":0}" } };
+		for (String[] body : bodies) {
+			HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, body[1]).build(),
+					HttpResponse.BodyHandlers.ofString());
+			assertThat(response.statusCode()).as(body[1] + ": " + response.body()).isEqualTo(400);
+			assertThat(response.body()).contains("\"field\":\"" + body[0] + "\"");
+		}
+		assertThat(this.upstream.received()).as("sent upstream").hasSize(sentBefore);
+		assertThat(tokensLeft("llm", client)).isEqualTo(BUDGET);
+	}
+
+	/** What the client has left of the route's token limit once no call of it runs here (settled). */
+	private long settledLeft(String route, String client) throws Exception {
+		long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+		JsonNode standing = standing(route, client);
+		while (!standing.path("limits").get(0).path("reservedHere").isNull() && System.nanoTime() < deadline) {
+			Thread.sleep(25);
+			standing = standing(route, client);
+		}
+		// the settle reaches Redis up to a few ms after it leaves reservedHere
+		Thread.sleep(100);
+		return tokensLeft(route, client);
+	}
+
 	@Test
 	void theDemoRouteMetersTheBuiltInFakeLlm() throws Exception {
 		String body = "{\"messages\":[],\"max_tokens\":500}";

@@ -16,11 +16,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * An LLM upstream for tests and the demo, on a free loopback port (the JDK's HTTP server, nothing else):
@@ -28,7 +29,8 @@ import com.sun.net.httpserver.HttpServer;
  * (matched by the end of the path, so a route may keep a prefix), each as JSON or, when the request says
  * {@code "stream": true}, as the SSE stream the provider sends, shaped as its API reference shows. Chat
  * completions streams carry their usage only when the request asked ({@code stream_options.include_usage}),
- * as OpenAI's do.
+ * as OpenAI's do. The request body is read as the providers' JSON decoders read it (JavaScript's, Python's,
+ * Go's): escapes in keys decoded, the last of duplicate keys kept.
  * <p>
  * The test chooses the {@link Reply} (usage figures, delay between events, missing usage, an error status
  * before any token, a stream cut by the upstream), for every request or, through {@code X-Fake-Llm-*}
@@ -61,11 +63,6 @@ public final class FakeLlmServer implements AutoCloseable {
 	 */
 	public static final String HEADER_WRITE_BYTES = "X-Fake-Llm-Write-Bytes";
 
-	private static final Pattern STREAM = Pattern.compile("\"stream\"\\s*:\\s*true");
-
-	private static final Pattern INCLUDE_USAGE = Pattern.compile("\"include_usage\"\\s*:\\s*true");
-
-	private static final Pattern MODEL = Pattern.compile("\"model\"\\s*:\\s*\"([^\"\\\\]{1,100})\"");
 
 	private final HttpServer server;
 
@@ -187,9 +184,8 @@ public final class FakeLlmServer implements AutoCloseable {
 			send(exchange, reply.status, "application/json", api.error(reply.status));
 			return false;
 		}
-		String text = request.bodyText();
-		Call call = new Call(api, reply, modelOf(text), STREAM.matcher(text).find(),
-				INCLUDE_USAGE.matcher(text).find(), this.ids.incrementAndGet());
+		Asked asked = Asked.of(body);
+		Call call = new Call(api, reply, asked.model(), asked.stream(), asked.includeUsage(), this.ids.incrementAndGet());
 		if (!call.stream) {
 			send(exchange, 200, "application/json", call.json());
 			return false;
@@ -254,9 +250,31 @@ public final class FakeLlmServer implements AutoCloseable {
 		}
 	}
 
-	private static String modelOf(String body) {
-		Matcher model = MODEL.matcher(body);
-		return model.find() ? model.group(1) : "fake-model";
+	/**
+	 * What a request body asks for, read as an upstream reads it: a JSON decoder that decodes escapes and keeps
+	 * the last of duplicate keys (Jackson's default, as JavaScript's, Python's and Go's). A body that is not a
+	 * JSON object asks for nothing.
+	 */
+	private record Asked(boolean stream, boolean includeUsage, String model) {
+
+		static Asked of(byte[] body) {
+			JsonNode root;
+			try {
+				root = JsonMapper.shared().readTree(body);
+			}
+			catch (JacksonException notJson) {
+				root = null;
+			}
+			if (root == null || !root.isObject()) {
+				return new Asked(false, false, "fake-model");
+			}
+			JsonNode model = root.path("model");
+			return new Asked(root.path("stream").isBoolean() && root.path("stream").booleanValue(),
+					root.path("stream_options").path("include_usage").isBoolean()
+							&& root.path("stream_options").path("include_usage").booleanValue(),
+					model.isString() && !model.stringValue().isEmpty() ? model.stringValue() : "fake-model");
+		}
+
 	}
 
 	/** A request as received. */
@@ -266,9 +284,14 @@ public final class FakeLlmServer implements AutoCloseable {
 			return new String(this.body, StandardCharsets.UTF_8);
 		}
 
-		/** The body asked for the stream's usage ({@code "include_usage": true}). */
+		/** The body asked for the stream's usage ({@code "stream_options": {"include_usage": true}}), as decoded. */
 		public boolean asksIncludeUsage() {
-			return INCLUDE_USAGE.matcher(bodyText()).find();
+			return Asked.of(this.body).includeUsage();
+		}
+
+		/** The body asked for a stream ({@code "stream": true}), as decoded. */
+		public boolean asksStream() {
+			return Asked.of(this.body).stream();
 		}
 
 		/** A header's value (names are lower-cased), or null. */
