@@ -5,6 +5,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Random;
 
+import io.windowlimiter.metering.LlmApi;
+import io.windowlimiter.metering.LlmRequest;
+import io.windowlimiter.metering.TokenEstimate;
 import io.windowlimiter.metering.UsageMeter;
 
 /**
@@ -14,7 +17,10 @@ import io.windowlimiter.metering.UsageMeter;
  * the SSE benchmark's chat completions stream ({@link SseStreams#body}), the same with OpenAI's per-chunk
  * {@code obfuscation} padding (random length: no two chunks the same length), Anthropic's messages stream, and
  * the Responses API's (numbered and padded deltas).
- * Prints a Markdown table of ns per byte and per stream, fastest of five rounds after three of warm-up. Run (after a build of the benchmarks): {@code java -jar benchmarks/target/benchmarks.jar meter}.
+ * Prints a Markdown table of ns per byte and per stream, fastest of five rounds after three of warm-up; then one
+ * of the request side, read once per call at admission ({@link LlmRequest#read} and its {@link TokenEstimate}): a
+ * chat request of about 2 KB (a system prompt, a tool's schema, a few turns) and a conversation of about 200 KB.
+ * Run (after a build of the benchmarks): {@code java -jar benchmarks/target/benchmarks.jar meter}.
  */
 public final class MeterBenchmark {
 
@@ -39,9 +45,54 @@ public final class MeterBenchmark {
 			System.out.printf(Locale.ROOT, "| %s | %,d | %.3f | %.3f | %.1f |%n", names[s], length, read / length,
 					strip / length, strip / 1000);
 		}
+		System.out.printf(Locale.ROOT, "%n| request body | bytes | read ns/byte | read us/body |%n");
+		System.out.printf(Locale.ROOT, "|---|---:|---:|---:|%n");
+		String[] requestNames = { "chat request", "long conversation" };
+		byte[][] requests = { chatRequest(4), chatRequest(500) };
+		for (int r = 0; r < requests.length; r++) {
+			double read = fastestRead(requests[r]);
+			System.out.printf(Locale.ROOT, "| %s | %,d | %.3f | %.2f |%n", requestNames[r], requests[r].length,
+					read / requests[r].length, read / 1000);
+		}
 		if (sink == 42) {
 			System.out.println();
 		}
+	}
+
+	/** Nanoseconds per body read and estimated, fastest round. */
+	private static double fastestRead(byte[] body) {
+		double best = Double.MAX_VALUE;
+		int reads = Math.max(200, 20_000_000 / body.length);
+		for (int round = 0; round < 8; round++) {
+			long start = System.nanoTime();
+			for (int n = 0; n < reads; n++) {
+				LlmRequest request = LlmRequest.read(LlmApi.OPENAI, body);
+				sink += TokenEstimate.of(request, 1_000_000).tokens() + (request.needsIncludeUsage() ? 1 : 0);
+			}
+			double perRead = (double) (System.nanoTime() - start) / reads;
+			if (round >= 3) {
+				best = Math.min(best, perRead);
+			}
+		}
+		return best;
+	}
+
+	/** A streaming chat request as the SDKs send it: a system prompt, a tool, then {@code turns} user/assistant pairs. */
+	private static byte[] chatRequest(int turns) {
+		StringBuilder json = new StringBuilder("{\"model\":\"gpt-4.1\",\"stream\":true,\"max_completion_tokens\":2048,")
+			.append("\"temperature\":0.2,\"messages\":[{\"role\":\"system\",\"content\":\"You are a careful assistant. ")
+			.append("Answer briefly, cite the tool's results, and say so when you do not know.\"}");
+		for (int i = 0; i < turns; i++) {
+			json.append(",{\"role\":\"user\",\"content\":\"What is the weather in city number ").append(i)
+				.append(" today, and should I take an umbrella? \\\"Yes\\\" or \\\"no\\\" is enough.\"}")
+				.append(",{\"role\":\"assistant\",\"content\":\"It is 18 \\u00b0C with light rain in city ")
+				.append(i).append(": take an umbrella. Yes.\"}");
+		}
+		json.append("],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",")
+			.append("\"description\":\"The weather of a city today\",\"parameters\":{\"type\":\"object\",")
+			.append("\"properties\":{\"city\":{\"type\":\"string\"},\"unit\":{\"type\":\"string\",")
+			.append("\"enum\":[\"celsius\",\"fahrenheit\"]}},\"required\":[\"city\"]}}}],\"user\":\"bench\"}");
+		return json.toString().getBytes(StandardCharsets.UTF_8);
 	}
 
 	/** Nanoseconds per stream, fastest round. */

@@ -26,7 +26,8 @@ import org.springframework.web.servlet.function.ServerResponse;
 
 /**
  * The LLM calls of {@code WindowRateLimit} filters with {@code llm} on Server MVC, as the WebFlux filter makes
- * them: reads the request body once (at most {@code max-body-bytes}, else 413), reserves its token estimate in
+ * them: reads the request body once (at most {@code max-body-bytes}, else 413; a body the upstream could read
+ * otherwise than the gateway meters it, 400 naming the field), reserves its token estimate in
  * the token limits and the route's cost in the others, in one decision, all or nothing; sends the body upstream
  * (asking for a stream's usage when the client did not); meters the response as it is written
  * ({@link MeteredServerResponse}); and settles the token limits to the usage read once the writing ended,
@@ -52,12 +53,19 @@ final class MvcLlmCalls {
 		if (body == null) {
 			return tooLarge(settings.maxBodyBytes());
 		}
+		LlmRequest call = LlmRequest.read(settings.api(), body);
+		LlmRequest.Refusal refusal = call.refusal();
+		if (refusal != null) {
+			// the upstream could read this body otherwise than the gateway meters it
+			return ServerResponse.badRequest()
+				.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+				.body(LlmSettings.badRequestProblem(refusal));
+		}
 		CompiledRoute route = this.core.route(routeId);
 		if (route == null) {
 			throw new IllegalStateException("Route '" + routeId + "' has no rate limits");
 		}
 		List<RouteLimit> limits = route.byDefault.limits;
-		LlmRequest call = LlmRequest.read(settings.api(), body);
 		TokenEstimate estimate = TokenEstimate.of(call, settings.smallestTokenLimit(limits));
 		long[] costs = settings.costs(limits.size(), estimate.tokens(), route.policy.cost());
 		Admission admission = this.limiter.await(routeId, this.core.admit(routeId, key, costs, plan));

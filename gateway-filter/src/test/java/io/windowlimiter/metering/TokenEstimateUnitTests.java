@@ -43,6 +43,36 @@ class TokenEstimateUnitTests {
 		assertThat(TokenEstimate.of(LlmRequest.read(LlmApi.OPENAI, new byte[0]), 2, 0, 10).tokens()).isEqualTo(1);
 	}
 
+	/** Review m6: {@code n: 8, max_tokens: 4000} may use 32,000 output tokens; the estimate reserves them. */
+	@Test
+	void eachChoiceMayUseTheWholeOutputSoTheOutputIsTimesNOrBestOf() {
+		String body = "{\"messages\":[],\"n\":8,\"max_tokens\":4000}";
+		TokenEstimate eight = TokenEstimate.of(LlmRequest.read(LlmApi.OPENAI, utf8(body)), 2, 1024, 1_000_000);
+		assertThat(eight.outputTokens()).isEqualTo(32_000);
+		assertThat(eight.tokens()).isEqualTo((body.length() + 1) / 2 + 32_000);
+		LlmRequest bestOf = LlmRequest.read(LlmApi.OPENAI, utf8("{\"prompt\":\"x\",\"n\":2,\"best_of\":3}"));
+		assertThat(TokenEstimate.of(bestOf, 2, 1024, 1_000_000).outputTokens()).as("the default output, 3 times")
+			.isEqualTo(3 * 1024);
+		// still capped at the smallest token limit, whatever the counts
+		assertThat(TokenEstimate.of(LlmRequest.read(LlmApi.OPENAI, utf8(body)), 2, 1024, 10_000).tokens()).isEqualTo(10_000);
+		LlmRequest huge = LlmRequest.read(LlmApi.OPENAI,
+				utf8("{\"messages\":[],\"n\":99999999999999999999,\"max_tokens\":99999999999999999999}"));
+		assertThat(TokenEstimate.of(huge, 2, 1024, 50_000)).isEqualTo(new TokenEstimate(TokenEstimate.of(huge, 2, 1024,
+				50_000).promptTokens(), Long.MAX_VALUE, 50_000));
+		LlmRequest manyOfNone = LlmRequest.read(LlmApi.OPENAI, utf8("{\"messages\":[],\"n\":99999999999999999999,\"max_tokens\":0}"));
+		assertThat(TokenEstimate.of(manyOfNone, 2, 1024, 50_000).outputTokens()).isZero();
+		LlmRequest nearlyHuge = LlmRequest.read(LlmApi.OPENAI, utf8("{\"messages\":[],\"n\":3,\"max_tokens\":4611686018427387904}"));
+		assertThat(TokenEstimate.of(nearlyHuge, 2, 1024, Long.MAX_VALUE).outputTokens()).as("saturated, not wrapped")
+			.isEqualTo(Long.MAX_VALUE);
+	}
+
+	@Test
+	void aRequestTheGatewayRefusesHasNoEstimate() {
+		LlmRequest refused = LlmRequest.read(LlmApi.OPENAI, utf8("{\"messages\":[],\"max_tokens\":\"1000\"}"));
+		assertThatIllegalArgumentException().isThrownBy(() -> TokenEstimate.of(refused, 1_000))
+			.withMessageContaining("max_tokens");
+	}
+
 	@Test
 	void aBodyThatIsNotJsonIsStillEstimatedByItsLength() {
 		LlmRequest request = LlmRequest.read(LlmApi.OPENAI, new byte[4001]);

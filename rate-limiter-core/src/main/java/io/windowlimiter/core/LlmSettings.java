@@ -11,6 +11,7 @@ import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.metering.LlmApi;
+import io.windowlimiter.metering.LlmRequest;
 import io.windowlimiter.metering.Usage;
 import io.windowlimiter.metering.UsageMeter;
 import org.jspecify.annotations.Nullable;
@@ -216,6 +217,17 @@ public record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 	public static boolean usageMissing(UsageMeter meter, int status) {
 		Usage.Outcome outcome = meter.usage().outcome();
 		return status < 400 && (outcome == Usage.Outcome.NONE || outcome == Usage.Outcome.PARTIAL);
+	}
+
+	/**
+	 * The 400 problem body (RFC 9457, as the route's 413) for a request body the gateway refuses
+	 * ({@link LlmRequest#refusal()}): its detail, and the field it names as {@code field} when there is one.
+	 */
+	public static String badRequestProblem(LlmRequest.Refusal refusal) {
+		String field = refusal.field();
+		return "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":"
+				+ QuotaProblem.jsonString(refusal.detail())
+				+ ((field != null) ? ",\"field\":" + QuotaProblem.jsonString(field) : "") + "}";
 	}
 
 	private static @Nullable String indexOf(String name) {

@@ -1,13 +1,20 @@
 package io.windowlimiter.metering;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A JSON scanner fed a document in slices of any size that keeps no copy of it: it follows the nesting, keeps
  * the keys of the first {@value #KEYED_DEPTH} levels and tells its {@link Listener} of every value with the
  * path to it. String values are skipped, only their length is known; so its memory is fixed (about 1 KB)
  * whatever the document's length, and one over-long string or number costs nothing.
  * <p>
+ * Keys are kept as JSON decodes them, in UTF-8: <code>"str&#92;u0065am"</code> is {@code stream}, as every upstream's
+ * decoder reads it (<code>&#92;uXXXX</code> escapes, surrogate pairs joined, a lone surrogate kept as its three bytes). A
+ * key without a backslash is copied as it is, a run of bytes at a time; only a backslash takes the byte-by-byte
+ * path. An escape JSON does not allow in a key fails the document.
+ * <p>
  * No UTF-8 decoding is needed: every byte of a multi-byte character is {@code >= 0x80}, never a structural
- * character, so a slice may end anywhere, inside a character included. Not thread-safe.
+ * character, so a slice may end anywhere, inside a character or an escape included. Not thread-safe.
  */
 final class JsonScanner {
 
@@ -25,6 +32,12 @@ final class JsonScanner {
 
 	/** Longer numbers are reported without a value (usage figures are far shorter). */
 	static final int MAX_LITERAL = 24;
+
+	/** What {@link #wholeNumber()} answers for a negative whole number. */
+	static final long NEGATIVE = -1;
+
+	/** What {@link #wholeNumber()} answers for a number that is not written as a whole one: a fraction, an exponent. */
+	static final long NOT_WHOLE = -2;
 
 	/** What a value is, as reported to the {@link Listener}. */
 	enum Kind {
@@ -72,6 +85,13 @@ final class JsonScanner {
 
 	private static final int FAILED = 10;
 
+	// where a key's escape stands: none, after its backslash, in its four hex digits
+	private static final int KEY_PLAIN = 0;
+
+	private static final int KEY_BACKSLASH = 1;
+
+	private static final int KEY_HEX = 2;
+
 	private final Listener listener;
 
 	private final boolean[] isArray = new boolean[MAX_DEPTH + 1];
@@ -87,7 +107,19 @@ final class JsonScanner {
 
 	private int literalLength;
 
+	/** A byte past the first {@value #MAX_LITERAL} of the literal was not a digit. */
+	private boolean literalOddBeyond;
+
 	private boolean escaped;
+
+	private int keyEscape;
+
+	private int hexDigits;
+
+	private int hexValue;
+
+	/** A high surrogate decoded in a key, waiting for its low half; -1 when none. */
+	private int pendingHigh = -1;
 
 	private int depth;
 
@@ -108,6 +140,8 @@ final class JsonScanner {
 		this.state = VALUE;
 		this.position = 0;
 		this.escaped = false;
+		this.keyEscape = KEY_PLAIN;
+		this.pendingHigh = -1;
 		this.literalLength = 0;
 		java.util.Arrays.fill(this.keyLength, -1);
 	}
@@ -164,6 +198,59 @@ final class JsonScanner {
 		return true;
 	}
 
+	/**
+	 * Whether the key at {@code level} would be taken for {@code name} (lower-case ASCII) by a decoder that matches
+	 * field names whatever their case: Go's {@code encoding/json} does, and folds {@code K} (U+212A) to {@code k},
+	 * {@code ſ} (U+017F) to {@code s}, {@code İ} (U+0130) and {@code ı} (U+0131) to {@code i}. The exact name is
+	 * one such key.
+	 */
+	boolean levelFolds(int level, String name) {
+		if (level > KEYED_DEPTH || level > this.depth || this.isArray[level]) {
+			return false;
+		}
+		int length = this.keyLength[level];
+		byte[] kept = this.keys[level];
+		int i = 0;
+		for (int j = 0; j < name.length(); j++) {
+			if (i >= length) {
+				return false;
+			}
+			int b = kept[i] & 0xFF;
+			char folded;
+			if (b < 0x80) {
+				folded = (char) ((b >= 'A' && b <= 'Z') ? b + ('a' - 'A') : b);
+				i++;
+			}
+			else if (i + 1 < length && b == 0xC5 && (kept[i + 1] & 0xFF) == 0xBF) {
+				folded = 's';
+				i += 2;
+			}
+			else if (i + 1 < length && b == 0xC4 && ((kept[i + 1] & 0xFF) == 0xB0 || (kept[i + 1] & 0xFF) == 0xB1)) {
+				folded = 'i';
+				i += 2;
+			}
+			else if (i + 2 < length && b == 0xE2 && (kept[i + 1] & 0xFF) == 0x84 && (kept[i + 2] & 0xFF) == 0xAA) {
+				folded = 'k';
+				i += 3;
+			}
+			else {
+				return false;
+			}
+			if (folded != name.charAt(j)) {
+				return false;
+			}
+		}
+		return i == length;
+	}
+
+	/** The key kept at {@code level}, decoded (for tests); null for an array or a key that matches nothing. */
+	@Nullable String levelKey(int level) {
+		if (level > KEYED_DEPTH || level > this.depth || this.isArray[level] || this.keyLength[level] < 0) {
+			return null;
+		}
+		return new String(this.keys[level], 0, this.keyLength[level], java.nio.charset.StandardCharsets.UTF_8);
+	}
+
 	/** The number just reported as a non-negative long, or -1 (fraction, exponent, sign, too long). */
 	long number() {
 		if (this.literalLength == 0 || this.literalLength > 18) {
@@ -180,6 +267,40 @@ final class JsonScanner {
 		return value;
 	}
 
+	/**
+	 * The number just reported read as a count, as an upstream reads an integer field: its value when it is
+	 * written as a whole number ({@code -0} is 0), {@link Long#MAX_VALUE} when that is more than a long holds;
+	 * {@link #NEGATIVE} for a negative whole number; {@link #NOT_WHOLE} for any other ({@code 1e3},
+	 * {@code 1000.0}).
+	 */
+	long wholeNumber() {
+		int length = this.literalLength;
+		int kept = Math.min(length, MAX_LITERAL);
+		boolean negative = this.literal[0] == '-';
+		int from = negative ? 1 : 0;
+		if (from >= length || (length > MAX_LITERAL && this.literalOddBeyond)) {
+			return NOT_WHOLE;
+		}
+		long value = 0;
+		boolean huge = length > MAX_LITERAL;
+		for (int i = from; i < kept; i++) {
+			int digit = this.literal[i] - '0';
+			if (digit < 0 || digit > 9) {
+				return NOT_WHOLE;
+			}
+			if (value > (Long.MAX_VALUE - digit) / 10) {
+				huge = true;
+			}
+			else {
+				value = value * 10 + digit;
+			}
+		}
+		if (negative) {
+			return (value == 0 && !huge) ? 0 : NEGATIVE;
+		}
+		return huge ? Long.MAX_VALUE : value;
+	}
+
 	void feed(byte[] bytes, int offset, int length) {
 		int end = offset + length;
 		int i = offset;
@@ -192,9 +313,9 @@ final class JsonScanner {
 				i = skipString(bytes, i, end);
 				continue;
 			}
-			if (this.state == IN_KEY) {
+			if (this.state == IN_KEY && this.keyEscape == KEY_PLAIN) {
 				int stop = i;
-				while (stop < end && bytes[stop] != '"' && bytes[stop] != '\\' && !this.escaped) {
+				while (stop < end && bytes[stop] != '"' && bytes[stop] != '\\') {
 					stop++;
 				}
 				if (stop > i) {
@@ -285,6 +406,9 @@ final class JsonScanner {
 					if (this.literalLength < MAX_LITERAL) {
 						this.literal[this.literalLength] = b;
 					}
+					else if (b < '0' || b > '9') {
+						this.literalOddBeyond = true;
+					}
 					this.literalLength++;
 					return;
 				}
@@ -318,28 +442,116 @@ final class JsonScanner {
 		}
 	}
 
+	/** A key's byte off the fast path: its closing quote, or a backslash and what follows it. */
 	private void keyByte(byte b) {
-		int level = this.depth;
-		if (this.escaped) {
-			this.escaped = false;
-			return;
+		if (this.keyEscape == KEY_BACKSLASH) {
+			escapedKeyByte(b);
 		}
-		if (b == '"') {
+		else if (this.keyEscape == KEY_HEX) {
+			hexKeyByte(b);
+		}
+		else if (b == '"') {
+			keepPendingHigh();
 			this.state = COLON;
+		}
+		else if (b == '\\') {
+			this.keyEscape = KEY_BACKSLASH;
+		}
+		else {
+			keepPendingHigh();
+			keep(b);
+		}
+	}
+
+	private void escapedKeyByte(byte b) {
+		if (b == 'u') {
+			this.keyEscape = KEY_HEX;
+			this.hexDigits = 0;
+			this.hexValue = 0;
 			return;
 		}
+		this.keyEscape = KEY_PLAIN;
+		int decoded = switch (b) {
+			case '"', '\\', '/' -> b;
+			case 'b' -> '\b';
+			case 'f' -> '\f';
+			case 'n' -> '\n';
+			case 'r' -> '\r';
+			case 't' -> '\t';
+			default -> -1;
+		};
+		if (decoded < 0) {
+			fail();
+			return;
+		}
+		keepPendingHigh();
+		keep((byte) decoded);
+	}
+
+	private void hexKeyByte(byte b) {
+		int digit = (b >= '0' && b <= '9') ? b - '0'
+				: (b >= 'a' && b <= 'f') ? b - 'a' + 10 : (b >= 'A' && b <= 'F') ? b - 'A' + 10 : -1;
+		if (digit < 0) {
+			fail();
+			return;
+		}
+		this.hexValue = (this.hexValue << 4) | digit;
+		if (++this.hexDigits < 4) {
+			return;
+		}
+		this.keyEscape = KEY_PLAIN;
+		int unit = this.hexValue;
+		if (this.pendingHigh >= 0 && unit >= 0xDC00 && unit <= 0xDFFF) {
+			keepCodePoint(0x10000 + ((this.pendingHigh - 0xD800) << 10) + (unit - 0xDC00));
+			this.pendingHigh = -1;
+			return;
+		}
+		keepPendingHigh();
+		if (unit >= 0xD800 && unit <= 0xDBFF) {
+			this.pendingHigh = unit;
+		}
+		else {
+			keepCodePoint(unit);
+		}
+	}
+
+	/** A high surrogate not followed by its low half is kept alone, as its three bytes (as Python keeps it). */
+	private void keepPendingHigh() {
+		if (this.pendingHigh >= 0) {
+			int high = this.pendingHigh;
+			this.pendingHigh = -1;
+			keepCodePoint(high);
+		}
+	}
+
+	private void keepCodePoint(int codePoint) {
+		if (codePoint < 0x80) {
+			keep((byte) codePoint);
+		}
+		else if (codePoint < 0x800) {
+			keep((byte) (0xC0 | (codePoint >> 6)));
+			keep((byte) (0x80 | (codePoint & 0x3F)));
+		}
+		else if (codePoint < 0x10000) {
+			keep((byte) (0xE0 | (codePoint >> 12)));
+			keep((byte) (0x80 | ((codePoint >> 6) & 0x3F)));
+			keep((byte) (0x80 | (codePoint & 0x3F)));
+		}
+		else {
+			keep((byte) (0xF0 | (codePoint >> 18)));
+			keep((byte) (0x80 | ((codePoint >> 12) & 0x3F)));
+			keep((byte) (0x80 | ((codePoint >> 6) & 0x3F)));
+			keep((byte) (0x80 | (codePoint & 0x3F)));
+		}
+	}
+
+	/** One decoded byte of the key at this level, kept while the key is short enough to match anything. */
+	private void keep(byte b) {
+		int level = this.depth;
 		if (level > KEYED_DEPTH || this.keyLength[level] < 0) {
-			if (b == '\\') {
-				this.escaped = true;
-			}
 			return;
 		}
-		if (b == '\\') {
-			// no key looked for has an escape: this one matches nothing
-			this.escaped = true;
-			this.keyLength[level] = -1;
-		}
-		else if (this.keyLength[level] == MAX_KEY) {
+		if (this.keyLength[level] == MAX_KEY) {
 			this.keyLength[level] = -1;
 		}
 		else {
@@ -349,6 +561,7 @@ final class JsonScanner {
 
 	/** A run of plain key bytes (no quote, no backslash). */
 	private void keyBytes(byte[] bytes, int from, int count) {
+		keepPendingHigh();
 		int level = this.depth;
 		if (level > KEYED_DEPTH || this.keyLength[level] < 0) {
 			return;
@@ -374,6 +587,7 @@ final class JsonScanner {
 					this.state = IN_LITERAL;
 					this.literal[0] = b;
 					this.literalLength = 1;
+					this.literalOddBeyond = false;
 				}
 				else {
 					fail();
@@ -441,9 +655,6 @@ final class JsonScanner {
 			if (!JsonBytes.isNumberByte(b)) {
 				return null;
 			}
-		}
-		if (this.literalLength > MAX_LITERAL) {
-			this.literalLength = 0;
 		}
 		return Kind.NUMBER;
 	}

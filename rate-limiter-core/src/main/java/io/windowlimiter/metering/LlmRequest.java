@@ -2,13 +2,76 @@ package io.windowlimiter.metering;
 
 import java.nio.charset.StandardCharsets;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What an LLM request body asks for, read once at admission from the whole body (requests are small and
  * the gateway has them in hand; responses are the ones read as they pass): whether it streams, whether it
- * asked for the usage of its stream, the largest output it allows. A body that is not a JSON object reads
- * as a request of kind {@link Kind#UNKNOWN} that does not stream, and is still estimated by its length.
+ * asked for the usage of its stream, the largest output it allows and how many choices. A body that is not a
+ * JSON object reads as a request of kind {@link Kind#UNKNOWN} that does not stream, and is still estimated by
+ * its length.
+ * <p>
+ * The gateway meters exactly the request the upstream reads. Keys are read as JSON decodes them (escapes
+ * included); a body the upstream could read otherwise than the gateway is {@linkplain #refusal() refused}, with
+ * the field it names, before anything is reserved or sent:
+ * <ul>
+ * <li>a field the gateway reads ({@link Field}) given twice, under any spelling: JavaScript's, Python's and Go's
+ * decoders keep the last, so a second {@code stream_options} could switch off the usage the gateway asked for;
+ * likewise {@code include_usage} twice in {@code stream_options};</li>
+ * <li>such a field spelled in another case ({@code Stream}, or with Go's Unicode folds such as {@code ſtream}): Go's
+ * decoder takes it for the field, OpenAI and Anthropic refuse it as unknown, others ignore it;</li>
+ * <li>{@code stream} other than {@code true}, {@code false} or {@code null} (lenient decoders take
+ * {@code "true"} or {@code 1} for true); a token count or number of choices that is not a whole number in digits
+ * ({@code "1000"}, {@code 1e3}, {@code 1000.0}: OpenAI refuses them, lenient servers read them), negative, or
+ * zero choices;</li>
+ * <li>a body that starts as a JSON object and is not one whole object the scanner reads (malformed, cut short,
+ * deeper than {@value JsonScanner#MAX_DEPTH} levels, or with {@code NaN}, which Python's decoder reads), and one
+ * in UTF-16 or UTF-32 or after a byte order mark (Python's decoder reads those as JSON; RFC 8259 wants UTF-8).</li>
+ * </ul>
+ * Refusing costs an honest client nothing: OpenAI and Anthropic refuse every such body themselves.
  */
 public final class LlmRequest {
+
+	/**
+	 * The top-level fields the gateway reads: each must come once and be spelled as here. {@code model} is not read
+	 * yet; it is held to the same rule, so that what the upstream bills is never ambiguous either.
+	 */
+	enum Field {
+
+		STREAM("stream"), STREAM_OPTIONS("stream_options"), MODEL("model"), MAX_TOKENS("max_tokens"),
+		MAX_COMPLETION_TOKENS("max_completion_tokens"), MAX_OUTPUT_TOKENS("max_output_tokens"), N("n"),
+		BEST_OF("best_of"), MESSAGES("messages"), INPUT("input"), PROMPT("prompt");
+
+		private static final Field[] ALL = values();
+
+		final String key;
+
+		Field(String key) {
+			this.key = key;
+		}
+
+		/** The field the key at the top level is, in any case; null when it is none of them. */
+		static @Nullable Field at(JsonScanner scanner) {
+			for (Field field : ALL) {
+				if (scanner.levelFolds(1, field.key)) {
+					return field;
+				}
+			}
+			return null;
+		}
+
+	}
+
+	/**
+	 * Why the gateway refuses a body: answered 400, naming the field.
+	 * @param field the field's name (a nested one as {@code stream_options.include_usage}); null when the body as a
+	 * whole is the problem
+	 * @param detail what is wrong and what is allowed, for a human
+	 */
+	public record Refusal(@Nullable String field, String detail) {
+	}
+
+	private static final String INCLUDE_USAGE = "include_usage";
 
 	/** Which endpoint the body is for, told by its fields (routes may rewrite paths). */
 	public enum Kind {
@@ -50,14 +113,30 @@ public final class LlmRequest {
 		this.read = read;
 	}
 
-	/** Reads a request body (not kept). */
+	/** Reads a request body (not kept), in one pass. */
 	public static LlmRequest read(LlmApi api, byte[] body) {
 		Reader reader = new Reader();
+		if (BodyEncoding.otherThanUtf8Object(body)) {
+			reader.refuse(null, "The request body is a JSON object in UTF-16 or UTF-32, or after a byte order mark: "
+					+ "some upstreams decode it, the gateway reads UTF-8 only; send UTF-8 JSON without a byte order mark "
+					+ "(RFC 8259)");
+			return new LlmRequest(api, body.length, reader);
+		}
 		JsonScanner scanner = new JsonScanner(reader);
 		scanner.feed(body, 0, body.length);
 		scanner.finish();
 		reader.json = scanner.complete() && reader.objectStart >= 0;
+		if (!reader.json && BodyEncoding.startsAsObject(body)) {
+			reader.refuse(null, "The request body starts as a JSON object but is not one the gateway can read whole "
+					+ "(malformed, cut short, NaN or Infinity, or nested deeper than " + JsonScanner.MAX_DEPTH
+					+ " levels): the upstream might read it otherwise than the gateway meters it");
+		}
 		return new LlmRequest(api, body.length, reader);
+	}
+
+	/** Why the gateway refuses this body (a 400 naming the field), or null: it may be estimated and sent. */
+	public @Nullable Refusal refusal() {
+		return this.read.refusal;
 	}
 
 	public LlmApi api() {
@@ -71,7 +150,8 @@ public final class LlmRequest {
 		if (this.api == LlmApi.ANTHROPIC) {
 			return Kind.MESSAGES;
 		}
-		if (this.read.input) {
+		// the Responses API's prompt is an object (a template's id); legacy completions' a string or an array
+		if (this.read.input || this.read.promptObject) {
 			return Kind.RESPONSES;
 		}
 		if (this.read.messages) {
@@ -95,11 +175,21 @@ public final class LlmRequest {
 	}
 
 	/**
-	 * The largest of {@code max_tokens}, {@code max_completion_tokens} and {@code max_output_tokens} (the
-	 * first of each name, a non-negative integer), or -1 when the request names none.
+	 * The largest of {@code max_tokens}, {@code max_completion_tokens} and {@code max_output_tokens} (whole
+	 * numbers from 0; {@link Long#MAX_VALUE} for one larger than a long), or -1 when the request names none (or
+	 * only {@code null}).
 	 */
 	public long maxOutputTokens() {
 		return this.read.json ? this.read.maxOutput : -1;
+	}
+
+	/**
+	 * How many outputs the upstream may generate, each up to {@link #maxOutputTokens()}: the larger of {@code n}
+	 * (OpenAI chat completions' choices) and {@code best_of} (legacy completions, which generate that many and
+	 * return {@code n}), 1 when it names neither; {@link Long#MAX_VALUE} for one larger than a long.
+	 */
+	public long choices() {
+		return this.read.json ? Math.max(1, this.read.choices) : 1;
 	}
 
 	/**
@@ -112,7 +202,7 @@ public final class LlmRequest {
 	public boolean needsIncludeUsage() {
 		Kind kind = kind();
 		return this.api == LlmApi.OPENAI && (kind == Kind.CHAT_COMPLETIONS || kind == Kind.COMPLETIONS)
-				&& stream() && !includeUsage();
+				&& stream() && !includeUsage() && this.read.refusal == null;
 	}
 
 	/**
@@ -165,10 +255,13 @@ public final class LlmRequest {
 	@Override
 	public String toString() {
 		return "LlmRequest[" + this.api.routeName() + " " + kind() + ", " + this.bodyLength + " bytes, stream="
-				+ stream() + ", includeUsage=" + includeUsage() + ", maxOutputTokens=" + maxOutputTokens() + "]";
+				+ stream() + ", includeUsage=" + includeUsage() + ", maxOutputTokens=" + maxOutputTokens() + ", choices="
+				+ choices() + ((this.read.refusal != null) ? ", refused: " + this.read.refusal.detail() : "") + "]";
 	}
 
-	/** The top-level fields of interest, with the offsets a rewrite needs. */
+	/**
+	 * The top-level fields of interest, with the offsets a rewrite needs, and the first reason to refuse the body.
+	 */
 	private static final class Reader implements JsonScanner.Listener {
 
 		boolean json;
@@ -181,13 +274,24 @@ public final class LlmRequest {
 
 		long maxOutput = -1;
 
+		long choices = -1;
+
 		boolean messages;
 
 		boolean input;
 
 		boolean prompt;
 
-		JsonScanner.Kind streamOptionsKind;
+		boolean promptObject;
+
+		/** The fields met at the top level, a bit each ({@link Field#ordinal()}). */
+		int seen;
+
+		boolean includeUsageSeen;
+
+		@Nullable Refusal refusal;
+
+		JsonScanner.@Nullable Kind streamOptionsKind;
 
 		long streamOptionsStart = -1;
 
@@ -212,54 +316,126 @@ public final class LlmRequest {
 				topLevel(scanner, kind, start, end);
 			}
 			else if (depth == 2 && this.streamOptionsKind == JsonScanner.Kind.OBJECT
-					&& scanner.levelIs(1, "stream_options") && scanner.levelIs(2, "include_usage")) {
-				if (kind == JsonScanner.Kind.TRUE) {
-					this.includeUsage = true;
-				}
-				else if (this.includeUsageStart < 0) {
-					// a container's end is known at its containerEnd
-					this.includeUsageStart = start;
-					this.includeUsageEnd = end;
-				}
+					&& scanner.levelIs(1, Field.STREAM_OPTIONS.key) && scanner.levelFolds(2, INCLUDE_USAGE)) {
+				includeUsage(scanner, kind, start, end);
 			}
 		}
 
 		@Override
 		public void containerEnd(JsonScanner scanner, int depth, JsonScanner.Kind kind, int size, long end) {
-			if (depth == 1 && scanner.levelIs(1, "stream_options") && this.streamOptionsStart >= 0
+			if (depth == 1 && scanner.levelIs(1, Field.STREAM_OPTIONS.key) && this.streamOptionsStart >= 0
 					&& this.streamOptionsEnd == this.streamOptionsStart + 1) {
 				this.streamOptionsSize = size;
 				this.streamOptionsEnd = end;
 			}
 			else if (depth == 2 && this.includeUsageStart >= 0 && this.includeUsageEnd == this.includeUsageStart + 1
-					&& scanner.levelIs(1, "stream_options") && scanner.levelIs(2, "include_usage")) {
+					&& scanner.levelIs(1, Field.STREAM_OPTIONS.key) && scanner.levelIs(2, INCLUDE_USAGE)) {
 				this.includeUsageEnd = end;
 			}
 		}
 
 		private void topLevel(JsonScanner scanner, JsonScanner.Kind kind, long start, long end) {
-			if (scanner.levelIs(1, "stream")) {
-				this.stream = kind == JsonScanner.Kind.TRUE;
+			Field field = Field.at(scanner);
+			if (field == null) {
+				return;
 			}
-			else if (scanner.levelIs(1, "stream_options")) {
-				if (this.streamOptionsKind == null) {
+			if (!scanner.levelIs(1, field.key)) {
+				refuse(field.key, otherCase(field.key));
+				return;
+			}
+			int bit = 1 << field.ordinal();
+			if ((this.seen & bit) != 0) {
+				refuse(field.key, twice(field.key));
+				return;
+			}
+			this.seen |= bit;
+			switch (field) {
+				case STREAM -> {
+					if (kind == JsonScanner.Kind.TRUE) {
+						this.stream = true;
+					}
+					else if (kind != JsonScanner.Kind.FALSE && kind != JsonScanner.Kind.NULL) {
+						refuse(field.key, "stream is not true, false or null in the request body; allowed: true, false, "
+								+ "null (an upstream may read \"true\" or 1 as true)");
+					}
+				}
+				case STREAM_OPTIONS -> {
 					this.streamOptionsKind = kind;
 					this.streamOptionsStart = start;
 					this.streamOptionsEnd = end;
 				}
+				case MAX_TOKENS, MAX_COMPLETION_TOKENS, MAX_OUTPUT_TOKENS ->
+					this.maxOutput = Math.max(this.maxOutput, count(scanner, field.key, kind, 0));
+				case N, BEST_OF -> this.choices = Math.max(this.choices, count(scanner, field.key, kind, 1));
+				case MESSAGES -> this.messages = true;
+				case INPUT -> this.input = true;
+				case PROMPT -> {
+					this.prompt = true;
+					this.promptObject = kind == JsonScanner.Kind.OBJECT;
+				}
+				case MODEL -> {
+				}
 			}
-			else if (kind == JsonScanner.Kind.NUMBER && (scanner.levelIs(1, "max_tokens")
-					|| scanner.levelIs(1, "max_completion_tokens") || scanner.levelIs(1, "max_output_tokens"))) {
-				this.maxOutput = Math.max(this.maxOutput, scanner.number());
+		}
+
+		/** {@code include_usage} in the one {@code stream_options} object. */
+		private void includeUsage(JsonScanner scanner, JsonScanner.Kind kind, long start, long end) {
+			String name = Field.STREAM_OPTIONS.key + "." + INCLUDE_USAGE;
+			if (!scanner.levelIs(2, INCLUDE_USAGE)) {
+				refuse(name, otherCase(name));
+				return;
 			}
-			else if (scanner.levelIs(1, "messages")) {
-				this.messages = true;
+			if (this.includeUsageSeen) {
+				refuse(name, twice(name));
+				return;
 			}
-			else if (scanner.levelIs(1, "input")) {
-				this.input = true;
+			this.includeUsageSeen = true;
+			if (kind == JsonScanner.Kind.TRUE) {
+				this.includeUsage = true;
 			}
-			else if (scanner.levelIs(1, "prompt")) {
-				this.prompt = true;
+			else {
+				// a container's end is known at its containerEnd
+				this.includeUsageStart = start;
+				this.includeUsageEnd = end;
+			}
+		}
+
+		/**
+		 * A count's value, at least {@code least}; -1 for {@code null} (as if absent). Anything else is refused:
+		 * OpenAI refuses a count that is not an integer, and a lenient upstream might read {@code "1000"} or
+		 * {@code 1e3} as 1000 where the estimate would not. One larger than a long is {@link Long#MAX_VALUE}: the
+		 * estimate is capped in any case.
+		 */
+		private long count(JsonScanner scanner, String name, JsonScanner.Kind kind, long least) {
+			if (kind == JsonScanner.Kind.NULL) {
+				return -1;
+			}
+			long value = (kind == JsonScanner.Kind.NUMBER) ? scanner.wholeNumber() : JsonScanner.NOT_WHOLE;
+			if (value < least) {
+				refuse(name, name + " in the request body is " + ((kind != JsonScanner.Kind.NUMBER) ? "not a number"
+						: (value == JsonScanner.NOT_WHOLE) ? "not a whole number written in digits"
+								: (value == JsonScanner.NEGATIVE) ? "negative" : "0")
+						+ "; allowed: a whole number from " + least + " written in digits (not \"1000\", 1e3 or 1000.0), "
+						+ "or null");
+				return -1;
+			}
+			return value;
+		}
+
+		private static String twice(String name) {
+			return name + " appears more than once in the request body (escaped spellings included): an upstream "
+					+ "reads the last one, so the gateway cannot meter the call; send it once";
+		}
+
+		private static String otherCase(String name) {
+			return "The request body has " + name + " spelled in another case: some upstreams read it as " + name
+					+ ", others ignore it or refuse it, so the gateway cannot meter the call; spell it " + name;
+		}
+
+		/** The first reason found is the one answered. */
+		void refuse(@Nullable String field, String detail) {
+			if (this.refusal == null) {
+				this.refusal = new Refusal(field, detail);
 			}
 		}
 

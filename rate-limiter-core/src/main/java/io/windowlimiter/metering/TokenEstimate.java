@@ -2,11 +2,12 @@ package io.windowlimiter.metering;
 
 /**
  * The tokens reserved for an LLM request at admission: a bound of its prompt from the body's length plus
- * the output it allows, capped.
+ * the output it allows for each of its choices, capped.
  *
  * @param promptTokens the body's length divided by the bytes per token, rounded up
  * @param outputTokens the request's largest of {@code max_tokens}, {@code max_completion_tokens},
- * {@code max_output_tokens}, else the configured default
+ * {@code max_output_tokens}, else the configured default, times its {@linkplain LlmRequest#choices() choices}
+ * ({@code n}, {@code best_of}); {@link Long#MAX_VALUE} when that is more than a long holds
  * @param tokens what to reserve: their sum, at most the ceiling given (at least 1)
  */
 public record TokenEstimate(long promptTokens, long outputTokens, long tokens) {
@@ -32,6 +33,8 @@ public record TokenEstimate(long promptTokens, long outputTokens, long tokens) {
 	 * @param defaultOutputTokens output reserved when the request names no maximum, at least 0
 	 * @param ceiling the smallest token limit of the route: one estimate never exceeds it, so a small
 	 * budget still admits its first call (the settle charges what was really used)
+	 * @throws IllegalArgumentException for a request the gateway {@linkplain LlmRequest#refusal() refuses}: it is
+	 * answered 400, never estimated
 	 */
 	public static TokenEstimate of(LlmRequest request, int bytesPerToken, long defaultOutputTokens, long ceiling) {
 		if (bytesPerToken < 1) {
@@ -43,8 +46,15 @@ public record TokenEstimate(long promptTokens, long outputTokens, long tokens) {
 		if (ceiling < 1) {
 			throw new IllegalArgumentException("the token ceiling must be at least 1, was " + ceiling);
 		}
+		LlmRequest.Refusal refusal = request.refusal();
+		if (refusal != null) {
+			throw new IllegalArgumentException("a request the gateway refuses has no estimate: " + refusal.detail());
+		}
 		long prompt = (request.bodyLength() + (long) bytesPerToken - 1) / bytesPerToken;
-		long output = request.maxOutputTokens() >= 0 ? request.maxOutputTokens() : defaultOutputTokens;
+		long perChoice = request.maxOutputTokens() >= 0 ? request.maxOutputTokens() : defaultOutputTokens;
+		// each of n choices (best_of generations) may use the whole maximum
+		long output = (perChoice == 0) ? 0 : (request.choices() > Long.MAX_VALUE / perChoice) ? Long.MAX_VALUE
+				: perChoice * request.choices();
 		long sum = prompt + output;
 		if (sum < 0) {
 			sum = Long.MAX_VALUE;

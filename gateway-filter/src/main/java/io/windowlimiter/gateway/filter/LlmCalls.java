@@ -63,7 +63,8 @@ final class LlmCalls {
 	/**
 	 * @param answer given the admission: the answer to send instead of going on (a refusal), or null to go on
 	 * (it has set the admission's headers)
-	 * @param refused called when the request is refused before admission (its body too large)
+	 * @param refused called when the request is refused before admission (its body too large, or one the upstream
+	 * could read otherwise than the gateway meters it)
 	 * @param refusedLater whether another filter of the route refused the request after this one admitted it:
 	 * then nothing is charged, request limits included
 	 */
@@ -89,18 +90,25 @@ final class LlmCalls {
 					refused.run();
 					return tooLarge(exchange.getResponse(), max);
 				}
-				return admit(exchange, chain, key, plan, body, answer, refusedLater);
+				LlmRequest request = LlmRequest.read(this.settings.api(), body);
+				LlmRequest.Refusal refusal = request.refusal();
+				if (refusal != null) {
+					// the upstream could read this body otherwise than the gateway meters it
+					refused.run();
+					return badRequest(exchange.getResponse(), refusal);
+				}
+				return admit(exchange, chain, key, plan, request, body, answer, refusedLater);
 			});
 	}
 
 	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
-			byte[] body, Function<Admission, @Nullable Mono<Void>> answer, BooleanSupplier refusedLater) {
+			LlmRequest request, byte[] body, Function<Admission, @Nullable Mono<Void>> answer,
+			BooleanSupplier refusedLater) {
 		CompiledRoute route = this.core.route(this.policyId);
 		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + this.policyId + "' has no rate limits"));
 		}
 		List<RouteLimit> limits = route.byDefault.limits;
-		LlmRequest request = LlmRequest.read(this.settings.api(), body);
 		TokenEstimate estimate = TokenEstimate.of(request, this.settings.smallestTokenLimit(limits));
 		long[] costs = this.settings.costs(limits.size(), estimate.tokens(), route.policy.cost());
 		return this.core.admit(this.policyId, key, costs, plan).flatMap(admission -> {
@@ -166,6 +174,15 @@ final class LlmCalls {
 		long[] costs = refusedLater ? new long[reservation.costs().length] : this.settings.settled(reservation, actual);
 		// not on the response's path: the client has its answer; a settle Redis cannot take is counted dropped
 		this.core.settle(reservation, costs).subscribe(settled -> { }, error -> { });
+	}
+
+	/** A 400 problem answer naming the field of the request body the gateway will not guess at. */
+	private static Mono<Void> badRequest(ServerHttpResponse response, LlmRequest.Refusal refusal) {
+		response.setStatusCode(HttpStatusCode.valueOf(400));
+		byte[] body = LlmSettings.badRequestProblem(refusal).getBytes(StandardCharsets.UTF_8);
+		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		response.getHeaders().setContentLength(body.length);
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
 	}
 
 	/** A 413 problem answer naming the limit. */
