@@ -2,6 +2,7 @@ package io.windowlimiter.metering;
 
 import java.nio.charset.StandardCharsets;
 
+import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.metering.LlmRequest.Kind;
 import org.junit.jupiter.api.Test;
 
@@ -190,6 +191,20 @@ class LlmRequestUnitTests {
 		// the same key twice elsewhere is the upstream's business: nothing the meter reads
 		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"temperature\":1,\"temperature\":2,\"metadata\":{\"n\":1,\"n\":2},"
 				+ "\"tools\":[{\"max_tokens\":1,\"max_tokens\":2}]}").refusal()).isNull();
+	}
+
+	/** The 400's body, as docs/llm-routes.md shows it: the route's problem details, naming the field. */
+	@Test
+	void theRefusalIsAProblemBodyNamingTheField() {
+		LlmRequest twice = read(LlmApi.OPENAI, "{\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+				+ "\"stream_options\":{\"include_usage\":false},\"messages\":[]}");
+		assertThat(LlmSettings.badRequestProblem(twice.refusal())).isEqualTo("{\"type\":\"about:blank\",\"title\":"
+				+ "\"Bad Request\",\"status\":400,\"detail\":\"stream_options appears more than once in the request body "
+				+ "(escaped spellings included): an upstream reads the last one, so the gateway cannot meter the call; send "
+				+ "it once\",\"field\":\"stream_options\"}");
+		LlmRequest cut = read(LlmApi.OPENAI, "{\"stream\":true,\"messages\":[");
+		assertThat(LlmSettings.badRequestProblem(cut.refusal())).startsWith("{\"type\":\"about:blank\",\"title\":"
+				+ "\"Bad Request\",\"status\":400,\"detail\":\"The request body starts as a JSON object").doesNotContain("field");
 	}
 
 	/** Go's decoder takes {@code Stream} (and {@code ſtream}) for stream; OpenAI refuses it; the gateway refuses it too. */

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * decoders keep the last, so a second {@code stream_options} could switch off the usage the gateway asked for;
  * likewise {@code include_usage} twice in {@code stream_options};</li>
  * <li>such a field spelled in another case ({@code Stream}, or with Go's Unicode folds such as {@code ſtream}): Go's
- * decoder takes it for the field, OpenAI and Anthropic refuse it as unknown, others ignore it;</li>
+ * decoder takes it for the field, others do not;</li>
  * <li>{@code stream} other than {@code true}, {@code false} or {@code null} (lenient decoders take
  * {@code "true"} or {@code 1} for true); a token count or number of choices that is not a whole number in digits
  * ({@code "1000"}, {@code 1e3}, {@code 1000.0}: OpenAI refuses them, lenient servers read them), negative, or
@@ -28,9 +28,33 @@ import org.jspecify.annotations.Nullable;
  * deeper than {@value JsonScanner#MAX_DEPTH} levels, or with {@code NaN}, which Python's decoder reads), and one
  * in UTF-16 or UTF-32 or after a byte order mark (Python's decoder reads those as JSON; RFC 8259 wants UTF-8).</li>
  * </ul>
- * Refusing costs an honest client nothing: OpenAI and Anthropic refuse every such body themselves.
+ * Refusing rather than rewriting: a rewrite would pick one of two values the client sent. It costs an honest client
+ * nothing: the official SDKs write each field once, as documented, counts as integers, in UTF-8.
  */
 public final class LlmRequest {
+
+	/** Which endpoint the body is for, told by its fields (routes may rewrite paths). */
+	public enum Kind {
+
+		/** OpenAI {@code /v1/chat/completions}: has {@code messages}. */
+		CHAT_COMPLETIONS,
+
+		/** OpenAI's legacy {@code /v1/completions}: has {@code prompt} (a string or an array). */
+		COMPLETIONS,
+
+		/**
+		 * OpenAI {@code /v1/responses}: has {@code input}, or a {@code prompt} that is an object (a prompt template);
+		 * its streams always end with their usage.
+		 */
+		RESPONSES,
+
+		/** Anthropic {@code /v1/messages}; its streams always carry their usage. */
+		MESSAGES,
+
+		/** Not a JSON object, or none of the fields above. */
+		UNKNOWN
+
+	}
 
 	/**
 	 * The top-level fields the gateway reads: each must come once and be spelled as here. {@code model} is not read
@@ -72,26 +96,6 @@ public final class LlmRequest {
 	}
 
 	private static final String INCLUDE_USAGE = "include_usage";
-
-	/** Which endpoint the body is for, told by its fields (routes may rewrite paths). */
-	public enum Kind {
-
-		/** OpenAI {@code /v1/chat/completions}: has {@code messages}. */
-		CHAT_COMPLETIONS,
-
-		/** OpenAI's legacy {@code /v1/completions}: has {@code prompt}. */
-		COMPLETIONS,
-
-		/** OpenAI {@code /v1/responses}: has {@code input}; its streams always end with their usage. */
-		RESPONSES,
-
-		/** Anthropic {@code /v1/messages}; its streams always carry their usage. */
-		MESSAGES,
-
-		/** Not a JSON object, or none of the fields above. */
-		UNKNOWN
-
-	}
 
 	private static final byte[] ADD_STREAM_OPTIONS = bytes("\"stream_options\":{\"include_usage\":true},");
 
