@@ -6,6 +6,7 @@
 # request decided and admitted) or `demo` (the demo's, 5 in 10 s per client IP, so nearly every answer is a 429).
 # A fresh JVM for every run, the routes alternated.
 # usage: benchmarks/cold-start.sh [rounds, default 2]   (after `mvn -q -B -ntp install -DskipTests`)
+# It prints a Markdown table; the current page, benchmarks/results/cold-start.md, is updated by hand from it.
 set -uo pipefail
 rounds=${1:-2}
 root="$(cd "$(dirname "$0")/.." && pwd)"

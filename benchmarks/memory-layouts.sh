@@ -4,7 +4,9 @@
 # the figure includes each key's share of both tables) into an emptied server of its own. Not a benchmark
 # of the library: it writes the values directly, to separate what the name, the value and the expiry cost.
 #
-#   benchmarks/memory-layouts.sh > benchmarks/results/<date>-memory-layouts.md
+#   benchmarks/memory-layouts.sh
+#
+# It prints a Markdown table; the current page, benchmarks/results/memory-layouts.md, is updated by hand from it.
 set -euo pipefail
 dir="$(mktemp -d)"
 sock="$dir/redis.sock"

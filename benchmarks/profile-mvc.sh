@@ -6,7 +6,8 @@
 # usage: benchmarks/profile-mvc.sh OUTDIR JAR "PHASES" [agent-opts] [extra gateway args...]
 # PHASES: "case:seconds case:seconds ..."; phases whose seconds end in ! warm up and are not reported.
 # agent-opts e.g. "start,event=itimer,loop=10s,file=OUTDIR/%t.collapsed,collapsed": one profile per 10 s
-# (named by when it was written), so the warm-up's can be left out.
+# (named by when it was written), so the warm-up's can be left out. Current figures and the profiles they cite:
+# benchmarks/results/profile-mvc.md, updated by hand from OUTDIR/phases.txt and the profiles.
 set -uo pipefail
 out=$1; jar=$2; phases=$3; agent=${4:-}; shift 4 || shift $#
 mkdir -p "$out"

@@ -10,7 +10,8 @@
 # each reported phase writes OUTDIR/<route>-<events>.collapsed (event cpu every 1 ms, or PROFILE_EVENT: itimer sees
 # only the kernel tick in this VM, a quarter of the CPU) and .html.
 # Each reported phase also lists the Redis commands run more than once per 100 requests (INFO commandstats), and
-# Redis's reads and writes per request (INFO stats).
+# Redis's reads and writes per request (INFO stats). Current figures and the profiles they cite:
+# benchmarks/results/profile-sse.md, updated by hand from OUTDIR/phases.txt and the profiles.
 set -uo pipefail
 out=$1; phases=$2; agent=${3:-}
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The benchmarks of the rate limiter, in one run on this machine: builds what they need, starts its
 # own redis-server on a free loopback port, runs the parts one after another and prints a summary
-# (also written to benchmarks/results/<date>.md). Never part of `mvn verify`.
+# (also written to benchmarks/target/reports/<date>.md, outside the tree). Never part of `mvn verify`.
+# Each part's current figures are one page, benchmarks/results/<part>.md, updated by hand from that report
+# (its table pasted, a history row where a figure changed): see benchmarks/results/README.md.
 #
 #   benchmarks/run-all.sh                 decision, memory, http (about 9 minutes on 2 cores)
 #   benchmarks/run-all.sh decision        1. decisions/s, library alone vs redis-benchmark
@@ -11,7 +13,7 @@
 #   benchmarks/run-all.sh scopes          5. decisions/s, the same limits the route's own and in a scope
 #   benchmarks/run-all.sh hot             6. decisions/s of one client key vs 10,000, library and redis-benchmark
 #   benchmarks/run-all.sh profile         7. CPU per request by process and by component (async-profiler in
-#                                            gateway-app under wrk), flame graphs in benchmarks/results/profiles
+#                                            gateway-app under wrk), flame graphs beside the report (profiles/)
 #   BENCH_REF=HEAD benchmarks/run-all.sh  measure a commit (a clean export of it, built apart) instead
 #                                         of the working tree, e.g. while others are editing it
 #   BENCH_SKIP_BUILD=1 benchmarks/run-all.sh ...   use the jars already built

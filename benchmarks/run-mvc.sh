@@ -3,6 +3,8 @@
 # own Bucket4j filter over Redis, and gateway-app (WebFlux) with no limiter and with WindowRateLimit beside it for
 # the same ratio on the other server, in one run (MvcHttpBenchmark). Settings as run-all.sh's (BENCH_HTTP_SECONDS,
 # BENCH_HTTP_ROUNDS, BENCH_KEYS ...); BENCH_MVC_VIRTUAL_THREADS=true runs the gateway on virtual threads (Java 21+).
+# Report: benchmarks/target/reports/<date>-mvc.md; the current page, benchmarks/results/mvc.md, is updated by hand
+# from it (see benchmarks/results/README.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

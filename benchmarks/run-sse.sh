@@ -5,7 +5,8 @@
 # and 2,000 events; req/s, p50/p99 and limited / plain (the decision), metered / limited (the LLM path: body read
 # and rewritten, meter, settle: the target, >= 0.9) and metered / plain per length, each the median of many short
 # cycles of the three routes back to back, then the gateway's live heap per open stream (plain and metered), short
-# and long. Report: benchmarks/results/<date>-sse.md. About 15 minutes at the defaults.
+# and long. Report: benchmarks/target/reports/<date>-sse.md; the current page, benchmarks/results/sse.md, is updated
+# by hand from it (see benchmarks/results/README.md). About 15 minutes at the defaults.
 #
 # Settings: BENCH_SSE_WARMUP_SECONDS [20] every case's warm-up, first all, then each length's before its cycles;
 # BENCH_SSE_CYCLES [24] and BENCH_SSE_CYCLE_SECONDS [2] the cycles per length and each route's run in one;

@@ -1,4 +1,5 @@
-# Sourced by the SSE benchmark's shell tools (profile-sse.sh and the side-by-side script kept with the results):
+# Sourced by the SSE benchmark's shell tools (profile-sse.sh; the side-by-side script of the issue 24 experiments,
+# now only in git: git show 68043dd:benchmarks/results/2026-12-05-0650-side-by-side.sh):
 # starts a redis-server on $RP (its log in $out/redis.log) and nginx on $NP serving the streams run-sse.sh wrote to
 # $work/sse as text/event-stream (unbuffered, as an LLM upstream streams); sets RPID, NGPID and nd (nginx's dir).
 # The caller stops them: kill $NGPID $RPID; rm -rf $nd

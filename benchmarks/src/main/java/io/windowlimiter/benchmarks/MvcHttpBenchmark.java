@@ -25,8 +25,9 @@ import java.util.Map;
  * each case for the same time after a warm-up, in rounds, every other round in reverse order; each case's
  * fastest round is reported (other work on the machine only slows rounds down). Each route is checked first:
  * a limited route must answer with its limiter's header. Run with {@code benchmarks/run-mvc.sh}; the report
- * goes to {@code benchmarks/results/<date>-mvc.md}. {@code BENCH_MVC_VIRTUAL_THREADS=true}: the gateway on
- * virtual threads (needs the JVM running this on Java 21+).
+ * goes to {@code benchmarks/target/reports/<date>-mvc.md} ({@link ReportFile}), and the current page,
+ * {@code benchmarks/results/mvc.md}, is updated by hand from it. {@code BENCH_MVC_VIRTUAL_THREADS=true}: the gateway
+ * on virtual threads (needs the JVM running this on Java 21+).
  *
  * <p>gateway-app's WebFlux jar runs beside it in the same run, with {@code webflux-none} (no limiter) and
  * {@code webflux-ours} (the same {@code WindowRateLimit} limits), so the report sets ours' ratio to no limiter
@@ -112,12 +113,7 @@ public final class MvcHttpBenchmark {
 				wrk.threads(), wrk.connections(), seconds, warmUp, rounds, GatewayProcess.jvmOptions(),
 				virtual ? "virtual" : "platform", keys);
 		String markdown = markdown(machine, setup, results);
-		Path file = root.resolve("benchmarks/results").resolve(machine.fileStamp() + "-mvc.md");
-		Files.createDirectories(file.getParent());
-		Files.writeString(file, markdown);
-		System.out.println();
-		System.out.println(markdown);
-		System.out.println("Written to " + root.relativize(file));
+		ReportFile.write(root, machine.fileStamp() + "-mvc.md", markdown, List.of("benchmarks/results/mvc.md"));
 		System.exit(0);
 	}
 

@@ -20,9 +20,10 @@ import java.util.Map;
  * {@code /proc}, Redis from {@code INFO cpu}, the downstream (nginx) from {@code /proc}, wrk as this JVM's reaped
  * child); then the same load again with async-profiler (the {@code tools.profiler:async-profiler} jar's
  * {@code libasyncProfiler.so}, attached with {@code jcmd JVMTI.agent_load}) sampling the gateway, whose
- * samples split its measured CPU by the component of their innermost frame, and a flame graph kept in
- * {@code benchmarks/results/profiles}. Everything shares the same cores, so with the machine saturated
- * req/s follows the inverse of the total CPU per request: the component rows say what the limiter's
+ * samples split its measured CPU by the component of their innermost frame, and a flame graph written beside the
+ * report, in {@code benchmarks/target/reports/profiles} (the page {@code benchmarks/results/profile.md} keeps the
+ * ones it cites in {@code benchmarks/results/profiles}). Everything shares the same cores, so with the machine
+ * saturated req/s follows the inverse of the total CPU per request: the component rows say what the limiter's
  * extra cost is made of.
  */
 final class ProfileBenchmark {

@@ -11,8 +11,11 @@ import java.util.List;
 /**
  * Runs the benchmarks of one run against one Redis and writes one report. Arguments pick the parts:
  * {@code decision}, {@code http}, {@code memory}, {@code plans}, {@code scopes}, {@code hot}, {@code profile}; none
- * means the first three; {@code mvc} and {@code sse} alone run {@link MvcHttpBenchmark} and {@link SseBenchmark}. {@code bench.root} is the project's root (the scripts set it); the report goes to
- * {@code benchmarks/results/<date>.md} there and to standard output. Settings: see {@link Settings} and the README's Performance section.
+ * means the first three; {@code mvc} and {@code sse} alone run {@link MvcHttpBenchmark} and {@link SseBenchmark},
+ * {@code meter} {@link MeterBenchmark}. {@code bench.root} is the project's root (the scripts set it); the report goes
+ * to {@code benchmarks/target/reports/<date>.md} there and to standard output ({@link ReportFile}), and the page of
+ * each part run, {@code benchmarks/results/<part>.md}, is updated by hand from it. Settings: see {@link Settings}
+ * and docs/performance.md.
  */
 public final class RunBenchmarks {
 
@@ -73,19 +76,15 @@ public final class RunBenchmarks {
 				report.http(http.run(), http.setup());
 			}
 			if (parts.contains("profile")) {
+				// beside the report, whose table links them as profiles/<file>
 				ProfileBenchmark profile = new ProfileBenchmark(redis, workDir, gatewayJar(root),
-						root.resolve("benchmarks/results/profiles"), report.machine().fileStamp());
+						ReportFile.directory(root).resolve("profiles"), report.machine().fileStamp());
 				report.profile(profile.run(), profile.setup());
 			}
 		}
-		String markdown = report.markdown();
-		Path results = root.resolve("benchmarks/results");
-		Files.createDirectories(results);
-		Path file = results.resolve(report.machine().fileStamp() + ".md");
-		Files.writeString(file, markdown);
-		System.out.println();
-		System.out.println(markdown);
-		System.out.println("Written to " + root.relativize(file));
+		// one page per part: benchmarks/results/decision.md, memory.md, http.md ...
+		ReportFile.write(root, report.machine().fileStamp() + ".md", report.markdown(),
+				parts.stream().map(part -> "benchmarks/results/" + part + ".md").toList());
 		// Lettuce and Reactor Netty leave non-daemon threads behind; the run is over
 		System.exit(0);
 	}

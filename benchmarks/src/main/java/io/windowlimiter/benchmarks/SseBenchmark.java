@@ -33,7 +33,8 @@ import java.util.Map;
  * checked first: the body arrives whole (metered: without the usage chunk the gateway asked for), the limited route
  * answers with its request limit's headers, and on the metered route the remaining tokens go down by the usage the
  * stream reported. Run with {@code benchmarks/run-sse.sh}; the report goes to
- * {@code benchmarks/results/<date>-sse.md}.
+ * {@code benchmarks/target/reports/<date>-sse.md} ({@link ReportFile}), and the current page,
+ * {@code benchmarks/results/sse.md}, is updated by hand from it.
  */
 public final class SseBenchmark {
 
@@ -238,12 +239,7 @@ public final class SseBenchmark {
 				+ "`io.windowlimiter.*` counts only instances of this project's classes (shallow sizes; arrays they own "
 				+ "count as `[B` etc.)", streams, SseStreams.TAIL_BYTES, tailRate, SseStreams.TAIL_BYTES / tailRate);
 		String markdown = markdown(machine, setup, memorySetup, checks, results, failed, memory);
-		Path file = root.resolve("benchmarks/results").resolve(machine.fileStamp() + "-sse.md");
-		Files.createDirectories(file.getParent());
-		Files.writeString(file, markdown);
-		System.out.println();
-		System.out.println(markdown);
-		System.out.println("Written to " + root.relativize(file));
+		ReportFile.write(root, machine.fileStamp() + "-sse.md", markdown, List.of("benchmarks/results/sse.md"));
 		System.exit(0);
 	}
 
