@@ -30,7 +30,7 @@ public enum Algorithm {
 	 */
 	SLIDING_LOG("sliding-log", "ring", "sliding_log.lua", "wlog"),
 
-	/** One sorted-set entry per accepted request: exact, readable with ZRANGE, memory grows with traffic. */
+	/** One sorted-set entry per accepted unit of cost: exact, readable with ZRANGE, memory grows with traffic. */
 	SLIDING_LOG_SORTED_SET("sliding-log", "sorted-set", "sliding_log_sorted_set.lua", "zlog"),
 
 	/**
