@@ -124,13 +124,21 @@ public record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 		boolean any = false;
 		for (int i = 0; i < count; i++) {
 			any |= tokens[i];
-			Object algorithm = limitArgs.get(RouteArgs.PREFIX + "limits[" + i + "].algorithm");
-			algorithm = (algorithm != null) ? algorithm : limitArgs.get(RouteArgs.PREFIX + "limits." + i + ".algorithm");
-			algorithm = (algorithm != null) ? algorithm : limitArgs.get(RouteArgs.PREFIX + "algorithm");
+			Object algorithm = limitArg(limitArgs, i, "algorithm");
 			if (tokens[i] && algorithm != null && "concurrency".equals(algorithm.toString().trim())) {
 				throw new InvalidRouteConfigurationException(policyId, several ? "limits[" + i + "].unit" : "unit",
 						"is 'tokens' on a limit of algorithm concurrency",
 						"unit: requests (the default) there: a concurrency limit counts requests in flight, one slot each");
+			}
+			Object ownStorage = ownLimitArg(limitArgs, i, "log-storage");
+			Object storage = (ownStorage != null) ? ownStorage : limitArgs.get(RouteArgs.PREFIX + "log-storage");
+			if (tokens[i] && storage != null && "sorted-set".equals(storage.toString().trim())) {
+				throw new InvalidRouteConfigurationException(policyId,
+						(ownStorage != null) ? "limits[" + i + "].log-storage" : "log-storage",
+						"is 'sorted-set' on a limit counting tokens",
+						"the ring (the default log-storage: leave it out), which keeps one entry per call whatever its "
+								+ "tokens; the sorted set keeps one per token, and a call of thousands of them takes "
+								+ "Redis hundreds of ms");
 			}
 		}
 		if (!any) {
@@ -139,6 +147,17 @@ public record LlmSettings(LlmApi api, boolean[] tokenLimits, int maxBodyBytes) {
 							+ "limits[1]: { limit: 100000, window: 1m, unit: tokens }");
 		}
 		return new LlmSettings(api, tokens, maxBodyBytes(policyId, own.get("max-body-bytes")));
+	}
+
+	/** Limit i's argument {@code name}: its own ({@code limits[i].name} or {@code limits.i.name}), else the route's. */
+	private static @Nullable Object limitArg(Map<String, ?> limitArgs, int i, String name) {
+		Object value = ownLimitArg(limitArgs, i, name);
+		return (value != null) ? value : limitArgs.get(RouteArgs.PREFIX + name);
+	}
+
+	private static @Nullable Object ownLimitArg(Map<String, ?> limitArgs, int i, String name) {
+		Object value = limitArgs.get(RouteArgs.PREFIX + "limits[" + i + "]." + name);
+		return (value != null) ? value : limitArgs.get(RouteArgs.PREFIX + "limits." + i + "." + name);
 	}
 
 	/** The limits' arguments without the units, as {@code RouteArgs} reads them. */

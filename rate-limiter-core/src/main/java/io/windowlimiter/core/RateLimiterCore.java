@@ -765,7 +765,10 @@ public final class RateLimiterCore {
 			for (String routeId : scopeRoutes) {
 				CompiledRoute route = this.registry.route(routeId);
 				if (route != null) {
-					choices(routeId, route, clientKey).forEach(policy -> keys.addAll(policy.scopeKeysFor(clientKey, target)));
+					choices(routeId, route, clientKey).forEach(policy -> {
+						keys.addAll(policy.scopeKeysFor(clientKey, target));
+						keys.addAll(policy.formerKeysFor(clientKey, target));
+					});
 				}
 			}
 			return List.copyOf(keys);
@@ -774,6 +777,7 @@ public final class RateLimiterCore {
 		if (route != null) {
 			choices(target, route, clientKey).forEach(policy -> {
 				keys.addAll(policy.keysFor(clientKey));
+				keys.addAll(policy.formerKeysFor(clientKey, null));
 				if (policy.penalty) {
 					// a reset lifts the client's block too
 					keys.add(policy.blockKeyFor(clientKey));

@@ -6,16 +6,23 @@ import java.util.List;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * What the {@code WindowRateLimit} filters of one request share: the policies that decided it (a policy
+ * What the {@code WindowRateLimit} filters of one request share: the filter that decided each policy (a policy
  * deciding twice would count the request twice), how close the closest limit so far is to refusing (its
- * headers are the ones sent), and whether a later filter refused the request (then the earlier ones give
- * back what they reserved). The filters of one request run one after the other, never at once.
+ * headers are the ones sent), and whether a filter refused the request (then the earlier ones give back what
+ * they reserved). The filters of one request run one after the other, never at once.
+ *
+ * <p>It lives in the exchange's attributes, which the gateway's {@code Retry} filter keeps when it runs the rest
+ * of the chain again for another attempt: a filter listed after {@code Retry} then sees the request a second
+ * time ({@link Pass#AGAIN}).
  */
 final class ExchangeLimits {
 
 	private static final String ATTRIBUTE = ExchangeLimits.class.getName();
 
+	/** The policies that decided this request, and beside each (same index) the filter that decided it. */
 	private final List<String> policies = new ArrayList<>(2);
+
+	private final List<Object> filters = new ArrayList<>(2);
 
 	private long closest = Long.MAX_VALUE;
 
@@ -26,13 +33,29 @@ final class ExchangeLimits {
 				? limits : new ExchangeLimits();
 	}
 
-	/** Records that the policy decides this request; false when it already did. */
-	boolean decides(String policyId) {
-		if (this.policies.contains(policyId)) {
-			return false;
+	/** How a filter meets this request. */
+	enum Pass {
+
+		/** The first time: the filter decides it. */
+		FIRST,
+
+		/** Again: a filter before it (the gateway's {@code Retry}) runs it once more for another attempt. */
+		AGAIN,
+
+		/** Another filter known by the same policy decided it: the request would be counted twice. */
+		TAKEN
+
+	}
+
+	/** Records that {@code filter} decides this request for its policy, unless it or another filter did. */
+	Pass pass(String policyId, Object filter) {
+		int at = this.policies.indexOf(policyId);
+		if (at >= 0) {
+			return (this.filters.get(at) == filter) ? Pass.AGAIN : Pass.TAKEN;
 		}
 		this.policies.add(policyId);
-		return true;
+		this.filters.add(filter);
+		return Pass.FIRST;
 	}
 
 	/** Whether a limit with {@code remaining} left is the closest to refusing so far; it then becomes it. */

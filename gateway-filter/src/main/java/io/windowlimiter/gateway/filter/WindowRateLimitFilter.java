@@ -73,10 +73,17 @@ final class WindowRateLimitFilter implements GatewayFilter {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		ExchangeLimits limits = ExchangeLimits.of(exchange);
-		if (!limits.decides(this.settings.policyId())) {
-			return Mono.error(new IllegalStateException("Two WindowRateLimit filters of this request are both known as '"
-					+ this.settings.policyId() + "' and would count it twice: give each filter of a route an id of "
-					+ "its own (id: ip, id: api-key ...)"));
+		switch (limits.pass(this.settings.policyId(), this)) {
+			case TAKEN -> {
+				return Mono.error(new IllegalStateException("Two WindowRateLimit filters of this request are both known as '"
+						+ this.settings.policyId() + "' and would count it twice: give each filter of a route an id of "
+						+ "its own (id: ip, id: api-key ...)"));
+			}
+			case AGAIN -> {
+				return again(exchange, chain, limits);
+			}
+			case FIRST -> {
+			}
 		}
 		return this.keyResolver.resolve(exchange).defaultIfEmpty(RedisKeys.EMPTY_KEY).flatMap(key -> {
 			if (RedisKeys.EMPTY_KEY.equals(key) && this.settings.denyEmptyKey()) {
@@ -104,6 +111,26 @@ final class WindowRateLimitFilter implements GatewayFilter {
 				return admission.passes() ? pass(exchange, chain, limits, admission) : refuse(exchange, limits, admission);
 			});
 		});
+	}
+
+	/**
+	 * The request once more, for another attempt of a {@code Retry} filter listed before this one: a gateway retry is
+	 * not a new client request. It was counted on the first pass, whose settle waits for the response, which is
+	 * committed once, with the final attempt's status; so it goes on to the next attempt as it is. A request refused
+	 * (here or by another filter) is answered the same again, never sent downstream. An LLM filter runs before every
+	 * route filter: only a filter ordered before it (a global one, say) could run it again, and the call it wrapped
+	 * (the body it read, the response it meters) ended with the first attempt.
+	 */
+	private Mono<Void> again(ServerWebExchange exchange, GatewayFilterChain chain, ExchangeLimits limits) {
+		if (limits.refused()) {
+			return exchange.getResponse().setComplete();
+		}
+		if (this.llm != null) {
+			return Mono.error(new IllegalStateException("The LLM filter of '" + this.settings.policyId() + "' was run "
+					+ "twice for one request, by a filter ordered before it (order -2), such as a global Retry: list Retry "
+					+ "among the route's filters, which run after it"));
+		}
+		return chain.filter(exchange);
 	}
 
 	/** The core's admission, or what is wrong with the request's cost. */

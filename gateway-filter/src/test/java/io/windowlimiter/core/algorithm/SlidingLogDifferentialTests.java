@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The ring log must decide exactly as the sorted-set log: every field of every decision, on many
  * seeded random traces (bursts in one millisecond, steady arrivals, idle gaps longer than a window,
- * the clock stepping back, limits from 1 to 40, windows from a minute to an hour).
+ * the clock stepping back, limits from 1 to 40, windows from a minute to an hour, a quarter of the
+ * requests costing more than 1: the ring keeps one entry per request, the sorted set one per unit).
  */
 class SlidingLogDifferentialTests {
 
@@ -27,7 +28,7 @@ class SlidingLogDifferentialTests {
 
 	private final LimitScript script = new LimitScript(this.redis);
 
-	private record Trace(WindowPolicy ringPolicy, WindowPolicy sortedSetPolicy, List<Long> times) {
+	private record Trace(WindowPolicy ringPolicy, WindowPolicy sortedSetPolicy, List<Long> times, List<Long> costs) {
 	}
 
 	private static Trace trace(Random random) {
@@ -40,6 +41,7 @@ class SlidingLogDifferentialTests {
 			default -> 3_600_000;
 		};
 		List<Long> times = new ArrayList<>();
+		List<Long> costs = new ArrayList<>();
 		long now = 1_767_225_600_000L + random.nextInt(1_000_000);
 		int requests = 100 + random.nextInt(200);
 		for (int i = 0; i < requests; i++) {
@@ -63,20 +65,24 @@ class SlidingLogDifferentialTests {
 				now += window + random.nextInt((int) window + 1); // idle longer than a window
 			}
 			times.add(now);
+			costs.add((random.nextInt(4) == 0) ? 1L + random.nextInt(limit) : 1L);
 		}
 		return new Trace(new WindowPolicy(Algorithm.SLIDING_LOG, limit, Duration.ofMillis(window)),
-				new WindowPolicy(Algorithm.SLIDING_LOG_SORTED_SET, limit, Duration.ofMillis(window)), times);
+				new WindowPolicy(Algorithm.SLIDING_LOG_SORTED_SET, limit, Duration.ofMillis(window)), times, costs);
 	}
 
 	private Flux<String> mismatches(Trace trace) {
 		String ringKey = "diff:{" + UUID.randomUUID() + "}:ring";
 		String setKey = "diff:{" + UUID.randomUUID() + "}:set";
-		return Flux.fromIterable(trace.times())
-			.concatMap(now -> this.script.decideOne(ringKey, trace.ringPolicy(), 1, Long.toString(now))
-				.zipWith(this.script.decideOne(setKey, trace.sortedSetPolicy(), 1, Long.toString(now)))
+		return Flux.range(0, trace.times().size()).concatMap(i -> {
+			String now = Long.toString(trace.times().get(i));
+			long cost = trace.costs().get(i);
+			return this.script.decideOne(ringKey, trace.ringPolicy(), cost, now)
+				.zipWith(this.script.decideOne(setKey, trace.sortedSetPolicy(), cost, now))
 				.filter(pair -> !pair.getT1().equals(pair.getT2()))
-				.map(pair -> trace.ringPolicy() + " at " + now + ": ring " + pair.getT1() + " sorted set "
-						+ pair.getT2()));
+				.map(pair -> trace.ringPolicy() + " at " + now + " cost " + cost + ": ring " + pair.getT1()
+						+ " sorted set " + pair.getT2());
+		});
 	}
 
 	@Test

@@ -3,9 +3,11 @@ package io.windowlimiter.gateway.autoconfigure;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterEndpointAutoConfiguration;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.core.operations.AssignmentRequest;
 import io.windowlimiter.core.operations.ChangeBroadcast;
@@ -25,6 +27,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -89,6 +92,31 @@ class WindowRateLimiterEndpointAutoConfigurationTests {
 					.extracting(RateLimitOperations.LimitStanding::remaining)
 					.containsExactly(50L);
 			});
+	}
+
+	/**
+	 * A rolling upgrade left a sliding log's key of the previous layout, which the script reads when the client
+	 * has none of this one: a reset deletes it too, or the next decision would read the counts back.
+	 */
+	@Test
+	void aResetDeletesASlidingLogsKeyOfThePreviousLayoutToo() {
+		this.runner.withPropertyValues(EXPOSE).run(context -> {
+			String route = "upgraded-" + UUID.randomUUID();
+			context.getBean(WindowRateLimiter.BEAN_NAME, WindowRateLimiter.class)
+				.register(route, Map.of("algorithm", "sliding-log", "limit", 5, "window", "1m"));
+			// five units logged a moment ago by the previous version: its header, then one double per unit
+			String lua = "local t = struct.pack('>d', tonumber(ARGV[1])) "
+					+ "return redis.call('SET', KEYS[1], struct.pack('>I4I4', 0, 5) .. string.rep(t, 5), 'PX', 60000)";
+			RedisTestServer.get().template().execute(RedisScript.of(lua, String.class),
+					List.of(RedisKeys.of(route, "dave", "ring")), List.of(Long.toString(System.currentTimeMillis() - 1_000)))
+				.blockFirst(Duration.ofSeconds(5));
+			RateLimitOperations operations = context.getBean(RateLimitOperations.class);
+			assertThat(operations.standing(route, "dave").block(Duration.ofSeconds(5)).limits())
+				.extracting(RateLimitOperations.LimitStanding::remaining).containsExactly(0L);
+			assertThat(operations.reset(route, "dave", null).block(Duration.ofSeconds(5)).deletedKeys()).isEqualTo(2);
+			assertThat(operations.standing(route, "dave").block(Duration.ofSeconds(5)).limits())
+				.extracting(RateLimitOperations.LimitStanding::remaining).containsExactly(5L);
+		});
 	}
 
 	@Test

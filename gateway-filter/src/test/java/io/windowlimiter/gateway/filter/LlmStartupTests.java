@@ -55,6 +55,22 @@ class LlmStartupTests {
 		return all;
 	}
 
+	/**
+	 * The sorted-set log keeps one entry per unit: a call of a million tokens would be a million entries. Its
+	 * token limits are refused, naming the property and the ring instead; its request limits may stay.
+	 */
+	@Test
+	void aSortedSetLogCountingTokensIsNamed() {
+		assertThat(check(plus(TWO_LIMITS, "llm=openai", "algorithm=sliding-log", "limits[1].log-storage=sorted-set")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'chat': limits[1].log-storage is 'sorted-set' on a "
+					+ "limit counting tokens; allowed: the ring (the default log-storage: leave it out)");
+		assertThat(check("llm=anthropic", "limit=5000", "window=1h", "unit=tokens", "algorithm=sliding-log",
+				"log-storage=sorted-set")).hasMessageContaining("log-storage is 'sorted-set' on a limit counting tokens");
+		assertThat(check(plus(TWO_LIMITS, "llm=openai", "algorithm=sliding-log", "limits[0].log-storage=sorted-set",
+				"limits[1].limit=1000000"))).as("requests on the sorted set, tokens on the ring").isNull();
+	}
+
 	@Test
 	void aTokenLimitOnAnLlmRoutePasses() {
 		assertThat(check(plus(TWO_LIMITS, "llm=openai"))).isNull();

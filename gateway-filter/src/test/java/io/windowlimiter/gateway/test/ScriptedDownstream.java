@@ -16,8 +16,9 @@ import reactor.netty.resources.LoopResources;
 /**
  * A real HTTP server behind the gateway that answers as each request tells it: the status in
  * {@code X-Downstream-Status} (default 200), a response header {@code X-Downstream-Cost} copied from the
- * request's {@code X-Downstream-Cost}, after {@code X-Downstream-Delay-Ms}. It counts requests per path, and
- * notes when each arrived. On an event loop of its own, as {@link Downstream}.
+ * request's {@code X-Downstream-Cost}, after {@code X-Downstream-Delay-Ms}; 503 to the first
+ * {@code X-Downstream-Failures} requests of a path (a flaky upstream, for retries). It counts requests per path,
+ * and notes when each arrived. On an event loop of its own, as {@link Downstream}.
  */
 public final class ScriptedDownstream implements AutoCloseable {
 
@@ -26,6 +27,8 @@ public final class ScriptedDownstream implements AutoCloseable {
 	public static final String COST = "X-Downstream-Cost";
 
 	public static final String DELAY = "X-Downstream-Delay-Ms";
+
+	public static final String FAILURES = "X-Downstream-Failures";
 
 	private final Map<String, AtomicInteger> hits = new ConcurrentHashMap<>();
 
@@ -38,8 +41,9 @@ public final class ScriptedDownstream implements AutoCloseable {
 	private ScriptedDownstream() {
 		this.server = HttpServer.create().runOn(this.loop).host("127.0.0.1").port(0).handle((request, response) -> {
 			this.arrivals.computeIfAbsent(request.uri(), k -> new CopyOnWriteArrayList<>()).add(System.currentTimeMillis());
-			this.hits.computeIfAbsent(request.uri(), k -> new AtomicInteger()).incrementAndGet();
-			String status = request.requestHeaders().get(STATUS, "200");
+			int hit = this.hits.computeIfAbsent(request.uri(), k -> new AtomicInteger()).incrementAndGet();
+			boolean fails = hit <= Integer.parseInt(request.requestHeaders().get(FAILURES, "0"));
+			String status = fails ? "503" : request.requestHeaders().get(STATUS, "200");
 			String cost = request.requestHeaders().get(COST);
 			long delay = Long.parseLong(request.requestHeaders().get(DELAY, "0"));
 			if (cost != null) {

@@ -22,13 +22,15 @@ public enum Algorithm {
 	FIXED_WINDOW("fixed-window", null, "fixed_window.lua", "fl"),
 
 	/**
-	 * The times of the last {@code limit} accepted requests in a ring: exact, 8 bytes per unit of limit.
-	 * Its keys end in "ring", not "log": keys of the earlier ring layout (limit in the header, every slot
-	 * allocated) must not be read as this one while instances of both versions share a Redis.
+	 * The accepted requests in the window in a ring, one entry each with its time and its cost: exact, 8 bytes
+	 * per request whatever it costs. Its keys end in "wlog": the previous layout ("ring", one time per unit of
+	 * cost) is read once into a key of this one (see {@link #formerKeySuffix()}), never written, so instances
+	 * of the previous version sharing the Redis during a rolling upgrade keep counting in theirs; "log" was an
+	 * earlier one still.
 	 */
-	SLIDING_LOG("sliding-log", "ring", "sliding_log.lua", "ring"),
+	SLIDING_LOG("sliding-log", "ring", "sliding_log.lua", "wlog"),
 
-	/** One sorted-set entry per accepted request: exact, readable with ZRANGE, memory grows with traffic. */
+	/** One sorted-set entry per accepted unit of cost: exact, readable with ZRANGE, memory grows with traffic. */
 	SLIDING_LOG_SORTED_SET("sliding-log", "sorted-set", "sliding_log_sorted_set.lua", "zlog"),
 
 	/**
@@ -85,6 +87,15 @@ public enum Algorithm {
 	/** The last part of this algorithm's Redis keys, so that two algorithms never read each other's data. */
 	public String keySuffix() {
 		return this.keySuffix;
+	}
+
+	/**
+	 * The key suffix of this algorithm's previous layout, whose keys its script reads when its own do not exist
+	 * yet (the sliding log's: "ring"), or null. A reset deletes those keys too, or the script would read the
+	 * counts back.
+	 */
+	public @Nullable String formerKeySuffix() {
+		return (this == SLIDING_LOG) ? "ring" : null;
 	}
 
 	/**

@@ -20,6 +20,12 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 	/** The most requests one window may allow. */
 	public static final long MAX_LIMIT = 1_000_000_000L;
 
+	/**
+	 * The highest limit of a sliding log: the ring's entries count units in 22 bits (modulo 2^22), which tells
+	 * apart the units of a window while it holds fewer than 2^21, twice this and more (see sliding_log.lua).
+	 */
+	public static final long MAX_LOG_LIMIT = 1_000_000;
+
 	/** The longest window: a year covers every quota period users ask for. */
 	public static final Duration MAX_WINDOW = Duration.ofDays(366);
 
@@ -43,6 +49,9 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 		}
 		if (!fitsExactArithmetic(limit, window)) {
 			throw new IllegalArgumentException("limit * window (in ms) must stay below 2^53");
+		}
+		if (limit > MAX_LOG_LIMIT && (algorithm == Algorithm.SLIDING_LOG || algorithm == Algorithm.SLIDING_LOG_SORTED_SET)) {
+			throw new IllegalArgumentException("a sliding log's limit must be at most " + MAX_LOG_LIMIT + ", was " + limit);
 		}
 		if (burst < 1 || burst > MAX_LIMIT) {
 			throw new IllegalArgumentException("burst must be from 1 to " + MAX_LIMIT + ", was " + burst);

@@ -11,6 +11,7 @@ import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.RateLimitHeaders;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One way a route decides a client: its own limits, or a plan's, or an override's, with everything a
@@ -193,8 +194,7 @@ public final class CompiledPolicy {
 	public List<String> keysFor(String clientKey) {
 		List<String> keys = new ArrayList<>(this.owners.length);
 		for (int i = 0; i < this.owners.length; i++) {
-			keys.add(this.scoped[i] ? RedisKeys.ofScope(this.owners[i], clientKey, this.suffixes[i])
-					: RedisKeys.of(this.owners[i], clientKey, this.suffixes[i]));
+			keys.add(key(i, clientKey, this.suffixes[i]));
 		}
 		return keys;
 	}
@@ -204,10 +204,32 @@ public final class CompiledPolicy {
 		List<String> keys = new ArrayList<>();
 		for (int i = 0; i < this.owners.length; i++) {
 			if (this.scoped[i] && this.owners[i].equals(scope)) {
-				keys.add(RedisKeys.ofScope(scope, clientKey, this.suffixes[i]));
+				keys.add(key(i, clientKey, this.suffixes[i]));
 			}
 		}
 		return keys;
+	}
+
+	/**
+	 * The client's keys of its limits' previous layouts ({@link io.windowlimiter.core.algorithm.Algorithm#formerKeySuffix()}),
+	 * on the route (scope null) or in one scope: a script reads such a key when its own does not exist, so a
+	 * reset deletes them too.
+	 */
+	public List<String> formerKeysFor(String clientKey, @Nullable String scope) {
+		List<String> keys = new ArrayList<>();
+		for (int i = 0; i < this.owners.length; i++) {
+			String former = this.limits.get(i).policy().algorithm().formerKeySuffix();
+			if (former != null && (scope == null || (this.scoped[i] && this.owners[i].equals(scope)))) {
+				String suffix = this.limits.get(i).policy().algorithm().keySuffix();
+				keys.add(key(i, clientKey, former + this.suffixes[i].substring(suffix.length())));
+			}
+		}
+		return keys;
+	}
+
+	private String key(int i, String clientKey, String suffix) {
+		return this.scoped[i] ? RedisKeys.ofScope(this.owners[i], clientKey, suffix)
+				: RedisKeys.of(this.owners[i], clientKey, suffix);
 	}
 
 	/** The limits of one scope among these, in order. */

@@ -61,11 +61,13 @@ public final class RouteArgs {
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
 
 	/**
-	 * The log keeps one entry per request in the window. A fresh key costs about 200 bytes at any limit,
-	 * but a client that uses this whole limit holds 8.4 MB in the ring (130 MB as a sorted set), and
-	 * growing its ring that far copies 8 MB inside one script (about 65 ms of Redis time measured).
+	 * The log keeps one entry per request in the window (the ring one per request whatever its cost, the sorted
+	 * set one per unit). A fresh key costs about 200 bytes at any limit, but a client that sends this many
+	 * requests of cost 1 in a window holds 8 MB in the ring (130 MB as a sorted set), and growing its ring that
+	 * far copies 8 MB inside one script (about 65 ms of Redis time measured). The ring's counts need it too
+	 * ({@link WindowPolicy#MAX_LOG_LIMIT}).
 	 */
-	public static final long MAX_LOG_LIMIT = 1_000_000;
+	public static final long MAX_LOG_LIMIT = WindowPolicy.MAX_LOG_LIMIT;
 
 	/**
 	 * The sorted-set log writes one entry per unit of cost, each a ZADD: tens of microseconds of Redis time a
