@@ -7,6 +7,7 @@ import io.windowlimiter.gateway.ExchangeContextFilter;
 import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterProperties;
+import io.windowlimiter.core.key.ClientIpRuleLog;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RefusalStatusFilter;
@@ -33,6 +34,7 @@ import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -196,6 +198,14 @@ public class WindowRateLimiterAutoConfiguration {
 		}
 		return new ClientIpKeyResolver(properties.getTrustedProxies(), (hops != null) ? hops : Integer.MAX_VALUE,
 				properties.getIpv6PrefixLength());
+	}
+
+	/** Says at start-up, where forwarded headers move the requests' remote address, that the resolver keeps the TCP peer. */
+	@Bean
+	public ClientIpRuleLog windowRateLimiterClientIpRuleLog(Environment environment,
+			WindowRateLimiterProperties properties, ListableBeanFactory beans) {
+		return new ClientIpRuleLog(environment, properties.getTrustedProxies(),
+				() -> beans.isTypeMatch("clientIpKeyResolver", ClientIpKeyResolver.class));
 	}
 
 	@Bean
