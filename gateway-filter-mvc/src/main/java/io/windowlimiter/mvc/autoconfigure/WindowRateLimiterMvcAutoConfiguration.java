@@ -9,6 +9,7 @@ import io.windowlimiter.mvc.MvcRateLimiter;
 import io.windowlimiter.mvc.MvcRouteCheck;
 import io.windowlimiter.mvc.MvcRoutesRefresh;
 import io.windowlimiter.mvc.WindowRateLimitFilterFunctions;
+import io.windowlimiter.mvc.key.ApiKeyMvcKeyResolver;
 import io.windowlimiter.mvc.key.ClientIpMvcKeyResolver;
 import io.windowlimiter.mvc.key.HeaderMvcKeyResolver;
 import io.windowlimiter.mvc.key.PrincipalMvcKeyResolver;
@@ -31,7 +32,7 @@ import org.springframework.core.env.Environment;
 /**
  * Wires the window rate limiter into a Server MVC gateway, over the core's beans
  * ({@link WindowRateLimiterCoreAutoConfiguration}): the {@code WindowRateLimit} filter, its start-up check,
- * the key resolvers routes name ({@code headerKeyResolver}, {@code clientIpKeyResolver},
+ * the key resolvers routes name ({@code headerKeyResolver}, {@code apiKeyResolver}, {@code clientIpKeyResolver},
  * {@code principalKeyResolver}) and the plan header's resolver. Internal beans back off for the user's own.
  */
 @AutoConfiguration(after = WindowRateLimiterCoreAutoConfiguration.class)
@@ -88,7 +89,14 @@ public class WindowRateLimiterMvcAutoConfiguration {
 	@Bean(name = "headerKeyResolver")
 	@ConditionalOnMissingBean(name = "headerKeyResolver")
 	public HeaderMvcKeyResolver headerKeyResolver(WindowRateLimiterProperties properties) {
-		return new HeaderMvcKeyResolver(properties.getKeyHeader());
+		return new HeaderMvcKeyResolver(properties.getKeyHeader(), properties.keyHeaderIsCredential());
+	}
+
+	/** API keys as the official SDKs send them (Authorization: Bearer, x-api-key, api-key), hashed in the core. */
+	@Bean(name = "apiKeyResolver")
+	@ConditionalOnMissingBean(name = "apiKeyResolver")
+	public ApiKeyMvcKeyResolver apiKeyResolver() {
+		return new ApiKeyMvcKeyResolver();
 	}
 
 	@Bean(name = "clientIpKeyResolver")

@@ -14,6 +14,7 @@ import io.windowlimiter.gateway.RefusalStatusFilter;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.filter.WindowRateLimitGatewayFilterFactory;
+import io.windowlimiter.gateway.key.ApiKeyResolver;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
 import io.windowlimiter.gateway.plan.HeaderPlanResolver;
@@ -180,7 +181,14 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean(name = "headerKeyResolver", defaultCandidate = false)
 	@ConditionalOnMissingBean(name = "headerKeyResolver")
 	public HeaderKeyResolver headerKeyResolver(WindowRateLimiterProperties properties) {
-		return new HeaderKeyResolver(properties.getKeyHeader());
+		return new HeaderKeyResolver(properties.getKeyHeader(), properties.keyHeaderIsCredential());
+	}
+
+	/** API keys as the official SDKs send them (Authorization: Bearer, x-api-key, api-key), hashed in the core. */
+	@Bean(name = "apiKeyResolver", defaultCandidate = false)
+	@ConditionalOnMissingBean(name = "apiKeyResolver")
+	public ApiKeyResolver apiKeyResolver() {
+		return new ApiKeyResolver();
 	}
 
 	@Bean(name = "clientIpKeyResolver", defaultCandidate = false)
