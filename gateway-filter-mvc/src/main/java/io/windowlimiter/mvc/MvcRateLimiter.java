@@ -18,6 +18,7 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.failure.FailMode;
+import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.RouteArgs;
@@ -241,7 +242,7 @@ public final class MvcRateLimiter {
 		if (this.core.route(routeId) == null) {
 			synchronized (this) {
 				if (this.core.route(routeId) == null) {
-					this.core.configure(routeId, config.limiterArguments());
+					this.core.configure(routeId, CredentialKeys.marked(config.limiterArguments(), keyResolver(config)));
 					this.javaDslRoutes.add(routeId);
 				}
 			}
@@ -276,7 +277,7 @@ public final class MvcRateLimiter {
 		}
 		catch (NoSuchBeanDefinitionException ex) {
 			throw new IllegalStateException("WindowRateLimit key-resolver '" + name + "' is no MvcKeyResolver bean; "
-					+ "built in: headerKeyResolver, clientIpKeyResolver, principalKeyResolver", ex);
+					+ "built in: headerKeyResolver, apiKeyResolver, clientIpKeyResolver, principalKeyResolver", ex);
 		}
 	}
 

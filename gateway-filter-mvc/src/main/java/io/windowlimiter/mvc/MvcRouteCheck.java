@@ -15,6 +15,7 @@ import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.RefusalStatus;
 import io.windowlimiter.core.ResponseCost;
+import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.RouteArgs;
@@ -33,7 +34,8 @@ import org.springframework.core.env.Environment;
  * them, and gives the core their limits. A mistake stops start-up with the route and the property named:
  * an argument the filter does not have (Server MVC's binding would drop it silently) or a {@code max-delay}
  * (it would park a servlet thread), the LLM arguments ({@code llm}, {@code max-body-bytes}, a limit's
- * {@code unit}) as the WebFlux filter refuses them, a missing or unknown key resolver, limits {@link RouteArgs}
+ * {@code unit}) as the WebFlux filter refuses them, a missing or unknown key resolver (one whose keys are
+ * credentials marks the route so, {@link CredentialKeys}), limits {@link RouteArgs}
  * refuses, a bad {@code count-statuses}, {@code deny-empty-key}, header name or refusal status
  * ({@code status-code}, {@code empty-key-status}), a second
  * {@code WindowRateLimit} on one route.
@@ -45,11 +47,11 @@ public final class MvcRouteCheck {
 	/** What the core decides for any adapter, as on the WebFlux filter; {@code unit} is checked here. */
 	private static final Set<String> LIMITER_ARGUMENTS = Set.of("algorithm", "limit", "window", "log-storage", "burst",
 			"name", "scope", "plan", "cost", "shadow", "fail-mode", "instances", "calendar", "time-zone", "week-start",
-			"block-for", "quota-status", "allow", "deny");
+			"block-for", "quota-status", "allow", "deny", RouteArgs.CREDENTIAL_KEYS);
 
 	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
 			+ "name, plan, scope, shadow, window, unit, calendar, time-zone, week-start, block-for, quota-status, "
-			+ "allow, deny, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
+			+ "allow, deny, credential-keys, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
 			+ "cost-from-response-header, status-code, empty-key-status, llm, max-body-bytes";
 
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[\\d+]|\\.\\d+)\\.([a-z-]+)");
@@ -132,7 +134,7 @@ public final class MvcRouteCheck {
 			limiter.put(RouteArgs.PREFIX + name, value);
 		});
 		String keyResolver = args.containsKey("key-resolver") ? args.get("key-resolver") : args.get("keyResolver");
-		checkKeyResolver(routeId, path, keyResolver, beans);
+		String bean = checkKeyResolver(routeId, path, keyResolver, beans);
 		try {
 			// what an LLM route's limits count (unit) is the filter's: read here, the core never sees it
 			LlmSettings.of(routeId, own, limiter);
@@ -142,7 +144,8 @@ public final class MvcRouteCheck {
 					ex.getAllowed());
 		}
 		try {
-			core.configure(routeId, LlmSettings.withoutUnits(limiter));
+			// a resolver of credentials (apiKeyResolver) has the core hash the keys where they enter it
+			core.configure(routeId, CredentialKeys.marked(LlmSettings.withoutUnits(limiter), beans.getBean(bean)));
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			if (!"route".equals(ex.getKind()) || !ex.getProperty().startsWith(RouteArgs.PREFIX)) {
@@ -154,7 +157,8 @@ public final class MvcRouteCheck {
 		}
 	}
 
-	private static void checkKeyResolver(String routeId, String path, String name, ListableBeanFactory beans) {
+	/** @return the name of the key resolver bean the route names */
+	private static String checkKeyResolver(String routeId, String path, String name, ListableBeanFactory beans) {
 		List<String> known = List.of(beans.getBeanNamesForType(MvcKeyResolver.class));
 		String allowed = "the name of a MvcKeyResolver bean: " + String.join(", ", known);
 		if (name == null || name.isBlank()) {
@@ -164,6 +168,7 @@ public final class MvcRouteCheck {
 		if (!known.contains(bean)) {
 			throw new InvalidRouteConfigurationException(routeId, path + "key-resolver", "is '" + name + "'", allowed);
 		}
+		return bean;
 	}
 
 	private static String uncapitalize(String name) {

@@ -442,6 +442,18 @@ public class WindowRateLimitConfig {
 		return put("deny", deny);
 	}
 
+	public @Nullable String getCredentialKeys() {
+		return this.route.get(RouteArgs.CREDENTIAL_KEYS);
+	}
+
+	/**
+	 * {@code true}: the route's client keys are credentials, hashed where they enter the limiter, whatever resolver
+	 * reads them (apiKeyResolver, and headerKeyResolver on a credential header, say so themselves).
+	 */
+	public WindowRateLimitConfig setCredentialKeys(String credentialKeys) {
+		return put(RouteArgs.CREDENTIAL_KEYS, credentialKeys);
+	}
+
 	public @Nullable String getUnit() {
 		return this.route.get("unit");
 	}

@@ -51,7 +51,8 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 
 	/** The resolvers a route can name, for messages. */
 	private static final String KEY_RESOLVERS = "key-resolver: \"#{@headerKeyResolver}\" (the X-API-Key header, "
-			+ "or window-rate-limiter.key-header), \"#{@clientIpKeyResolver}\" (the client's IP address), "
+			+ "or window-rate-limiter.key-header), \"#{@apiKeyResolver}\" (an API key as the LLM SDKs send it: "
+			+ "Authorization: Bearer, x-api-key or api-key), \"#{@clientIpKeyResolver}\" (the client's IP address), "
 			+ "\"#{@principalNameKeyResolver}\" (the authenticated principal) or a KeyResolver bean of yours";
 
 	/** Spring Security's reactive filter chain: the usual way a request gets a principal. */

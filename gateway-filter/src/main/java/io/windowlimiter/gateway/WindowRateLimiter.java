@@ -16,6 +16,7 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.core.policy.RoutePolicy;
@@ -141,7 +142,9 @@ public class WindowRateLimiter extends AbstractRateLimiter<WindowRateLimiter.Con
 		if (!RouteArgs.appliesTo(args)) {
 			return;
 		}
-		configure(event.getRouteId(), args);
+		// the filter's key-resolver, as the bean its #{...} names: one of credentials has the core hash the keys
+		Object keyResolver = args.containsKey("key-resolver") ? args.get("key-resolver") : args.get("keyResolver");
+		configure(event.getRouteId(), CredentialKeys.marked(args, keyResolver));
 	}
 
 	/**

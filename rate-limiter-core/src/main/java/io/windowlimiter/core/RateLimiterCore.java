@@ -8,7 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 import io.micrometer.core.instrument.Timer;
 import io.windowlimiter.core.RateLimitMetrics.Outcome;
@@ -21,6 +21,7 @@ import io.windowlimiter.core.algorithm.Verdict;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
@@ -78,6 +79,9 @@ public final class RateLimiterCore {
 	private volatile ClientAccess access = ClientAccess.NONE;
 
 	private volatile NearLimit nearLimit = NearLimit.OFF;
+
+	/** Routes whose client keys are credentials, hashed where they enter (without a secret until one is set). */
+	private volatile CredentialRoutes credentials = new CredentialRoutes(new ClientKeyHash(null));
 
 	/** What an exempt or allow-listed client gets: through, no limit asked, so no rate-limit headers. */
 	private static final Admission EXEMPT = new Admission(true, Map.of(), List.of());
@@ -144,7 +148,7 @@ public final class RateLimiterCore {
 	 * @see #admit(String, String, Mono)
 	 */
 	public Mono<Admission> admit(String routeId, String clientKey, long cost, Mono<String> requestedPlan) {
-		return admit(routeId, clientKey, requestedPlan, policy -> decide(routeId, policy, clientKey, cost));
+		return admit(routeId, clientKey, requestedPlan, (policy, id) -> decide(routeId, policy, id, cost));
 	}
 
 	/**
@@ -158,29 +162,37 @@ public final class RateLimiterCore {
 	 */
 	public Mono<Admission> admit(String routeId, String clientKey, long[] costs, Mono<String> requestedPlan) {
 		long[] own = costs.clone();
-		return admit(routeId, clientKey, requestedPlan, policy -> decideEach(routeId, policy, clientKey, own));
+		return admit(routeId, clientKey, requestedPlan, (policy, id) -> decideEach(routeId, policy, id, own));
 	}
 
 	/**
-	 * What both kinds of admission share: a client the route's lists or scopes decide is answered without
-	 * Redis; anyone else is decided by {@code decide} under the policy its assignment or its request names.
+	 * What both kinds of admission share: the client's key as the core knows it from here on (on a route keyed
+	 * by credentials its hash, see {@link CredentialRoutes}); a client the route's lists or scopes decide is
+	 * answered without Redis; anyone else is decided by {@code decide} under the policy its assignment or its
+	 * request names, with that key.
 	 */
 	private Mono<Admission> admit(String routeId, String clientKey, Mono<String> requestedPlan,
-			Function<CompiledPolicy, Mono<Admission>> decide) {
+			BiFunction<CompiledPolicy, String, Mono<Admission>> decide) {
 		CompiledRoute route = route(routeId);
 		if (route == null) {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
 		}
-		Access access = this.access.of(routeId, route.scopes, route.lists, clientKey);
+		String id = this.credentials.any() ? this.credentials.stored(policyIdOf(routeId), clientKey) : clientKey;
+		Access access = this.access.of(routeId, route.scopes, route.lists, id, clientKey);
 		if (access != null) {
 			// not Mono.just: see ReadyAnswer
 			return ReadyAnswer.of(byAccess(routeId, route, access));
 		}
-		CompiledPolicy policy = this.plans.known(routeId, route, clientKey);
+		CompiledPolicy policy = this.plans.known(routeId, route, id);
 		if (policy != null) {
-			return decide.apply(policy);
+			return decide.apply(policy, id);
 		}
-		return this.plans.fromRequest(routeId, route, clientKey, requestedPlan).flatMap(decide);
+		return this.plans.fromRequest(routeId, route, id, requestedPlan).flatMap(known -> decide.apply(known, id));
+	}
+
+	/** The id the route's limits are registered by: its own, else the default filters' (see {@link #route}). */
+	private String policyIdOf(String routeId) {
+		return (this.registry.route(routeId) != null) ? routeId : PolicyRegistry.DEFAULT_FILTERS;
 	}
 
 	private Mono<Admission> decideEach(String routeId, CompiledPolicy policy, String id, long[] costs) {
@@ -272,15 +284,38 @@ public final class RateLimiterCore {
 	}
 
 	/**
+	 * Hashes the client keys of routes keyed by credentials with this hash (its secret); an unkeyed SHA-256
+	 * until set. Set before requests come: a client's key changes with the hash.
+	 */
+	public void setClientKeyHash(ClientKeyHash hash) {
+		this.credentials = this.credentials.withHash(hash);
+	}
+
+	/**
+	 * The key the client an operator names is known by on the target (a route, or a scope: keyed by credentials
+	 * when a route naming it is): on a target keyed by credentials the hash of the key given, unless it is one
+	 * already (as the endpoint prints it); else the key as given. What the other operator methods take.
+	 */
+	public String clientKeyOf(String target, String clientKey) {
+		List<String> scopeRoutes = scopeRoutes(target);
+		boolean credentials = (scopeRoutes != null) ? scopeRoutes.stream().anyMatch(this.credentials::has)
+				: this.credentials.has(policyIdOf(target));
+		return this.credentials.ofOperator(credentials, clientKey);
+	}
+
+	/**
 	 * Why the client is exempt or refused on the target whatever its quota, for operators: on a route, as a
 	 * request would be decided; on a scope, the operator's rule made there. Null when its limits decide.
+	 * @param client the client's key, or on a target keyed by credentials its hash ({@link #clientKeyOf})
 	 */
-	public @Nullable Access accessOf(String target, String clientKey) {
+	public @Nullable Access accessOf(String target, String client) {
+		String clientKey = clientKeyOf(target, client);
 		if (isScope(target)) {
 			return this.access.rule(target, clientKey);
 		}
 		CompiledRoute route = route(target);
-		return (route != null) ? this.access.of(target, route.scopes, route.lists, clientKey) : null;
+		// lists written in configuration may name a credential as it is: the key as given is matched too
+		return (route != null) ? this.access.of(target, route.scopes, route.lists, clientKey, client) : null;
 	}
 
 	/** The route's own limits, else those set on the gateway's default filters; null when it has none. */
@@ -307,6 +342,7 @@ public final class RateLimiterCore {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
 		}
+		this.credentials.configure(routeId, args);
 	}
 
 	/**
@@ -317,6 +353,7 @@ public final class RateLimiterCore {
 	 */
 	public Set<String> retainRoutes(Set<String> routeIds) {
 		Set<String> gone = this.registry.retain(routeIds);
+		this.credentials.forget(gone);
 		if (!gone.isEmpty()) {
 			logger.info("Forgot the rate limits of deleted route(s) " + String.join(", ", gone));
 		}
@@ -667,6 +704,7 @@ public final class RateLimiterCore {
 	}
 
 	// For operators (io.windowlimiter.core.operations): routes, and one client's standing, off the decision path.
+	// A client is named by its key, or on a target keyed by credentials by its hash too (clientKeyOf).
 
 	/** Every route given limits, by route id ({@code defaultFilters} for the gateway's default filters). */
 	public Map<String, RoutePolicy> policies() {
@@ -707,7 +745,8 @@ public final class RateLimiterCore {
 	 * client's assignment on the scope, else the default of the first route naming it. Empty for a target
 	 * that is neither.
 	 */
-	public Mono<Standing> peek(String target, String clientKey) {
+	public Mono<Standing> peek(String target, String client) {
+		String clientKey = clientKeyOf(target, client);
 		List<String> scopeRoutes = scopeRoutes(target);
 		if (scopeRoutes != null) {
 			String routeId = scopeRoutes.get(0);
@@ -758,7 +797,8 @@ public final class RateLimiterCore {
 	 * a scope, the scope's keys under each of those on every route naming it. Empty for a target that is
 	 * neither.
 	 */
-	public List<String> keysOf(String target, String clientKey) {
+	public List<String> keysOf(String target, String client) {
+		String clientKey = clientKeyOf(target, client);
 		Set<String> keys = new LinkedHashSet<>();
 		List<String> scopeRoutes = scopeRoutes(target);
 		if (scopeRoutes != null) {
@@ -792,7 +832,8 @@ public final class RateLimiterCore {
 	 * and on every route sharing a scope with that route, whose counters a reset deletes too: Redis decides
 	 * its next request.
 	 */
-	public void forgetDenial(String target, String clientKey) {
+	public void forgetDenial(String target, String client) {
+		String clientKey = clientKeyOf(target, client);
 		List<String> scopeRoutes = scopeRoutes(target);
 		Set<String> routes = new LinkedHashSet<>((scopeRoutes != null) ? scopeRoutes : List.of(target));
 		if (scopeRoutes == null) {

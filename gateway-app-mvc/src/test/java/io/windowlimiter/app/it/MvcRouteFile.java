@@ -26,13 +26,18 @@ final class MvcRouteFile {
 
 	/** A route to another upstream than the test's downstream (an LLM's). */
 	MvcRouteFile route(String id, String uri, Map<String, Object> args) {
+		return route(id, uri, "headerKeyResolver", args);
+	}
+
+	/** As {@link #route(String, Map)}, keyed by the named {@code MvcKeyResolver} bean, e.g. {@code clientIpKeyResolver}. */
+	MvcRouteFile route(String id, String uri, String keyResolver, Map<String, Object> args) {
 		this.yaml.append("  - id: ").append(id).append('\n')
 			.append("    uri: ").append(uri).append('\n')
 			.append("    predicates: [ \"Path=/").append(id).append("/**\" ]\n")
 			.append("    filters:\n")
 			.append("      - name: WindowRateLimit\n")
 			.append("        args:\n")
-			.append("          key-resolver: headerKeyResolver\n");
+			.append("          key-resolver: ").append(keyResolver).append('\n');
 		args.forEach((name, value) -> this.yaml.append("          ").append(name).append(": ").append(value).append('\n'));
 		return this;
 	}

@@ -21,6 +21,7 @@ import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.gateway.test.FakeLlmServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -35,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * limit reach it, the rest are refused at once with 429 and {@code Retry-After: 1}; once the held ones end,
  * their slots are free again on both instances; a client that hangs up mid-stream frees its slot for the other
  * instance; an LLM stream holds its slot until its last event. Asserted through what reached the downstream and
- * the client's sorted set in Redis ({@code wrl:{client}:<route>:cc}).
+ * the client's sorted set in Redis ({@code wrl:{<client's hash>}:<route>:cc}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class ConcurrencyCases {
@@ -283,9 +284,13 @@ abstract class ConcurrencyCases {
 		return this.redis.sync().exists(key(route, client, index)) > 0;
 	}
 
-	/** The concurrency limit's key (docs/algorithms.md, Redis keys): the index left out for the first limit. */
+	/**
+	 * The concurrency limit's key (docs/algorithms.md, Redis keys): the index left out for the first limit. The
+	 * client is its X-API-Key, a credential, hashed without a secret (none is set) where it enters the limiter.
+	 */
 	private static String key(String route, String client, int index) {
-		return "wrl:{" + client + "}:" + route + ":cc" + ((index == 0) ? "" : Integer.toString(index));
+		return "wrl:{" + new ClientKeyHash(null).of(client) + "}:" + route + ":cc"
+				+ ((index == 0) ? "" : Integer.toString(index));
 	}
 
 	private static void await(String what, BooleanSupplier condition) {

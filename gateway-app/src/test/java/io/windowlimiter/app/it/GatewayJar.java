@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -68,6 +69,21 @@ final class GatewayJar implements AutoCloseable {
 	 */
 	static GatewayJar start(String name, String java, int redisPort, Path routes, List<String> jvmOptions,
 			String... extraArgs) {
+		return start(name, java, redisPort, routes, jvmOptions, Map.of(), extraArgs);
+	}
+
+	/**
+	 * As {@link #start(String, int, Path, String...)}, with more variables in the JVM's environment, e.g.
+	 * those every Kubernetes pod has ({@code KUBERNETES_SERVICE_HOST}), which Spring Boot reads.
+	 */
+	static GatewayJar start(String name, int redisPort, Path routes, Map<String, String> environment,
+			String... extraArgs) {
+		return start(name, ProcessHandle.current().info().command().orElse("java"), redisPort, routes, List.of(),
+				environment, extraArgs);
+	}
+
+	private static GatewayJar start(String name, String java, int redisPort, Path routes, List<String> jvmOptions,
+			Map<String, String> environment, String... extraArgs) {
 		Path jar = jar();
 		int port = RedisTestServer.freePort();
 		Path log = logDir().resolve(name + "-" + port + ".log");
@@ -78,7 +94,9 @@ final class GatewayJar implements AutoCloseable {
 				"--spring.data.redis.port=" + redisPort, "--spring.config.additional-location=file:" + routes));
 		command.addAll(List.of(extraArgs));
 		try {
-			Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+			builder.environment().putAll(environment);
+			Process process = builder.start();
 			GatewayJar gateway = new GatewayJar(name, process, port, log);
 			try {
 				gateway.awaitHealthy();

@@ -4,13 +4,16 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterProperties;
 import io.windowlimiter.core.key.ClientIpKeys;
+import io.windowlimiter.core.key.ClientIpRuleLog;
 import io.windowlimiter.mvc.MvcRateLimiter;
 import io.windowlimiter.mvc.MvcRouteCheck;
 import io.windowlimiter.mvc.MvcRoutesRefresh;
 import io.windowlimiter.mvc.WindowRateLimitFilterFunctions;
+import io.windowlimiter.mvc.key.ApiKeyMvcKeyResolver;
 import io.windowlimiter.mvc.key.ClientIpMvcKeyResolver;
 import io.windowlimiter.mvc.key.HeaderMvcKeyResolver;
 import io.windowlimiter.mvc.key.PrincipalMvcKeyResolver;
+import io.windowlimiter.mvc.key.TcpPeerValve;
 import io.windowlimiter.mvc.plan.HeaderMvcPlanResolver;
 import io.windowlimiter.mvc.plan.MvcPlanResolver;
 
@@ -23,12 +26,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.cloud.gateway.server.mvc.filter.FilterSupplier;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
 /**
  * Wires the window rate limiter into a Server MVC gateway, over the core's beans
  * ({@link WindowRateLimiterCoreAutoConfiguration}): the {@code WindowRateLimit} filter, its start-up check,
- * the key resolvers routes name ({@code headerKeyResolver}, {@code clientIpKeyResolver},
+ * the key resolvers routes name ({@code headerKeyResolver}, {@code apiKeyResolver}, {@code clientIpKeyResolver},
  * {@code principalKeyResolver}) and the plan header's resolver. Internal beans back off for the user's own.
  */
 @AutoConfiguration(after = WindowRateLimiterCoreAutoConfiguration.class)
@@ -85,7 +89,14 @@ public class WindowRateLimiterMvcAutoConfiguration {
 	@Bean(name = "headerKeyResolver")
 	@ConditionalOnMissingBean(name = "headerKeyResolver")
 	public HeaderMvcKeyResolver headerKeyResolver(WindowRateLimiterProperties properties) {
-		return new HeaderMvcKeyResolver(properties.getKeyHeader());
+		return new HeaderMvcKeyResolver(properties.getKeyHeader(), properties.keyHeaderIsCredential());
+	}
+
+	/** API keys as the official SDKs send them (Authorization: Bearer, x-api-key, api-key), hashed in the core. */
+	@Bean(name = "apiKeyResolver")
+	@ConditionalOnMissingBean(name = "apiKeyResolver")
+	public ApiKeyMvcKeyResolver apiKeyResolver() {
+		return new ApiKeyMvcKeyResolver();
 	}
 
 	@Bean(name = "clientIpKeyResolver")
@@ -100,6 +111,31 @@ public class WindowRateLimiterMvcAutoConfiguration {
 		}
 		return new ClientIpMvcKeyResolver(new ClientIpKeys(properties.getTrustedProxies(),
 				(hops != null) ? hops : Integer.MAX_VALUE, properties.getIpv6PrefixLength()));
+	}
+
+	/** Says at start-up, where forwarded headers move the requests' remote address, that the resolver keeps the TCP peer. */
+	@Bean
+	public ClientIpRuleLog windowRateLimiterClientIpRuleLog(Environment environment,
+			WindowRateLimiterProperties properties, ListableBeanFactory beans) {
+		return new ClientIpRuleLog(environment, properties.getTrustedProxies(),
+				() -> beans.isTypeMatch("clientIpKeyResolver", ClientIpMvcKeyResolver.class));
+	}
+
+	/**
+	 * On Tomcat, a valve that hands {@code clientIpKeyResolver} the TCP peer and X-Forwarded-For as sent, which
+	 * Tomcat's RemoteIpValve changes when forwarded headers are on. Every other part of the server stays as
+	 * configured.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "org.apache.catalina.valves.ValveBase",
+			"org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory" })
+	static class TomcatPeer {
+
+		@Bean
+		TcpPeerValve.Customizer windowRateLimiterTcpPeerValve() {
+			return new TcpPeerValve.Customizer();
+		}
+
 	}
 
 	@Bean(name = "principalKeyResolver")

@@ -7,12 +7,14 @@ import io.windowlimiter.gateway.ExchangeContextFilter;
 import io.windowlimiter.gateway.LimiterFilterExchangeCapture;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterProperties;
+import io.windowlimiter.core.key.ClientIpRuleLog;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
 import io.windowlimiter.gateway.RefusalStatusFilter;
 import io.windowlimiter.gateway.StartupRouteCheck;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.gateway.filter.WindowRateLimitGatewayFilterFactory;
+import io.windowlimiter.gateway.key.ApiKeyResolver;
 import io.windowlimiter.gateway.key.ClientIpKeyResolver;
 import io.windowlimiter.gateway.key.HeaderKeyResolver;
 import io.windowlimiter.gateway.plan.HeaderPlanResolver;
@@ -33,6 +35,7 @@ import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -178,7 +181,14 @@ public class WindowRateLimiterAutoConfiguration {
 	@Bean(name = "headerKeyResolver", defaultCandidate = false)
 	@ConditionalOnMissingBean(name = "headerKeyResolver")
 	public HeaderKeyResolver headerKeyResolver(WindowRateLimiterProperties properties) {
-		return new HeaderKeyResolver(properties.getKeyHeader());
+		return new HeaderKeyResolver(properties.getKeyHeader(), properties.keyHeaderIsCredential());
+	}
+
+	/** API keys as the official SDKs send them (Authorization: Bearer, x-api-key, api-key), hashed in the core. */
+	@Bean(name = "apiKeyResolver", defaultCandidate = false)
+	@ConditionalOnMissingBean(name = "apiKeyResolver")
+	public ApiKeyResolver apiKeyResolver() {
+		return new ApiKeyResolver();
 	}
 
 	@Bean(name = "clientIpKeyResolver", defaultCandidate = false)
@@ -196,6 +206,14 @@ public class WindowRateLimiterAutoConfiguration {
 		}
 		return new ClientIpKeyResolver(properties.getTrustedProxies(), (hops != null) ? hops : Integer.MAX_VALUE,
 				properties.getIpv6PrefixLength());
+	}
+
+	/** Says at start-up, where forwarded headers move the requests' remote address, that the resolver keeps the TCP peer. */
+	@Bean
+	public ClientIpRuleLog windowRateLimiterClientIpRuleLog(Environment environment,
+			WindowRateLimiterProperties properties, ListableBeanFactory beans) {
+		return new ClientIpRuleLog(environment, properties.getTrustedProxies(),
+				() -> beans.isTypeMatch("clientIpKeyResolver", ClientIpKeyResolver.class));
 	}
 
 	@Bean

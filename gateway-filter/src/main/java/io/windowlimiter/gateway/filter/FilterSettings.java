@@ -37,12 +37,13 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 	/** The limits' arguments, as on the RequestRateLimiter filter without the {@code window-rate-limiter.} prefix. */
 	static final Set<String> LIMITS = Set.of("algorithm", "limit", "window", "log-storage", "burst", "name", "scope",
 			"plan", "cost", "shadow", "fail-mode", "instances", "unit", "calendar", "time-zone", "week-start", "block-for",
-			"quota-status", "allow", "deny", "max-delay");
+			"quota-status", "allow", "deny", "max-delay", "credential-keys");
 
 	static final String KNOWN = "id, key-resolver, cost-resolver, cost-from-header, count-statuses, "
 			+ "cost-from-response-header, status-code, deny-empty-key, empty-key-status, llm, max-body-bytes, and the "
 			+ "limits' algorithm, limit, window, log-storage, burst, name, scope, unit, calendar, time-zone, week-start, "
-			+ "block-for, quota-status, allow, deny, max-delay, limits[i].*, plan, cost, shadow, fail-mode, instances";
+			+ "block-for, quota-status, allow, deny, max-delay, limits[i].*, plan, cost, shadow, fail-mode, instances, "
+			+ "credential-keys";
 
 	/** Whether {@code name} is an argument of the filter (own, limits', or {@code limits[i].*}). */
 	static boolean isKnown(String name) {
@@ -66,6 +67,7 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 		if (args.get("key-resolver") == null) {
 			throw new InvalidRouteConfigurationException(policyId, "key-resolver", "is missing",
 					"the key resolver that tells clients apart, \"#{@headerKeyResolver}\" (the X-API-Key header), "
+							+ "\"#{@apiKeyResolver}\" (an API key: Authorization: Bearer, x-api-key or api-key), "
 							+ "\"#{@clientIpKeyResolver}\" (the client's IP address), \"#{@principalNameKeyResolver}\" "
 							+ "or a KeyResolver bean of yours");
 		}

@@ -8,6 +8,7 @@ import java.util.Set;
 
 import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
@@ -96,7 +97,9 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			// a slot is released when the exchange ends, which is when the response is written only for a filter
 			// ordered before the gateway writes it: what a filter counting concurrency (or an LLM filter) is; on
 			// any other an override counting concurrency is refused, as on a route of another adapter
-			this.core.configure(settings.policyId(), LlmSettings.withoutUnits(limitArgs),
+			// a resolver of credentials (apiKeyResolver) has the core hash the keys where they enter it
+			this.core.configure(settings.policyId(),
+					CredentialKeys.marked(LlmSettings.withoutUnits(limitArgs), config.getKeyResolver()),
 					(llm != null) ? SlotRelease.ALWAYS : SlotRelease.IF_COUNTED);
 			CompiledRoute route = this.core.route(settings.policyId());
 			releasesSlots = route != null && route.releasesSlots;
@@ -549,6 +552,19 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		/** Client keys (addresses, ranges) refused with 403, comma separated. */
 		public Config setDeny(@Nullable String deny) {
 			return limit("deny", deny);
+		}
+
+		public @Nullable String getCredentialKeys() {
+			return this.limit.get("credential-keys");
+		}
+
+		/**
+		 * {@code true}: the route's client keys are credentials, hashed where they enter the limiter, whatever
+		 * resolver reads them (the library's apiKeyResolver, and headerKeyResolver on a credential header, say so
+		 * themselves).
+		 */
+		public Config setCredentialKeys(@Nullable String credentialKeys) {
+			return limit("credential-keys", credentialKeys);
 		}
 
 		public @Nullable String getMaxDelay() {

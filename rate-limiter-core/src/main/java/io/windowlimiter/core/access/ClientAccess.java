@@ -45,6 +45,16 @@ public final class ClientAccess {
 	 * @param lists the route's own lists
 	 */
 	public @Nullable Access of(String routeId, List<String> scopes, RouteLists lists, String clientKey) {
+		return of(routeId, scopes, lists, clientKey, clientKey);
+	}
+
+	/**
+	 * As {@link #of(String, List, RouteLists, String)}, for a client whose key the core hashed (a credential):
+	 * operators' rules know it by {@code clientKey}, the hash; the lists, written in configuration, by either.
+	 * @param listedAs the key as the resolver gave it
+	 */
+	public @Nullable Access of(String routeId, List<String> scopes, RouteLists lists, String clientKey,
+			String listedAs) {
 		PlanAssignments rules = this.rules;
 		if (rules != null && rules.hasAccessRules()) {
 			Access found = rule(rules, routeId, clientKey);
@@ -55,19 +65,23 @@ public final class ClientAccess {
 				return found;
 			}
 		}
-		if (lists.deny().matches(clientKey)) {
+		if (matches(lists.deny(), clientKey, listedAs)) {
 			return Access.ROUTE_DENIED;
 		}
-		if (lists.allow().matches(clientKey)) {
+		if (matches(lists.allow(), clientKey, listedAs)) {
 			return Access.ROUTE_ALLOWED;
 		}
-		if (this.gateway.deny().matches(clientKey)) {
+		if (matches(this.gateway.deny(), clientKey, listedAs)) {
 			return Access.GATEWAY_DENIED;
 		}
-		if (this.gateway.allow().matches(clientKey)) {
+		if (matches(this.gateway.allow(), clientKey, listedAs)) {
 			return Access.GATEWAY_ALLOWED;
 		}
 		return null;
+	}
+
+	private static boolean matches(ClientList list, String clientKey, String listedAs) {
+		return list.matches(clientKey) || (!listedAs.equals(clientKey) && list.matches(listedAs));
 	}
 
 	/** The operator's rule for the client on exactly this route or scope, or null. */

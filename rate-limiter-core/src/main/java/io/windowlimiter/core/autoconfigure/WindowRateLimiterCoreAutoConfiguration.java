@@ -17,10 +17,12 @@ import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.failure.SentinelFailoverFollower;
+import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.core.operations.ChangeBroadcast;
 import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.plan.RequestPlans;
 import io.windowlimiter.core.policy.PolicyRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -136,6 +138,7 @@ public class WindowRateLimiterCoreAutoConfiguration {
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		RateLimiterCore core = new RateLimiterCore(script, registry, assignments, planResolver.getIfUnique() != null,
 				guard, denyCache, localLimiter, headers, metrics, properties.getFailureLogInterval(), Clock.systemUTC());
+		core.setClientKeyHash(clientKeyHash(properties.getClientKeySecret()));
 		core.setClientAccess(access);
 		core.setNearLimit(nearLimit);
 		HeldRequests held = new HeldRequests(properties.getMaxDelayed());
@@ -145,6 +148,17 @@ public class WindowRateLimiterCoreAutoConfiguration {
 			.description("Requests of routes with a max-delay held (or waiting for Redis with leave to be held) now")
 			.register(meters));
 		return core;
+	}
+
+	private static ClientKeyHash clientKeyHash(@Nullable String secret) {
+		try {
+			return new ClientKeyHash(secret);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException(WindowRateLimiterProperties.PREFIX + ".client-key-secret " + ex.getMessage()
+					+ "; it must be a random secret of " + ClientKeyHash.MIN_SECRET_LENGTH + " characters or more "
+					+ "(openssl rand -base64 32), the same on every instance, or unset");
+		}
 	}
 
 	/** The gateway's allow and deny lists, checked now so a bad entry stops start-up, and operators' rules. */

@@ -10,6 +10,7 @@ import io.windowlimiter.core.HeldRequests;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.access.ClientList;
 import io.windowlimiter.core.access.RouteLists;
+import io.windowlimiter.core.key.ApiKeys;
 import io.windowlimiter.core.key.IpRange;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -40,6 +41,22 @@ public class WindowRateLimiterProperties {
 
 	/** The header whose value the {@code headerKeyResolver} bean uses as the client key. */
 	private String keyHeader = "X-API-Key";
+
+	/**
+	 * The secret that client keys which are credentials (the {@code apiKeyResolver}'s, the
+	 * {@code headerKeyResolver}'s when key-header is one of credential-headers, a route's with credential-keys:
+	 * true) are hashed with (HMAC-SHA-256) before anything keeps or shows them: Redis key names, the ratelimits
+	 * endpoint, logs. At least 16 characters, random (openssl rand -base64 32), the same on every instance.
+	 * Unset, they are hashed with plain SHA-256, which shows nothing in clear but can be checked against
+	 * guessed keys (a warning says so at start-up).
+	 */
+	private String clientKeySecret;
+
+	/**
+	 * The headers whose values are credentials: the {@code headerKeyResolver} bean hashes its keys when
+	 * key-header is one of them (matched whatever the case). Remove X-API-Key to keep such keys in clear.
+	 */
+	private List<String> credentialHeaders = new ArrayList<>(ApiKeys.CREDENTIAL_HEADERS);
 
 	/**
 	 * The proxies in front of the gateway whose X-Forwarded-For entries the {@code clientIpKeyResolver}
@@ -311,6 +328,27 @@ public class WindowRateLimiterProperties {
 
 	public String getKeyHeader() {
 		return this.keyHeader;
+	}
+
+	public String getClientKeySecret() {
+		return this.clientKeySecret;
+	}
+
+	public void setClientKeySecret(String clientKeySecret) {
+		this.clientKeySecret = clientKeySecret;
+	}
+
+	public List<String> getCredentialHeaders() {
+		return this.credentialHeaders;
+	}
+
+	public void setCredentialHeaders(List<String> credentialHeaders) {
+		this.credentialHeaders = credentialHeaders;
+	}
+
+	/** Whether the {@code headerKeyResolver}'s header is one of the credential headers. */
+	public boolean keyHeaderIsCredential() {
+		return ApiKeys.isCredentialHeader(this.keyHeader, this.credentialHeaders);
 	}
 
 	public void setKeyHeader(String keyHeader) {

@@ -150,8 +150,11 @@ public class RateLimitOperations {
 	/**
 	 * The client's standing on each limit that decides it on the route or scope now (see
 	 * {@link RateLimiterCore#peek}), with its assignment; empty when the target has no limits here.
+	 * @param given the client's key as the operator knows it; on a target keyed by credentials the answer
+	 * names the client by its hash ({@link RateLimiterCore#clientKeyOf}), as everything else does
 	 */
-	public Mono<ClientStanding> standing(String target, String client) {
+	public Mono<ClientStanding> standing(String target, String given) {
+		String client = this.limiter.clientKeyOf(target, given);
 		return bounded(this.limiter.peek(target, client)).map(standing -> {
 			List<LimitStanding> limits = new ArrayList<>();
 			for (int i = 0; i < standing.limits().size(); i++) {
@@ -165,7 +168,7 @@ public class RateLimitOperations {
 						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis()),
 						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null));
 			}
-			Access access = this.limiter.accessOf(target, client);
+			Access access = this.limiter.accessOf(target, given);
 			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client),
 					(access != null) ? AccessView.of(access) : null, limits,
 					RateLimitHeaders.ceilSeconds(standing.blockedMillis()));
@@ -196,11 +199,13 @@ public class RateLimitOperations {
 	 * route naming the scope, then tells every instance: each has the change within a Redis round trip
 	 * (and, should the message be lost, within its assignments' refresh interval). Empty when the target
 	 * has no limits here.
+	 * @param given the client's key as the operator knows it (hashed here on a target keyed by credentials)
 	 * @param principal who asked, for the log and the audit event; null when unknown
 	 * @throws AssignmentRequest.InvalidAssignmentException if the plan is not declared, or plans do not
 	 * apply on the route, or an override's limit is below the cost of a request on a route it applies on
 	 */
-	public Mono<Change> change(String target, String client, AssignmentRequest request, @Nullable String principal) {
+	public Mono<Change> change(String target, String given, AssignmentRequest request, @Nullable String principal) {
+		String client = this.limiter.clientKeyOf(target, given);
 		PlanAssignments assignments = this.assignments;
 		if (assignments == null) {
 			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be assigned"));
@@ -236,9 +241,11 @@ public class RateLimitOperations {
 	 * Blocks the client (403 until the block ends) or exempts it (never limited), on the route or on every
 	 * route naming the scope, then tells every instance, as {@link #change} does. Kept beside the client's
 	 * plan or override, which it leaves as they are. Empty when the target has no limits here.
+	 * @param given the client's key as the operator knows it (hashed here on a target keyed by credentials)
 	 * @param principal who asked, for the log and the audit event; null when unknown
 	 */
-	public Mono<Change> access(String target, String client, AccessRequest request, @Nullable String principal) {
+	public Mono<Change> access(String target, String given, AccessRequest request, @Nullable String principal) {
+		String client = this.limiter.clientKeyOf(target, given);
 		PlanAssignments assignments = this.assignments;
 		if (assignments == null) {
 			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be blocked or exempted"));
@@ -327,9 +334,11 @@ public class RateLimitOperations {
 	 * Resets the client on the route, or on the scope: deletes its counts (on a scope, those of the scope's
 	 * limits), so every limit starts afresh, and has every instance forget its cached denial. Empty when the
 	 * target has no limits here.
+	 * @param given the client's key as the operator knows it (hashed here on a target keyed by credentials)
 	 * @param principal who asked, for the log and the audit event; null when unknown
 	 */
-	public Mono<Reset> reset(String target, String client, @Nullable String principal) {
+	public Mono<Reset> reset(String target, String given, @Nullable String principal) {
+		String client = this.limiter.clientKeyOf(target, given);
 		List<String> keys = this.limiter.keysOf(target, client);
 		if (keys.isEmpty()) {
 			return Mono.empty();

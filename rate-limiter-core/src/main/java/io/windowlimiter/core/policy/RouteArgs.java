@@ -40,11 +40,17 @@ public final class RouteArgs {
 
 	public static final String PREFIX = "window-rate-limiter.";
 
+	/**
+	 * Whether the route's client keys are credentials, which the core hashes where they enter it
+	 * ({@code io.windowlimiter.core.CredentialRoutes}); read there, checked here.
+	 */
+	public static final String CREDENTIAL_KEYS = "credential-keys";
+
 	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
 			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for");
 
 	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
-			"quota-status", MaxDelay.PROPERTY);
+			"quota-status", MaxDelay.PROPERTY, CREDENTIAL_KEYS);
 
 	/**
 	 * The route's lists, named as nginx's and Envoy's are, and as the gateway-wide properties: {@code allow}
@@ -238,7 +244,7 @@ public final class RouteArgs {
 			throw invalid(this.prefix + property, "is not a known property",
 					"algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, week-start, "
 							+ "block-for, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
-							+ "allow, deny, max-delay (each prefixed " + PREFIX + ")");
+							+ "allow, deny, max-delay, credential-keys (each prefixed " + PREFIX + ")");
 		}
 	}
 
@@ -272,6 +278,11 @@ public final class RouteArgs {
 				(property, what, allowed) -> invalid(this.prefix + property, what, allowed));
 		boolean shadow = shadow();
 		MaxDelay.checkNotShadow(this.routeId, maxDelay, shadow);
+		String credentials = this.route.getOrDefault(CREDENTIAL_KEYS, "false");
+		if (!credentials.equals("true") && !credentials.equals("false")) {
+			throw invalid(this.prefix + CREDENTIAL_KEYS, "is '" + credentials + "'", "true (the route's client keys are "
+					+ "credentials, hashed before anything keeps or shows them) or false");
+		}
 		return new RoutePolicy(limits, cost, shadow, failMode(), (int) number("instances",
 				this.route.getOrDefault("instances", "1"), RoutePolicy.MAX_INSTANCES,
 				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope, quotaStatus, maxDelay);

@@ -1,0 +1,27 @@
+package io.windowlimiter.mvc.key;
+
+import io.windowlimiter.core.key.ApiKeys;
+import io.windowlimiter.core.key.CredentialKeys;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.web.servlet.function.ServerRequest;
+
+/**
+ * Keys a request by its API key as the official SDKs send it ({@link ApiKeys}): the token of
+ * {@code Authorization: Bearer}, else {@code x-api-key}, else {@code api-key}. The keys are credentials: the
+ * limiter hashes them where they enter it, so none is kept or shown in clear. No key gives no key.
+ */
+public class ApiKeyMvcKeyResolver implements MvcKeyResolver, CredentialKeys {
+
+	@Override
+	public @Nullable String resolve(ServerRequest request) {
+		ServerRequest.Headers headers = request.headers();
+		return ApiKeys.of(headers::firstHeader);
+	}
+
+	@Override
+	public boolean keysAreCredentials() {
+		return true;
+	}
+
+}

@@ -1,0 +1,133 @@
+package io.windowlimiter.core;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.windowlimiter.core.access.ClientAccess;
+import io.windowlimiter.core.access.RouteLists;
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.key.ClientKeyHash;
+import io.windowlimiter.core.key.RedisKeys;
+import io.windowlimiter.gateway.test.RedisTestServer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.ScanOptions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Routes keyed by credentials ({@code credential-keys: true}, which the adapters set for apiKeyResolver and a
+ * headerKeyResolver on a credential header), decided by the core against a real Redis: the key is hashed
+ * where it enters, so no Redis key, denial or operator's read holds it; routes of other keys keep their
+ * Redis keys as they were.
+ */
+class CredentialKeysTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(15);
+
+	private static final String SECRET = "a-test-secret-of-32-characters!!";
+
+	private final ReactiveStringRedisTemplate redis = RedisTestServer.get().template();
+
+	private final String run = Long.toString(System.nanoTime(), 36);
+
+	private final List<String> denied = new ArrayList<>();
+
+	private RateLimiterCore core;
+
+	@BeforeEach
+	void start() {
+		this.core = RateLimiterCore.of(new LimitScript(this.redis),
+				new RedisGuard(Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofSeconds(10)),
+				new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000),
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), RateLimitMetrics.NONE, Clock.systemUTC());
+		this.core.setClientKeyHash(new ClientKeyHash(SECRET));
+		this.core.setDenialListener((routeId, clientKey) -> this.denied.add(clientKey));
+	}
+
+	private String route(String name, String... args) {
+		String id = name + "-" + this.run;
+		Map<String, Object> all = new HashMap<>(Map.of("window-rate-limiter.algorithm", "sliding-log",
+				"window-rate-limiter.limit", "2", "window-rate-limiter.window", "1h"));
+		for (int i = 0; i < args.length; i += 2) {
+			all.put("window-rate-limiter." + args[i], args[i + 1]);
+		}
+		this.core.configure(id, all);
+		return id;
+	}
+
+	private boolean passes(String routeId, String key) {
+		return this.core.admit(routeId, key, Mono.empty()).block(WAIT).passes();
+	}
+
+	private List<String> redisKeys(String routeId) {
+		return this.redis.scan(ScanOptions.scanOptions().match("wrl:*" + routeId + "*").build()).collectList().block(WAIT);
+	}
+
+	@Test
+	void aCredentialIsHashedWhereItEntersAndNowhereInClear() {
+		String routeId = route("api", "credential-keys", "true");
+		String token = "sk-" + this.run;
+		String hash = new ClientKeyHash(SECRET).of(token);
+		assertThat(passes(routeId, token)).isTrue();
+		assertThat(passes(routeId, token)).isTrue();
+		assertThat(passes(routeId, token)).isFalse();
+		assertThat(passes(routeId, token)).as("from the deny cache").isFalse();
+		assertThat(redisKeys(routeId)).containsExactly(RedisKeys.of(routeId, hash, "ring"))
+			.noneMatch(key -> key.contains(token));
+		assertThat(this.denied).containsOnly(hash);
+		// an operator names the client by its key, or by its hash as the endpoint prints it
+		assertThat(this.core.clientKeyOf(routeId, token)).isEqualTo(hash);
+		assertThat(this.core.clientKeyOf(routeId, hash)).isEqualTo(hash);
+		assertThat(this.core.peek(routeId, hash).block(WAIT).decisions().get(0).remaining()).isZero();
+		assertThat(this.core.keysOf(routeId, hash)).containsExactly(RedisKeys.of(routeId, hash, "ring"));
+	}
+
+	@Test
+	void otherRoutesKeepTheirKeysAsTheyWere() {
+		String routeId = route("tenant");
+		String tenant = "tenant-" + this.run;
+		assertThat(passes(routeId, tenant)).isTrue();
+		assertThat(redisKeys(routeId)).containsExactly("wrl:{" + tenant + "}:" + routeId + ":ring");
+		assertThat(this.core.clientKeyOf(routeId, tenant)).isEqualTo(tenant);
+		// keyless requests share the one key they always had, on either kind of route
+		String open = route("open", "credential-keys", "true");
+		assertThat(passes(open, RedisKeys.EMPTY_KEY)).isTrue();
+		assertThat(redisKeys(open)).containsExactly("wrl:{" + RedisKeys.EMPTY_KEY + "}:" + open + ":ring");
+	}
+
+	@Test
+	void listsInConfigurationNameACredentialAsWrittenOrByItsHash() {
+		String token = "sk-banned-" + this.run;
+		String other = "sk-vip-" + this.run;
+		String hash = new ClientKeyHash(SECRET).of(other);
+		String routeId = route("listed", "credential-keys", "true", "deny", token, "allow", hash);
+		this.core.setClientAccess(new ClientAccess(RouteLists.NONE, null));
+		Admission refused = this.core.admit(routeId, token, Mono.empty()).block(WAIT);
+		assertThat(refused.forbidden()).isTrue();
+		for (int i = 0; i < 3; i++) {
+			assertThat(passes(routeId, other)).as("allow-listed by its hash").isTrue();
+		}
+		assertThat(this.core.accessOf(routeId, token)).as("read by the key").isNotNull();
+	}
+
+	@Test
+	void withoutASecretTheHashIsAPlainSha256() {
+		this.core.setClientKeyHash(new ClientKeyHash(null));
+		String routeId = route("unkeyed", "credential-keys", "true");
+		String token = "sk-" + this.run;
+		assertThat(passes(routeId, token)).isTrue();
+		assertThat(redisKeys(routeId)).containsExactly(RedisKeys.of(routeId, new ClientKeyHash(null).of(token), "ring"))
+			.allMatch(key -> key.startsWith("wrl:{sha256:"));
+	}
+
+}
