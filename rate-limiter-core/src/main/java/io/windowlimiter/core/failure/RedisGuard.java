@@ -554,10 +554,6 @@ public final class RedisGuard implements AutoCloseable {
 			waiting.givenUp = true;
 		}
 		this.pending.remove(waiting);
-		RedisBudget budget = waiting.budget;
-		if (budget != null) {
-			budget.spend(System.nanoTime() - waiting.start);
-		}
 		boolean undo = waiting.givenUp && waiting.ifGivenUp != null;
 		if (waiting.ended) {
 			waiting.node.inFlight.decrementAndGet();
@@ -857,8 +853,19 @@ public final class RedisGuard implements AutoCloseable {
 			this.home = home;
 		}
 
+		/**
+		 * Marks the outcome decided, once; the wait is spent from the answer's budget then, before the outcome is
+		 * delivered: the asker's next call (the next filter's decision) may start as it is.
+		 */
 		boolean finish() {
-			return compareAndSet(false, true);
+			if (!compareAndSet(false, true)) {
+				return false;
+			}
+			RedisBudget budget = this.budget;
+			if (budget != null) {
+				budget.spend(System.nanoTime() - this.start);
+			}
+			return true;
 		}
 
 	}
