@@ -33,6 +33,7 @@ final class Burst {
 		AtomicBoolean acted = new AtomicBoolean(afterAnswers < 0);
 		long[] latencies = new long[requests];
 		long[] sentAt = new long[requests];
+		String[] pathOf = new String[requests];
 		long began = System.nanoTime();
 		AtomicInteger recorded = new AtomicInteger();
 		String run = Long.toString(System.nanoTime(), 36);
@@ -49,6 +50,7 @@ final class Burst {
 							int index = recorded.getAndIncrement();
 							latencies[index] = answer.nanos();
 							sentAt[index] = System.nanoTime() - answer.nanos() - began;
+							pathOf[index] = pathPrefix;
 							tally.answered(answer.status());
 							if (answered.incrementAndGet() >= afterAnswers && acted.compareAndSet(false, true)) {
 								action.run();
@@ -80,8 +82,14 @@ final class Burst {
 		int count = recorded.get();
 		long[] sorted = Arrays.copyOf(latencies, count);
 		Arrays.sort(sorted);
-		// the slowest answers with when they were sent, in ms from the burst's start, to place them
+		// the slowest answer of each path, and the slowest answers with when they were sent, in ms from the burst's
+		// start, to place them
+		java.util.Map<String, Long> slowestByPath = new java.util.TreeMap<>();
+		for (int i = 0; i < count; i++) {
+			slowestByPath.merge(pathOf[i], latencies[i] / 1_000_000, Math::max);
+		}
 		List<String> slowest = new ArrayList<>();
+		slowest.add("slowest by path (ms) " + slowestByPath);
 		for (int n = 0; n < Math.min(8, count); n++) {
 			int worst = 0;
 			for (int i = 1; i < count; i++) {
@@ -89,14 +97,20 @@ final class Burst {
 					worst = i;
 				}
 			}
-			slowest.add(latencies[worst] / 1_000_000 + " ms sent at " + sentAt[worst] / 1_000_000);
+			slowest.add(latencies[worst] / 1_000_000 + " ms sent at " + sentAt[worst] / 1_000_000 + " " + pathOf[worst]);
 			latencies[worst] = -1;
 		}
-		return new Result(tally, sorted, slowest);
+		return new Result(tally, sorted, slowest, slowestByPath);
 	}
 
 	/** The answers and their latencies, sorted. */
-	record Result(Tally tally, long[] sortedNanos, List<String> slowestSentAt) {
+	record Result(Tally tally, long[] sortedNanos, List<String> slowestSentAt, java.util.Map<String, Long> slowestMillisByPath) {
+
+		/** The slowest answer on the paths starting so, in ms; 0 for none. */
+		long slowestMillis(String pathPrefix) {
+			return this.slowestMillisByPath.getOrDefault(pathPrefix, 0L);
+		}
+
 
 		Duration slowest() {
 			return (this.sortedNanos.length == 0) ? Duration.ZERO

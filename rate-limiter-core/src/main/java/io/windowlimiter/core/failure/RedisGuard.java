@@ -936,7 +936,7 @@ public final class RedisGuard implements AutoCloseable {
 		 * Keeps the place of a call given up with no reply, and what undoes it, if anything: both wait for a reply
 		 * to a call sent after it.
 		 * @param undo the given-up call whose effect is undone then; null when it has nothing to undo
-		 * @param probe a call that changes nothing on this node, for the watchdog's trials meanwhile; null for none
+		 * @param probe a call that changes nothing on this node, for the watchdog's trials while undos wait; null for none
 		 */
 		synchronized void keepForGivenUp(long sent, @Nullable Pending<?> undo, @Nullable Mono<?> probe) {
 			this.givenUp++;
@@ -944,7 +944,7 @@ public final class RedisGuard implements AutoCloseable {
 			if (undo != null) {
 				this.toUndo.add(undo);
 			}
-			if (probe != null) {
+			if (undo != null && probe != null) {
 				this.probe = probe;
 			}
 			this.keepsGivenUp = true;
@@ -983,9 +983,13 @@ public final class RedisGuard implements AutoCloseable {
 			}
 		}
 
-		/** A call that changes nothing on this node, for the watchdog's trial while places are kept; null for none. */
+		/**
+		 * A call that changes nothing on this node, for the watchdog's trial while undos of given-up calls wait for
+		 * a reply; null for none. (Places alone wait for the next reply, or a probe once they fill the node's room:
+		 * a client that left mid-decision costs Redis nothing more.)
+		 */
 		synchronized @Nullable Mono<?> probeWhileKept() {
-			return this.keepsGivenUp ? this.probe : null;
+			return this.toUndo.isEmpty() ? null : this.probe;
 		}
 
 		/**
