@@ -22,8 +22,12 @@ class RedisDeadFromStartJarIT {
 	/** The issue's promise: every answer within 1 s from the first request after start-up, whatever Redis does. */
 	static final Duration ANSWER_WITHIN = Duration.ofSeconds(1);
 
-	/** How much later than the same burst's answers without a limiter the limited ones may come. */
-	static final Duration LIMITER_SHARE = Duration.ofMillis(250);
+	/**
+	 * How much later than the same burst's answers without a limiter the limited ones may come: a request admitted
+	 * just before the kill waits for its settle until the watchdog's next tick (100 ms) sees the connection down,
+	 * and a crowded machine runs that tick late. Before issue 44 they came 0.6 to 0.8 s later (the stall timeout).
+	 */
+	static final Duration LIMITER_SHARE = Duration.ofMillis(400);
 
 	static final int REQUESTS = 400;
 
