@@ -59,6 +59,14 @@ import reactor.core.scheduler.Schedulers;
  * thawing. So the bound holds for what Redis runs when it comes back also when only the timeouts, not the
  * watchdog, end the waits; a node whose every place is so kept is sent its probe, as a stalled one is.
  *
+ * <p>Told the connections' state and the cluster's masters ({@link #follow}), it takes a node whose connection is
+ * down (closed, Lettuce reconnecting and queueing) as stalled at once, without waiting the stall timeout, and
+ * forgets a node that is no longer a master serving slots (failed over while stalled, it would never answer as
+ * one again). A call made within a {@link RedisBudget} waits at most what is left of it: the Redis calls made
+ * for one answer share {@code timeout} in all. A given-up decision whose command may still run can carry what
+ * undoes it (the release of the concurrency slots its script takes), sent once the node has answered a later
+ * call.
+ *
  * <p>One watchdog thread applies the stall rule every quarter of the shorter bound. Silence counts
  * against Redis only while this JVM could have read a reply and written the request: a tick that comes
  * late means the JVM was paused (GC), so the time before it is not counted; and each event loop that reads
