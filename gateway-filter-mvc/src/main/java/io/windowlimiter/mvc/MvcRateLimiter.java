@@ -18,6 +18,7 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.failure.FailMode;
+import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledRoute;
@@ -55,9 +56,10 @@ import org.springframework.web.servlet.function.ServerResponse;
  *
  * <p>With {@code count-statuses} or {@code cost-from-response-header} the request's reservation is settled
  * once the downstream's response is known (its status and headers, before its body is written), as the
- * WebFlux filter settles when its response starts: the client's next request finds the refund made. That
- * wait has the same bound; a settle Redis cannot take in time is dropped (the request stays charged what
- * was reserved), counted, never retried.
+ * WebFlux filter settles when its response starts: the client's next request finds the refund made. The
+ * decisions of every WindowRateLimit filter of a request and that settle share one budget, {@code redis-timeout}
+ * in all ({@link RedisBudget}): a settle that cannot finish in what is left goes on after the response; one Redis
+ * cannot take in time is dropped (the request stays charged what was reserved), counted, never retried.
  *
  * <p>With {@code llm} the filter limits tokens too ({@link MvcLlmCalls}): the call's estimate is reserved at
  * admission, and settled to the usage the upstream reports once its response has been written.
@@ -70,6 +72,9 @@ public final class MvcRateLimiter {
 	public static final Duration WAIT_MARGIN = Duration.ofMillis(250);
 
 	private static final Duration GIVEN_UP_LOG_INTERVAL = Duration.ofSeconds(10);
+
+	/** The request attribute holding its {@link RedisBudget}. */
+	private static final String BUDGET = MvcRateLimiter.class.getName() + ".budget";
 
 	private final RateLimiterCore core;
 
@@ -159,7 +164,8 @@ public final class MvcRateLimiter {
 				}
 			}
 		}
-		Admission admission = await(routeId, this.core.admit(routeId, key, cost, requestedPlan(request)));
+		RedisBudget budget = budget(request);
+		Admission admission = await(routeId, budget.bound(this.core.admit(routeId, key, cost, requestedPlan(request))));
 		if (!admission.passes()) {
 			return refusal(admission, config.refusalStatus());
 		}
@@ -169,7 +175,7 @@ public final class MvcRateLimiter {
 			response = next.handle(request);
 		}
 		else {
-			response = handleAndSettle(request, next, config, reservation);
+			response = handleAndSettle(request, next, config, reservation, budget);
 		}
 		addHeaders(response, admission.headers());
 		return response;
@@ -181,20 +187,29 @@ public final class MvcRateLimiter {
 	 * WebFlux, where the gateway's error handling answers it before the settle.
 	 */
 	private ServerResponse handleAndSettle(ServerRequest request, HandlerFunction<ServerResponse> next,
-			WindowRateLimitConfig config, Reservation reservation) throws Exception {
+			WindowRateLimitConfig config, Reservation reservation, RedisBudget budget) throws Exception {
 		ServerResponse response;
 		try {
 			response = next.handle(request);
 		}
 		catch (Exception ex) {
 			settle(reservation, ResponseCost.actual(config.statusesThatCount(), failedStatus(ex), null,
-					reservation.cost()));
+					reservation.cost()), budget);
 			throw ex;
 		}
 		String header = config.getCostFromResponseHeader();
 		settle(reservation, ResponseCost.actual(config.statusesThatCount(), response.statusCode().value(),
-				(header != null) ? response.headers().getFirst(header) : null, reservation.cost()));
+				(header != null) ? response.headers().getFirst(header) : null, reservation.cost()), budget);
 		return response;
+	}
+
+	/**
+	 * What is left of this request's time for Redis: one budget, {@code redis-timeout} in all, for the decisions
+	 * of every WindowRateLimit filter of the request and the settles its response waits for.
+	 */
+	private RedisBudget budget(ServerRequest request) {
+		Object budget = request.attributes().computeIfAbsent(BUDGET, name -> this.core.newBudget());
+		return (budget instanceof RedisBudget known) ? known : this.core.newBudget();
 	}
 
 	/** The status an exception is answered with: its own (a {@link ErrorResponse}), else a 500. */
@@ -204,12 +219,13 @@ public final class MvcRateLimiter {
 	}
 
 	/**
-	 * Settles, waiting at most the bound: past it the settle is cancelled (sent or not, never again) and
-	 * the request stays charged what was reserved. Nothing is sent when the cost is as reserved.
+	 * Settles, the response waiting for it at most what is left of the request's Redis budget: a settle that
+	 * cannot finish by then goes on after the response (bounded by the guard; one Redis cannot take is dropped,
+	 * and the request stays charged what was reserved). Nothing is sent when the cost is as reserved.
 	 */
-	private void settle(Reservation reservation, long actual) {
+	private void settle(Reservation reservation, long actual, RedisBudget budget) {
 		if (actual != reservation.cost()) {
-			awaitSettle(reservation.routeId(), this.core.settle(reservation, actual));
+			awaitSettle(reservation.routeId(), budget.waitAtMost(this.core.settle(reservation, actual)));
 		}
 	}
 

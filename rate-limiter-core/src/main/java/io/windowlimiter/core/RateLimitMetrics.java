@@ -16,8 +16,9 @@ import org.jspecify.annotations.Nullable;
  * {@code gateway.ratelimit.near_limit} counts allowed requests near a limit ({@link NearLimit});
  * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis;
  * {@code gateway.ratelimit.settles} counts settles of reservations by result;
- * {@code gateway.ratelimit.releases} counts releases of concurrency slots by result. Without a registry it
- * records nothing.
+ * {@code gateway.ratelimit.releases} counts releases of concurrency slots by result;
+ * {@code gateway.ratelimit.releases.given_up} the releases of the slots of decisions given up. Without a
+ * registry it records nothing.
  */
 public class RateLimitMetrics {
 
@@ -144,6 +145,23 @@ public class RateLimitMetrics {
 			this.counters.computeIfAbsent("release\n" + route + '\n' + result,
 					k -> Counter.builder("gateway.ratelimit.releases")
 						.description("Releases of concurrency slots by route and result; dropped: Redis could not take it")
+						.tags("route", route, "result", result)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/**
+	 * The concurrency slots of a decision the guard gave up (answered by the fail-mode while its script may yet
+	 * run) were released so, once Redis answered again: {@code released} (its script had run and held them),
+	 * {@code gone} (it held none), {@code dropped} (Redis could not take it; they expire after their window).
+	 */
+	public void givenUpRelease(String route, String result) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("given-up-release\n" + route + '\n' + result,
+					k -> Counter.builder("gateway.ratelimit.releases.given_up")
+						.description("Releases of the concurrency slots of decisions given up (answered by the "
+								+ "fail-mode) by route and result; dropped: Redis could not take it")
 						.tags("route", route, "result", result)
 						.register(this.registry))
 				.increment();

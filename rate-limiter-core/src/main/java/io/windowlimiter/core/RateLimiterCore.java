@@ -20,6 +20,7 @@ import io.windowlimiter.core.algorithm.Settlement;
 import io.windowlimiter.core.algorithm.Verdict;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
+import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.core.plan.PlanAssignments;
@@ -117,6 +118,8 @@ public final class RateLimiterCore {
 		this.headers = headers;
 		this.metrics = metrics;
 		this.clock = clock;
+		// a killed Redis is seen by its closed connection, a failed-over master by the cluster's slots
+		guard.follow(script.topology());
 		if (assignments != null) {
 			// denials given under a client's old plan say nothing about its new one
 			assignments.onChange(denyCache::clear);
@@ -218,9 +221,7 @@ public final class RateLimiterCore {
 				requestId);
 		List<String> keys = policy.keysFor(id);
 		Timer.Sample sample = this.metrics.startRedis();
-		return this.guard
-			.protect(this.script.nodeOf(keys), this.script.decide(policy.decisionKeys(keys, id), arguments),
-					this.script.probe(keys))
+		return protect(routeId, policy, id, keys, arguments, requestId)
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, denyKey(policy, keys), cost, verdict,
@@ -401,15 +402,55 @@ public final class RateLimiterCore {
 	private Mono<Admission> fromRedis(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
 			LimitScript.Arguments arguments, String cacheKey, long requestId) {
 		Timer.Sample sample = this.metrics.startRedis();
-		// the script's Mono is lazy: nothing is sent unless the guard lets the decision go to Redis
-		return this.guard
-			.protect(this.script.nodeOf(keys), this.script.decide(policy.decisionKeys(keys, id), arguments),
-					this.script.probe(keys))
+		return protect(routeId, policy, id, keys, arguments, requestId)
 			.doOnNext(verdict -> this.metrics.stopRedis(sample, routeId, true))
 			.doOnError(error -> redisFailed(sample, routeId, error))
 			.map(verdict -> answer(routeId, id, policy, cacheKey, cost, verdict,
 					reservation(routeId, policy, keys, cost, verdict, requestId)))
 			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, cost)));
+	}
+
+	/**
+	 * The decision's script through the guard. The script's Mono is lazy: nothing is sent unless the guard lets
+	 * the decision go to Redis. A decision that takes concurrency slots and is given up (timed out, stalled, its
+	 * client gone) while its command may have been written is answered by the fail-mode, which holds no Redis
+	 * slot; its script may still run when Redis answers again and take the slots for a request that never asked
+	 * to release them: so the guard sends their release once the node has answered a later call.
+	 */
+	private Mono<Verdict> protect(String routeId, CompiledPolicy policy, String id, List<String> keys,
+			LimitScript.Arguments arguments, long requestId) {
+		Mono<Verdict> decision = this.script.decide(policy.decisionKeys(keys, id), arguments);
+		Object node = this.script.nodeOf(keys);
+		if (policy.concurrency.length == 0) {
+			return this.guard.protect(node, decision, this.script.probe(keys));
+		}
+		return this.guard.protect(node, decision, this.script.probe(keys), releaseGivenUp(routeId, policy, keys, requestId));
+	}
+
+	/**
+	 * Releases the slots a given-up decision's script may have taken: through the guard (bounded, refused at once
+	 * while the node stalls), never queued or retried; counted in {@code gateway.ratelimit.releases.given_up}
+	 * ({@code released}: its script had run and held them; {@code gone}: it held none, it never ran or was
+	 * refused; {@code dropped}: Redis could not take it, the slots expire after their window). Never fails.
+	 */
+	private Mono<Released> releaseGivenUp(String routeId, CompiledPolicy policy, List<String> keys, long requestId) {
+		List<String> slots = policy.concurrencyKeys(keys);
+		String denyKey = denyKey(policy, keys);
+		return Mono.defer(() -> this.guard.protect(this.script.nodeOf(slots),
+				this.script.release(slots, Reservation.idText(requestId)), this.script.probe(slots)))
+			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE)
+			// a client refused for want of the slots this held is decided by Redis again
+			.doOnNext(released -> this.denyCache.forget(denyKey))
+			.onErrorResume(error -> Mono.just(Released.DROPPED))
+			.doOnNext(released -> this.metrics.givenUpRelease(routeId, released.tag));
+	}
+
+	/**
+	 * What one answer may wait for Redis in all ({@code redis-timeout}): an adapter bounds every Redis call it
+	 * makes before its response is committed with one, so several filters and a settle add up to no more.
+	 */
+	public RedisBudget newBudget() {
+		return this.guard.newBudget();
 	}
 
 	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */

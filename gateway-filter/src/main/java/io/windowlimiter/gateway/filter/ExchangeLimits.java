@@ -3,17 +3,23 @@ package io.windowlimiter.gateway.filter;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.windowlimiter.core.RateLimiterCore;
+import io.windowlimiter.core.failure.RedisBudget;
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.web.server.ServerWebExchange;
 
 /**
  * What the {@code WindowRateLimit} filters of one request share: the filter that decided each policy (a policy
  * deciding twice would count the request twice), how close the closest limit so far is to refusing (its
- * headers are the ones sent), and whether a filter refused the request (then the earlier ones give back what
- * they reserved). The filters of one request run one after the other, never at once.
+ * headers are the ones sent), whether a filter refused the request (then the earlier ones give back what
+ * they reserved), and what is left of the answer's time for Redis (one {@link RedisBudget} for every
+ * filter's decision and a settle before the response). The filters of one request run one after the other,
+ * never at once.
  *
  * <p>It lives in the exchange's attributes, which the gateway's {@code Retry} filter keeps when it runs the rest
  * of the chain again for another attempt: a filter listed after {@code Retry} then sees the request a second
- * time ({@link Pass#AGAIN}).
+ * time ({@link Pass#AGAIN}), and the attempts share one budget.
  */
 final class ExchangeLimits {
 
@@ -27,6 +33,8 @@ final class ExchangeLimits {
 	private long closest = Long.MAX_VALUE;
 
 	private boolean refused;
+
+	private @Nullable RedisBudget budget;
 
 	static ExchangeLimits of(ServerWebExchange exchange) {
 		return exchange.getAttributes().computeIfAbsent(ATTRIBUTE, name -> new ExchangeLimits()) instanceof ExchangeLimits limits
@@ -74,6 +82,16 @@ final class ExchangeLimits {
 
 	boolean refused() {
 		return this.refused;
+	}
+
+	/** The answer's Redis budget, made by the first filter that asks: {@code redis-timeout} for all of them. */
+	RedisBudget budget(RateLimiterCore core) {
+		RedisBudget budget = this.budget;
+		if (budget == null) {
+			budget = core.newBudget();
+			this.budget = budget;
+		}
+		return budget;
 	}
 
 }

@@ -11,6 +11,7 @@ import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.Slots;
+import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
@@ -40,7 +41,9 @@ import org.springframework.web.server.ServerWebExchange;
  * one script for all would be exact without the give-back, but their keys (per API key, per IP) hash to
  * different Redis Cluster slots, which one script cannot touch. Between a reservation and its give-back
  * (a Redis round trip) the reserved units are held: a concurrent request of the same client may be refused
- * by them.
+ * by them. Every Redis call they make before the response is committed (each filter's decision, a settle that
+ * would delay the commit) shares one budget, {@code redis-timeout} in all: an answer waits no longer for Redis
+ * with two filters and a settle than with one decision.
  */
 final class WindowRateLimitFilter implements GatewayFilter {
 
@@ -91,8 +94,10 @@ final class WindowRateLimitFilter implements GatewayFilter {
 				exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(this.settings.emptyKeyStatus()));
 				return exchange.getResponse().setComplete();
 			}
+			RedisBudget budget = limits.budget(this.core);
 			if (this.llm != null) {
-				return this.llm.filter(exchange, chain, key, plan(exchange), admission -> {
+				// its decision, and those of the route's later filters, share the answer's budget
+				return budget.bound(this.llm.filter(exchange, chain, key, plan(exchange), admission -> {
 					if (!admission.passes()) {
 						return refuse(exchange, limits, admission);
 					}
@@ -100,9 +105,9 @@ final class WindowRateLimitFilter implements GatewayFilter {
 						admission.headers().forEach(exchange.getResponse().getHeaders()::set);
 					}
 					return null;
-				}, limits::refuse, limits::refused);
+				}, limits::refuse, limits::refused));
 			}
-			return decide(exchange, key).flatMap(decided -> {
+			return decide(exchange, key, budget).flatMap(decided -> {
 				if (decided.badCost() != null) {
 					limits.refuse();
 					return badRequest(exchange.getResponse(), decided.badCost());
@@ -134,10 +139,10 @@ final class WindowRateLimitFilter implements GatewayFilter {
 	}
 
 	/** The core's admission, or what is wrong with the request's cost. */
-	private Mono<Decided> decide(ServerWebExchange exchange, String key) {
+	private Mono<Decided> decide(ServerWebExchange exchange, String key, RedisBudget budget) {
 		Mono<String> plan = plan(exchange);
 		return cost(exchange)
-			.flatMap(cost -> this.core.admit(this.settings.policyId(), key, cost, plan)
+			.flatMap(cost -> budget.bound(this.core.admit(this.settings.policyId(), key, cost, plan))
 				.map(admission -> new Decided(admission, null))
 				.onErrorResume(CostAboveLimitException.class,
 						tooHigh -> Mono.just(new Decided(null, new BadCost(costSource(), "is '" + tooHigh.cost()
@@ -203,7 +208,9 @@ final class WindowRateLimitFilter implements GatewayFilter {
 			// settled when the response starts: its status and headers are known, and the client sees it only
 			// after the settle (its next request finds the refund made). A client gone before then never gets
 			// a response started: it stays charged what was reserved, so hanging up never makes a call free.
-			response.beforeCommit(() -> settle(response, limits, reservation));
+			// The response waits for it at most what is left of the answer's Redis budget: a settle that cannot
+			// finish by then lands after the response
+			response.beforeCommit(() -> limits.budget(this.core).waitAtMost(settle(response, limits, reservation)));
 		}
 		return (slots != null) ? releasedAtTheEnd(chain.filter(exchange), slots) : chain.filter(exchange);
 	}

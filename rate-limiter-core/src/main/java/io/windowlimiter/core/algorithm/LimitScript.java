@@ -7,7 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Collectors;
+
+import io.windowlimiter.core.failure.RedisGuard;
+import org.jspecify.annotations.Nullable;
 
 import reactor.core.publisher.Mono;
 
@@ -307,6 +311,27 @@ public final class LimitScript implements SmartLifecycle {
 	public Mono<?> probe(List<String> keys) {
 		// asked for with every decision, sent only by a trial: nothing is encoded until then
 		return this.sender.probe(keys.get(0));
+	}
+
+	/**
+	 * What the guard is told of the connections and the cluster's masters: a node whose connection is down is
+	 * stalled at once, one no longer a master is forgotten (see {@link RedisGuard#follow}).
+	 */
+	public RedisGuard.Topology topology() {
+		ScriptSender sender = this.sender;
+		return new RedisGuard.Topology() {
+
+			@Override
+			public boolean isDisconnected(Object node) {
+				return sender.isDisconnected(node);
+			}
+
+			@Override
+			public @Nullable Set<Object> masters() {
+				return sender.masters();
+			}
+
+		};
 	}
 
 	/**

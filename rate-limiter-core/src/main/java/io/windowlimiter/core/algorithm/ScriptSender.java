@@ -3,6 +3,7 @@ package io.windowlimiter.core.algorithm;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -177,6 +178,52 @@ final class ScriptSender {
 			}
 		}
 		return RedisGuard.ONE_NODE;
+	}
+
+	/**
+	 * Whether the connection decisions for the node go on is known to be down: closed, or Lettuce reconnecting
+	 * (it then queues what is written until it is back). False while unknown: before the connection was first
+	 * fetched, or a cluster node not connected yet.
+	 * @param node as {@link #nodeOf} names it
+	 */
+	boolean isDisconnected(Object node) {
+		StatefulConnection<byte[], byte[]> connection = this.connection;
+		if (connection == null) {
+			return false;
+		}
+		if (!(connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)) {
+			return !connection.isOpen();
+		}
+		if (!(node instanceof String id)) {
+			return false;
+		}
+		RedisClusterNode master = cluster.getPartitions().getPartitionByNodeId(id);
+		if (master == null || master.getUri() == null) {
+			return false;
+		}
+		CompletableFuture<StatefulRedisConnection<byte[], byte[]>> nodeConnection = cluster
+			.getConnectionAsync(master.getUri().getHost(), master.getUri().getPort());
+		StatefulRedisConnection<byte[], byte[]> connected = nodeConnection.isDone()
+				&& !nodeConnection.isCompletedExceptionally() ? nodeConnection.getNow(null) : null;
+		return connected != null && !connected.isOpen();
+	}
+
+	/**
+	 * The ids of the cluster's masters that serve slots now, in the connection's view of the slots (which follows
+	 * failovers with the topology refresh); null when not a cluster or not connected yet.
+	 */
+	@Nullable Set<Object> masters() {
+		if (!(this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)) {
+			return null;
+		}
+		Set<Object> masters = new HashSet<>();
+		for (RedisClusterNode node : cluster.getPartitions()) {
+			if (node.getNodeId() != null && (node.is(RedisClusterNode.NodeFlag.UPSTREAM) || node.is(RedisClusterNode.NodeFlag.MASTER))
+					&& !node.getSlots().isEmpty()) {
+				masters.add(node.getNodeId());
+			}
+		}
+		return masters;
 	}
 
 	/**

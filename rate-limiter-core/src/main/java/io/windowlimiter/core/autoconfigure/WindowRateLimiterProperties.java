@@ -82,7 +82,8 @@ public class WindowRateLimiterProperties {
 
 	/**
 	 * The longest a decision waits for Redis even while Redis answers other decisions (say one Redis
-	 * Cluster node hangs); past it the route's fail-mode answers. At most 30 s.
+	 * Cluster node hangs); past it the route's fail-mode answers. It bounds each answer in all: the decisions of
+	 * every limiter filter of a request and a settle made before its response share it. At most 30 s.
 	 */
 	private Duration redisTimeout = Duration.ofMillis(600);
 

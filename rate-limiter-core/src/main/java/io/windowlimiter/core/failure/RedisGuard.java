@@ -1,6 +1,10 @@
 package io.windowlimiter.core.failure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -54,6 +58,14 @@ import reactor.core.scheduler.Schedulers;
  * Redis answers something sent after it: its command may be written already, and a frozen Redis runs it on
  * thawing. So the bound holds for what Redis runs when it comes back also when only the timeouts, not the
  * watchdog, end the waits; a node whose every place is so kept is sent its probe, as a stalled one is.
+ *
+ * <p>Told the connections' state and the cluster's masters ({@link #follow}), it takes a node whose connection is
+ * down (closed, Lettuce reconnecting and queueing) as stalled at once, without waiting the stall timeout, and
+ * forgets a node that is no longer a master serving slots (failed over while stalled, it would never answer as
+ * one again). A call made within a {@link RedisBudget} waits at most what is left of it: the Redis calls made
+ * for one answer share {@code timeout} in all. A given-up decision whose command may still run can carry what
+ * undoes it (the release of the concurrency slots its script takes), sent once the node has answered a later
+ * call.
  *
  * <p>One watchdog thread applies the stall rule every quarter of the shorter bound. Silence counts
  * against Redis only while this JVM could have read a reply and written the request: a tick that comes
@@ -119,6 +131,8 @@ public final class RedisGuard implements AutoCloseable {
 
 	private final AtomicLong trials = new AtomicLong();
 
+	private final AtomicLong undone = new AtomicLong();
+
 	private final AtomicLong unreported = new AtomicLong();
 
 	/** Stalls and recoveries, written off the answering threads: one line each. */
@@ -134,6 +148,9 @@ public final class RedisGuard implements AutoCloseable {
 	private final Scheduler elsewhere = Schedulers.parallel();
 
 	private long lastTick = System.nanoTime();
+
+	/** What the guard knows of the connections and the cluster's masters; nothing until {@link #follow}. */
+	private volatile Topology topology = Topology.UNKNOWN;
 
 	/** Run before each watchdog tick: tests delay the watchdog with it. */
 	volatile Runnable beforeTick = () -> {
@@ -189,7 +206,7 @@ public final class RedisGuard implements AutoCloseable {
 	 * @param node what tells the node apart, e.g. its id; equal for decisions on the same node
 	 */
 	public <T> Mono<T> protect(Object node, Mono<T> call) {
-		return protect(nodeOf(node), call, null);
+		return protect(nodeOf(node), call, null, null);
 	}
 
 	/**
@@ -200,12 +217,43 @@ public final class RedisGuard implements AutoCloseable {
 	 * no request waits for a trial (a trial decision waited up to the timeout, the slowest answers of an outage).
 	 */
 	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> trialProbe) {
-		return protect(nodeOf(node), call, (Mono<?>) trialProbe);
+		return protect(nodeOf(node), call, (Mono<?>) trialProbe, null);
 	}
 
-	private <T> Mono<T> protect(Node progress, Mono<T> call, @Nullable Mono<?> trialProbe) {
+	/**
+	 * As {@link #protect(Object, Mono, Mono)}, for a call whose effect must not outlive a decision given up:
+	 * {@code ifGivenUp} undoes what the call's command may have done in Redis (a decision's script taking
+	 * concurrency slots for a request the fail-mode answered). It is subscribed at most once, and only if the
+	 * decision was given up (its timeout, a stall, its asker gone) while its command may have been written:
+	 * once the node has answered a call sent after it (Redis runs one connection's commands in order, so the
+	 * given-up command has run by then, or never will), at once if the given-up call's own reply comes; never
+	 * while the node answers nothing, so nothing waits behind a stall. Kept per node as the given-up places are,
+	 * so at most {@code maxInFlight} per node; while any is kept the watchdog sends the node a trial probe (at
+	 * most one per stall timeout), so they go soon after the node answers again, with or without traffic.
+	 * @param ifGivenUp lazy, bounded by this guard itself (a call through {@link #protect}), never failing;
+	 * undoing what never ran must be harmless (it is sent whether or not the command was written)
+	 */
+	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> trialProbe, Mono<?> ifGivenUp) {
+		return protect(nodeOf(node), call, (Mono<?>) trialProbe, ifGivenUp);
+	}
+
+	private <T> Mono<T> protect(Node progress, Mono<T> call, @Nullable Mono<?> trialProbe, @Nullable Mono<?> ifGivenUp) {
 		return Mono.<T>create(sink -> {
 			long start = System.nanoTime();
+			RedisBudget budget = RedisBudget.in(sink.contextView());
+			long bound = this.timeoutNanos;
+			if (budget != null) {
+				bound = Math.min(bound, budget.leftNanos());
+				if (bound <= 0) {
+					// the answer has waited all it may for Redis: this call would only make it later
+					fail(sink, new RedisBudgetSpentException());
+					return;
+				}
+			}
+			if (isDown(progress, start)) {
+				fail(sink, new RedisStalledException());
+				return;
+			}
 			boolean isTrial = progress.stalled;
 			if (isTrial && (start - progress.nextTrial < 0 || !progress.trial.compareAndSet(false, true))) {
 				fail(sink, new RedisStalledException());
@@ -234,19 +282,26 @@ public final class RedisGuard implements AutoCloseable {
 				probe(home);
 			}
 			boolean inline = home == null && sink.contextView().hasKey(ANSWER_WHERE_REPLIED);
-			Pending<T> waiting = new Pending<>(sink, start, isTrial, home, inline, progress, progress.sent.incrementAndGet());
+			Pending<T> waiting = new Pending<>(sink, start, bound, budget, isTrial, home, inline, progress,
+					progress.sent.incrementAndGet(), ifGivenUp, trialProbe);
 			this.pending.add(waiting);
 			sink.onDispose(() -> release(waiting));
-			waiting.timer = schedule(home, () -> timeOut(waiting), this.timeoutNanos);
+			waiting.timer = schedule(home, () -> timeOut(waiting), bound);
 			Disposable upstream = call.subscribe(value -> {
 				waiting.ended = true;
 				replied(progress, waiting.sent);
 				if (waiting.finish()) {
 					deliver(waiting, () -> sink.success(value));
 				}
+				else {
+					// given up, and yet it ran: what it did is undone now, the node answers
+					undo(waiting);
+				}
 			}, error -> {
 				waiting.ended = true;
 				if (isReply(error)) {
+					// Redis refused the command: it changed nothing, there is nothing to undo
+					waiting.undone.set(true);
 					replied(progress, waiting.sent);
 				}
 				if (waiting.finish()) {
@@ -288,6 +343,11 @@ public final class RedisGuard implements AutoCloseable {
 		return this.trials.get();
 	}
 
+	/** How many undos of given-up calls were sent since start (see {@link #protect(Object, Mono, Mono, Mono)}). */
+	public long undos() {
+		return this.undone.get();
+	}
+
 	/** How many decisions failed at once since start because {@code maxInFlight} decisions were waiting. */
 	public long shed() {
 		return this.shed.get();
@@ -312,9 +372,49 @@ public final class RedisGuard implements AutoCloseable {
 		return false;
 	}
 
-	/** Whether the error is a decision failed at once, with nothing sent to Redis (stalled or shed). */
+	/**
+	 * Has the guard follow the connections' state and the cluster's masters: a node whose connection is down is
+	 * taken as stalled at once, and a node no longer a master is forgotten.
+	 */
+	public void follow(Topology topology) {
+		this.topology = topology;
+	}
+
+	/** A guard for one answer's Redis calls: {@code redis-timeout} in all (see {@link RedisBudget}). */
+	public RedisBudget newBudget() {
+		return new RedisBudget(this.timeoutNanos);
+	}
+
+	/** Whether the error is a decision failed at once, with nothing sent to Redis (stalled, shed, no budget left). */
 	public static boolean failedAtOnce(Throwable error) {
-		return error instanceof RedisStalledException || error instanceof RedisShedException;
+		return error instanceof RedisStalledException || error instanceof RedisShedException
+				|| error instanceof RedisBudgetSpentException;
+	}
+
+	/** What the guard is told of the Redis nodes it guards. */
+	public interface Topology {
+
+		/** Tells nothing: the stall rule alone decides. */
+		Topology UNKNOWN = new Topology() {
+
+			@Override
+			public boolean isDisconnected(Object node) {
+				return false;
+			}
+
+			@Override
+			public @Nullable Set<Object> masters() {
+				return null;
+			}
+
+		};
+
+		/** Whether the connection to the node is known to be down (closed, reconnecting). */
+		boolean isDisconnected(Object node);
+
+		/** The masters decisions may go to now (their ids, as decisions name them); null when unknown or not a cluster. */
+		@Nullable Set<Object> masters();
+
 	}
 
 	/** Whether the error is a decision shed because too many were waiting on Redis. */
@@ -330,7 +430,7 @@ public final class RedisGuard implements AutoCloseable {
 	/** A reply from the node to the call it was sent as {@code sent}: Redis is past every call sent before. */
 	private void replied(Node node, long sent) {
 		node.lastReply = System.nanoTime();
-		node.answered(sent);
+		List<Pending<?>> toUndo = node.answered(sent);
 		EventExecutor loop = ThreadExecutorMap.currentExecutor();
 		if (loop != null) {
 			probe(loop);
@@ -338,6 +438,82 @@ public final class RedisGuard implements AutoCloseable {
 		if (node.stalled) {
 			node.stalled = false;
 			report("Redis answers again" + node.described() + ": rate-limit decisions go to Redis");
+		}
+		// after the stall has ended: the undos go through the guard, which refuses calls to a stalled node
+		toUndo.forEach(this::undo);
+	}
+
+	/**
+	 * Whether the node's connection is known to be down (closed, Lettuce reconnecting): nothing sent on it is
+	 * answered before it is back, and Lettuce would queue it meanwhile. The node is then taken as stalled at once,
+	 * without waiting the stall timeout (a killed Redis, a fresh instance whose Redis died): its decisions fail at
+	 * once and send nothing. Once the connection is back the next decision is a trial, as after any stall.
+	 */
+	private boolean isDown(Node node, long now) {
+		boolean down;
+		try {
+			down = this.topology.isDisconnected(node.id);
+		}
+		catch (RuntimeException ex) {
+			// a topology that cannot tell says nothing: the stall rule decides
+			down = false;
+		}
+		if (down && !node.down) {
+			node.down = true;
+			if (!node.stalled) {
+				node.stalled = true;
+				report("The connection to Redis" + node.described() + " is down: routes apply their fail-mode until "
+						+ "it is back and Redis answers");
+			}
+		}
+		else if (!down && node.down) {
+			node.down = false;
+			// back: the next decision (or the watchdog) may try it at once
+			node.nextTrial = now;
+		}
+		return down;
+	}
+
+	/**
+	 * Forgets the nodes that are no longer masters the client routes to (failed over, removed from the cluster):
+	 * a master failed over while stalled never answers as such again, and would otherwise keep the guard stalled
+	 * (health DEGRADED) and its places taken for good. What they kept to undo is sent where the keys live now.
+	 */
+	private void retireGoneNodes() {
+		Set<Object> masters;
+		try {
+			masters = this.topology.masters();
+		}
+		catch (RuntimeException ex) {
+			return;
+		}
+		if (masters == null || masters.isEmpty()) {
+			return;
+		}
+		for (Map.Entry<Object, Node> entry : this.nodes.entrySet()) {
+			Node node = entry.getValue();
+			if (node.id == ONE_NODE || masters.contains(node.id) || !this.nodes.remove(entry.getKey(), node)) {
+				continue;
+			}
+			boolean wasStalled = node.stalled;
+			int kept = node.inFlight.get();
+			List<Pending<?>> toUndo = node.retire();
+			if (wasStalled || kept > 0) {
+				report("Redis node " + node.id + " is no longer a master" + (wasStalled ? " (it was stalled)" : "")
+						+ ": its " + kept + " place(s) in flight given back, its keys' decisions go to their master now");
+			}
+			toUndo.forEach(this::undo);
+		}
+	}
+
+	/** Sends what undoes a given-up call, once; a call answered, or refused by Redis, has none to send. */
+	private void undo(Pending<?> givenUp) {
+		Mono<?> undo = givenUp.ifGivenUp;
+		if (undo != null && givenUp.undone.compareAndSet(false, true)) {
+			this.undone.incrementAndGet();
+			undo.subscribe(done -> {
+			}, error -> {
+			});
 		}
 	}
 
@@ -381,13 +557,21 @@ public final class RedisGuard implements AutoCloseable {
 
 	/** Once per decision, when its sink is done (answered, failed or cancelled). */
 	private void release(Pending<?> waiting) {
-		waiting.finish();
+		if (waiting.finish()) {
+			// its asker left (a client gone, a wait given up) before any outcome: given up
+			waiting.givenUp = true;
+		}
 		this.pending.remove(waiting);
+		boolean undo = waiting.givenUp && waiting.ifGivenUp != null;
 		if (waiting.ended) {
 			waiting.node.inFlight.decrementAndGet();
+			if (undo) {
+				// it ended after it was given up: ran (undone now, the node answers) or was refused (nothing to undo)
+				undo(waiting);
+			}
 		}
 		else {
-			waiting.node.keepForGivenUp(waiting.sent);
+			waiting.node.keepForGivenUp(waiting.sent, undo ? waiting : null, waiting.trialProbe);
 		}
 		if (waiting.trial) {
 			waiting.node.nextTrial = System.nanoTime() + this.stallNanos;
@@ -452,8 +636,9 @@ public final class RedisGuard implements AutoCloseable {
 
 	private void timeOut(Pending<?> waiting) {
 		if (waiting.finish()) {
+			waiting.givenUp = true;
 			TimeoutException error = new TimeoutException(
-					"Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
+					"Redis did not answer within " + Duration.ofNanos(waiting.bound).toMillis() + " ms");
 			deliver(waiting, () -> fail(waiting.sink, error));
 		}
 	}
@@ -477,6 +662,21 @@ public final class RedisGuard implements AutoCloseable {
 		this.lastTick = now;
 		this.loops.values().removeIf(ProbedLoop::isGone);
 		this.loops.values().forEach(ProbedLoop::probe);
+		retireGoneNodes();
+		Set<Node> down = new HashSet<>();
+		for (Node node : this.nodes.values()) {
+			if (isDown(node, now)) {
+				down.add(node);
+			}
+			else {
+				Mono<?> probe = node.probeWhileKept();
+				if (probe != null && now - node.nextTrial >= 0 && node.trial.compareAndSet(false, true)) {
+					// places (and undos) kept for given-up calls come back with a reply to a later call: ask for one,
+					// also when no request comes
+					sendTrial(node, probe);
+				}
+			}
+		}
 		long pauseEnd = this.pauseEnd;
 		for (Pending<?> waiting : this.pending) {
 			if (waiting.get()) {
@@ -486,8 +686,10 @@ public final class RedisGuard implements AutoCloseable {
 			long lastReply = node.lastReply;
 			// a pause excuses silence, never the hard bound: the timer of each decision keeps that
 			long since = Math.max(waiting.start, pauseEnd);
-			boolean hanging = lastReply - since < 0 && now - since >= this.stallNanos && loopsFreeSince(since);
-			boolean late = now - waiting.start >= this.timeoutNanos;
+			// a connection known to be down answers nothing before it is back: no use waiting the stall timeout
+			boolean hanging = down.contains(node)
+					|| lastReply - since < 0 && now - since >= this.stallNanos && loopsFreeSince(since);
+			boolean late = now - waiting.start >= waiting.bound;
 			if (hanging && !node.stalled) {
 				node.stalled = true;
 				if (node.lastReply != lastReply) {
@@ -500,9 +702,10 @@ public final class RedisGuard implements AutoCloseable {
 						+ "with one decision at a time until it answers");
 			}
 			if ((hanging || late) && waiting.finish()) {
-				TimeoutException error = new TimeoutException(hanging
-						? "Redis answered nothing for " + Duration.ofNanos(this.stallNanos).toMillis() + " ms"
-						: "Redis did not answer within " + Duration.ofNanos(this.timeoutNanos).toMillis() + " ms");
+				waiting.givenUp = true;
+				TimeoutException error = new TimeoutException(down.contains(node) ? "The connection to Redis is down"
+						: hanging ? "Redis answered nothing for " + Duration.ofNanos(this.stallNanos).toMillis() + " ms"
+						: "Redis did not answer within " + Duration.ofNanos(waiting.bound).toMillis() + " ms");
 				deliver(waiting, () -> fail(waiting.sink, error));
 			}
 		}
@@ -624,8 +827,31 @@ public final class RedisGuard implements AutoCloseable {
 
 		volatile @Nullable Disposable timer;
 
-		Pending(MonoSink<T> sink, long start, boolean trial, @Nullable EventExecutor home, boolean inline, Node node,
-				long sent) {
+		/** Whether it was given up (timed out, stalled, its asker gone) rather than answered. */
+		volatile boolean givenUp;
+
+		/** What undoes its command's effect if it was given up; null when nothing needs undoing. */
+		final @Nullable Mono<?> ifGivenUp;
+
+		/** Set once {@link #ifGivenUp} was sent, or is known to have nothing to undo. */
+		final AtomicBoolean undone = new AtomicBoolean();
+
+		/** A call to its node that changes nothing: the watchdog's trial while its place is kept. */
+		final @Nullable Mono<?> trialProbe;
+
+		/** The longest it waits: the guard's timeout, or less when the answer's budget has less left. */
+		final long bound;
+
+		/** The answer's budget it spends from; null for a call bounded by the timeout alone. */
+		final @Nullable RedisBudget budget;
+
+		Pending(MonoSink<T> sink, long start, long bound, @Nullable RedisBudget budget, boolean trial,
+				@Nullable EventExecutor home, boolean inline, Node node, long sent, @Nullable Mono<?> ifGivenUp,
+				@Nullable Mono<?> trialProbe) {
+			this.bound = bound;
+			this.budget = budget;
+			this.ifGivenUp = ifGivenUp;
+			this.trialProbe = trialProbe;
 			this.node = node;
 			this.sent = sent;
 			this.inline = inline;
@@ -635,8 +861,19 @@ public final class RedisGuard implements AutoCloseable {
 			this.home = home;
 		}
 
+		/**
+		 * Marks the outcome decided, once; the wait is spent from the answer's budget then, before the outcome is
+		 * delivered: the asker's next call (the next filter's decision) may start as it is.
+		 */
 		boolean finish() {
-			return compareAndSet(false, true);
+			if (!compareAndSet(false, true)) {
+				return false;
+			}
+			RedisBudget budget = this.budget;
+			if (budget != null) {
+				budget.spend(System.nanoTime() - this.start);
+			}
+			return true;
 		}
 
 	}
@@ -650,6 +887,9 @@ public final class RedisGuard implements AutoCloseable {
 		volatile long lastReply = System.nanoTime();
 
 		volatile boolean stalled;
+
+		/** Whether its connection was last seen down (then it is stalled too). */
+		volatile boolean down;
 
 		/** Decisions waiting on this node: bounded per node, so one frozen master cannot take the others' room. */
 		final AtomicInteger inFlight = new AtomicInteger();
@@ -669,6 +909,12 @@ public final class RedisGuard implements AutoCloseable {
 		private long lastGivenUp;
 
 		private volatile boolean keepsGivenUp;
+
+		/** Given-up calls whose effect is undone once the node answers a later call: at most its kept places. */
+		private final List<Pending<?>> toUndo = new ArrayList<>();
+
+		/** The probe the watchdog sends while places are kept (one of a given-up call's). */
+		private @Nullable Mono<?> probe;
 
 		Node(Object id) {
 			this.id = id;
@@ -694,9 +940,21 @@ public final class RedisGuard implements AutoCloseable {
 			return this.keepsGivenUp;
 		}
 
-		synchronized void keepForGivenUp(long sent) {
+		/**
+		 * Keeps the place of a call given up with no reply, and what undoes it, if anything: both wait for a reply
+		 * to a call sent after it.
+		 * @param undo the given-up call whose effect is undone then; null when it has nothing to undo
+		 * @param probe a call that changes nothing on this node, for the watchdog's trials while undos wait; null for none
+		 */
+		synchronized void keepForGivenUp(long sent, @Nullable Pending<?> undo, @Nullable Mono<?> probe) {
 			this.givenUp++;
 			this.lastGivenUp = Math.max(this.lastGivenUp, sent);
+			if (undo != null) {
+				this.toUndo.add(undo);
+			}
+			if (undo != null && probe != null) {
+				this.probe = probe;
+			}
 			this.keepsGivenUp = true;
 		}
 
@@ -704,18 +962,56 @@ public final class RedisGuard implements AutoCloseable {
 		 * A reply to the call numbered {@code sent}: a node answers in the order it was sent to, so the given-up
 		 * calls sent before it were answered or never written, and their places come back. (Two event loops may
 		 * write in the other order than they numbered: a place then comes back a reply early.)
+		 * @return the given-up calls sent before it whose effect is to be undone now (their commands have run, or
+		 * never will)
 		 */
-		void answered(long sent) {
+		List<Pending<?>> answered(long sent) {
 			if (!this.keepsGivenUp) {
-				return;
+				return List.of();
 			}
 			synchronized (this) {
+				List<Pending<?>> due = List.of();
+				if (!this.toUndo.isEmpty()) {
+					due = new ArrayList<>();
+					for (Iterator<Pending<?>> kept = this.toUndo.iterator(); kept.hasNext();) {
+						Pending<?> undo = kept.next();
+						if (undo.sent < sent) {
+							due.add(undo);
+							kept.remove();
+						}
+					}
+				}
 				if (this.givenUp > 0 && sent > this.lastGivenUp) {
 					this.inFlight.addAndGet(-this.givenUp);
 					this.givenUp = 0;
 					this.keepsGivenUp = false;
+					this.probe = null;
 				}
+				return due;
 			}
+		}
+
+		/**
+		 * A call that changes nothing on this node, for the watchdog's trial while undos of given-up calls wait for
+		 * a reply; null for none. (Places alone wait for the next reply, or a probe once they fill the node's room:
+		 * a client that left mid-decision costs Redis nothing more.)
+		 */
+		synchronized @Nullable Mono<?> probeWhileKept() {
+			return this.toUndo.isEmpty() ? null : this.probe;
+		}
+
+		/**
+		 * Forgets what this node kept: it is no longer a master the client routes to (failed over, removed).
+		 * @return the given-up calls whose effect is to be undone (sent where their keys live now)
+		 */
+		synchronized List<Pending<?>> retire() {
+			List<Pending<?>> due = new ArrayList<>(this.toUndo);
+			this.toUndo.clear();
+			this.givenUp = 0;
+			this.keepsGivenUp = false;
+			this.probe = null;
+			this.stalled = false;
+			return due;
 		}
 
 		String described() {
@@ -729,6 +1025,20 @@ public final class RedisGuard implements AutoCloseable {
 
 		RedisStalledException() {
 			super("Redis is hanging: deciding by fail-mode while one trial decision waits on it");
+		}
+
+		@Override
+		public synchronized Throwable fillInStackTrace() {
+			return this;
+		}
+
+	}
+
+	/** The answer has waited all its budget for Redis already. */
+	static final class RedisBudgetSpentException extends TimeoutException {
+
+		RedisBudgetSpentException() {
+			super("This answer has waited redis-timeout for Redis already: deciding by fail-mode");
 		}
 
 		@Override
