@@ -18,6 +18,7 @@ import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.mvc.key.MvcKeyResolver;
 
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -133,16 +134,17 @@ public final class MvcRouteCheck {
 		});
 		String keyResolver = args.containsKey("key-resolver") ? args.get("key-resolver") : args.get("keyResolver");
 		checkKeyResolver(routeId, path, keyResolver, beans);
+		LlmSettings llm;
 		try {
-			// what an LLM route's limits count (unit) is the filter's: read here, the core never sees it
-			LlmSettings.of(routeId, own, limiter);
+			llm = LlmSettings.of(routeId, own, limiter);
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			throw new InvalidRouteConfigurationException(routeId, path + ex.getProperty(), ex.getFound(),
 					ex.getAllowed());
 		}
 		try {
-			core.configure(routeId, LlmSettings.withoutUnits(limiter));
+			// limits count tokens only where the filter meters LLM calls; no slot is released on Server MVC
+			core.configure(routeId, limiter, SlotRelease.NEVER, llm != null);
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			if (!"route".equals(ex.getKind()) || !ex.getProperty().startsWith(RouteArgs.PREFIX)) {

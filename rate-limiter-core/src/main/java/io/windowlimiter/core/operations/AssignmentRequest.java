@@ -22,7 +22,7 @@ import org.springframework.boot.convert.DurationStyle;
  * @param plan the plan to put the client on; null unless it is an assignment
  * @param limit an override's limit in route-config terms ({@code limit}, {@code window}, {@code algorithm},
  * {@code burst}, {@code log-storage}, {@code name}, {@code scope}, {@code calendar}, {@code time-zone},
- * {@code week-start}, {@code block-for}); null unless it is an override
+ * {@code week-start}, {@code block-for}, {@code unit}); null unless it is an override
  * @param expires how long the plan or override holds; null for good
  * @param clear whether the client's plan or override is taken away
  */
@@ -39,7 +39,7 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 	private static Map<String, String> fields() {
 		Map<String, String> fields = new LinkedHashMap<>();
 		for (String property : List.of("limit", "window", "algorithm", "burst", "log-storage", "name", "scope",
-				"calendar", "time-zone", "week-start", "block-for")) {
+				"calendar", "time-zone", "week-start", "block-for", "unit")) {
 			fields.put(field(property), property);
 		}
 		return java.util.Collections.unmodifiableMap(fields);
