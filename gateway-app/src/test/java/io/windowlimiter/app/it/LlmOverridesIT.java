@@ -205,4 +205,30 @@ class LlmOverridesIT {
 		assertThat(JsonMapper.shared().readTree(bad.body()).path("field").asString()).isEqualTo("unit");
 	}
 
+	/**
+	 * A body Boot cannot hand to the endpoint (a list or an object as a value, no JSON object at all): Boot
+	 * refused it before the endpoint with its own bare 400 ({@code {"timestamp":...,"status":400,"error":"Bad
+	 * Request"}}); now the 400 names the field and what is allowed, as every other refusal of the endpoint.
+	 */
+	@Test
+	void aBodyBootCannotHandOverIsA400NamingTheField() throws Exception {
+		Map<String, String> fields = new LinkedHashMap<>();
+		fields.put("{\"limits\": [{\"limit\": 5000, \"window\": \"1m\", \"unit\": \"tokens\"}]}", "limits");
+		fields.put("{\"limit\": 5000, \"window\": \"1m\", \"unit\": [\"tokens\"]}", "unit");
+		fields.put("{\"limit\": {\"tokens\": 5000}, \"window\": \"1m\"}", "limit");
+		fields.put("[1, 2]", "body");
+		fields.put("limit=5000", "body");
+		for (GatewayJar gateway : this.pair.both()) {
+			for (Map.Entry<String, String> body : fields.entrySet()) {
+				HttpResponse<String> refused = post(gateway, "llm-ops", "c-" + UUID.randomUUID(), body.getKey());
+				assertThat(refused.statusCode()).as(body.getKey()).isEqualTo(400);
+				JsonNode answer = JsonMapper.shared().readTree(refused.body());
+				assertThat(answer.path("field").asString()).as(refused.body()).isEqualTo(body.getValue());
+				assertThat(answer.path("error").asString()).as(refused.body())
+					.startsWith("Invalid assignment on 'llm-ops': " + body.getValue() + " is ")
+					.contains("allowed: one JSON object whose fields are text, numbers or true", "one limit per POST");
+			}
+		}
+	}
+
 }

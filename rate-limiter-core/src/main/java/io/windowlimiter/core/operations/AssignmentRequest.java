@@ -78,6 +78,18 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 		return new AssignmentRequest(plan, (plan == null) ? Map.copyOf(fields) : null, expiry(target, expires), false);
 	}
 
+	/**
+	 * The refusal of a POST whose body Boot could not hand to the endpoint: not one JSON object, or a field whose
+	 * value is a list or an object (Boot takes text, numbers and booleans only, so one limit per POST).
+	 * @param field the body's field whose value is a list or an object; null when the body is no JSON object
+	 */
+	public static InvalidAssignmentException unreadable(String target, @Nullable String field) {
+		String allowed = "one JSON object whose fields are text, numbers or true: " + ONE_OF
+				+ "; one limit per POST (several limits: PlanAssignments.override in Java, or a plan)";
+		return (field != null) ? new InvalidAssignmentException(target, field, "is a list or an object", allowed)
+				: new InvalidAssignmentException(target, "body", "is not one JSON object", allowed);
+	}
+
 	/** An override's limit checked by the rules of a route's limits, its message naming the body's field. */
 	private static void check(String target, Map<String, String> limit) {
 		fieldNamed(() -> PolicyRegistry.overrideLimits(target, List.of(limit)));
