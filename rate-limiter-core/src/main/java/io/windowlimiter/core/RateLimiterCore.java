@@ -3,6 +3,7 @@ package io.windowlimiter.core;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -699,7 +700,7 @@ public final class RateLimiterCore {
 
 	private Admission whenRedisFails(String routeId, CompiledPolicy policy, String id, List<String> keys, long cost) {
 		long[] costs = new long[policy.limits.size()];
-		java.util.Arrays.fill(costs, (cost < 0) ? policy.route.cost() : cost);
+		Arrays.fill(costs, (cost < 0) ? policy.route.cost() : cost);
 		return whenRedisFails(routeId, policy, id, keys, costs);
 	}
 

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.core.access.RouteLists;
@@ -362,7 +363,7 @@ public class PolicyRegistry {
 	 * scope's) limits of its unit, so a replacement keeps the keys, and what the client used, of what it replaces.
 	 * @param owner the route or scope named in the name of a single unnamed limit that replaces none
 	 */
-	private static List<RouteLimit> replaced(List<RouteLimit> base, java.util.function.Predicate<RouteLimit> targeted,
+	private static List<RouteLimit> replaced(List<RouteLimit> base, Predicate<RouteLimit> targeted,
 			List<RouteLimit> own, boolean byKind, boolean unnamed, String owner) {
 		Set<RouteLimit.Kind> kinds = own.stream().map(RouteLimit::kind).collect(Collectors.toSet());
 		List<RouteLimit> merged = new ArrayList<>();
