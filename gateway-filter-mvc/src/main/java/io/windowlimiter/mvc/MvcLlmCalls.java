@@ -1,6 +1,5 @@
 package io.windowlimiter.mvc;
 
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -9,8 +8,6 @@ import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
-import io.windowlimiter.core.policy.CompiledRoute;
-import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.metering.LlmRequest;
 import io.windowlimiter.metering.TokenEstimate;
 import io.windowlimiter.metering.UsageMeter;
@@ -26,9 +23,10 @@ import org.springframework.web.servlet.function.ServerResponse;
 
 /**
  * The LLM calls of {@code WindowRateLimit} filters with {@code llm} on Server MVC, as the WebFlux filter makes
- * them: reads the request body once (at most {@code max-body-bytes}, else 413; a body the upstream could read
- * otherwise than the gateway meters it, 400 naming the field), reserves its token estimate in
- * the token limits and the route's cost in the others, in one decision, all or nothing; sends the body upstream
+ * them: answers a client known refused before its body is read; else reads the request body once (at most
+ * {@code max-body-bytes}, else 413; a body the upstream could read otherwise than the gateway meters it, 400
+ * naming the field) and has the core reserve its token estimate in the token limits of the client's policy and
+ * the route's cost in the others, in one decision, all or nothing; sends the body upstream
  * (asking for a stream's usage when the client did not); meters the response as it is written
  * ({@link MeteredServerResponse}); and settles the token limits to the usage read once the writing ended,
  * waiting for that settle as long as for any settle on Server MVC. The request limits stay as reserved.
@@ -49,6 +47,18 @@ final class MvcLlmCalls {
 
 	ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next, String routeId, String key,
 			LlmSettings settings, Mono<String> plan, int refusalStatus) throws Exception {
+		long declared = request.servletRequest().getContentLengthLong();
+		if (declared > settings.maxBodyBytes()) {
+			return tooLarge(settings.maxBodyBytes());
+		}
+		// asked before the body is read and again with its estimate: the plan resolver runs once
+		Mono<String> onePlan = plan.cache();
+		// a client this instance knows is refused is answered before its body is read: nothing read for nothing
+		Admission known = this.limiter.await(routeId,
+				this.core.knownRefusal(routeId, key, declared, TokenEstimate.DEFAULT_BYTES_PER_TOKEN, onePlan));
+		if (known != null && !known.passes()) {
+			return this.limiter.refusal(known, refusalStatus);
+		}
 		byte[] body = LlmRequestBody.read(request, settings.maxBodyBytes());
 		if (body == null) {
 			return tooLarge(settings.maxBodyBytes());
@@ -61,19 +71,14 @@ final class MvcLlmCalls {
 				.contentType(MediaType.APPLICATION_PROBLEM_JSON)
 				.body(LlmSettings.badRequestProblem(refusal));
 		}
-		CompiledRoute route = this.core.route(routeId);
-		if (route == null) {
-			throw new IllegalStateException("Route '" + routeId + "' has no rate limits");
-		}
-		List<RouteLimit> limits = route.byDefault.limits;
-		TokenEstimate estimate = TokenEstimate.of(call, settings.smallestTokenLimit(limits));
-		long[] costs = settings.costs(limits.size(), estimate.tokens(), route.policy.cost());
-		Admission admission = this.limiter.await(routeId, this.core.admit(routeId, key, costs, plan));
+		// uncapped: the core caps it at the smallest token limit of the client's own policy
+		TokenEstimate estimate = TokenEstimate.of(call, Long.MAX_VALUE);
+		Admission admission = this.limiter.await(routeId, this.core.admitTokens(routeId, key, estimate.tokens(), onePlan));
 		if (!admission.passes()) {
 			return this.limiter.refusal(admission, refusalStatus);
 		}
 		Reservation reservation = admission.reservation();
-		UsageMeter meter = UsageMeter.of(call, estimate);
+		UsageMeter meter = UsageMeter.of(call, reserved(estimate, reservation));
 		ServerRequest sent = LlmRequestBody.sending(request, call.needsIncludeUsage() ? call.withIncludeUsage(body) : body);
 		ServerResponse response;
 		try {
@@ -85,7 +90,7 @@ final class MvcLlmCalls {
 			throw ex;
 		}
 		MvcRateLimiter.addHeaders(response, admission.headers());
-		long remaining = (reservation != null) ? settings.remainingTokens(reservation) : -1;
+		long remaining = (reservation != null) ? reservation.remainingTokens() : -1;
 		if (remaining >= 0) {
 			MvcRateLimiter.addHeaders(response, Map.of(REMAINING_TOKENS, Long.toString(remaining)));
 		}
@@ -105,8 +110,14 @@ final class MvcLlmCalls {
 		this.core.metrics().llmCall(routeId, meter.reservedTokens(), actual,
 				meter.usage().outcome().name().toLowerCase(Locale.ROOT), missing);
 		if (reservation != null) {
-			this.limiter.awaitSettle(routeId, this.core.settle(reservation, settings.settled(reservation, actual)));
+			this.limiter.awaitSettle(routeId, this.core.settleTokens(reservation, actual));
 		}
+	}
+
+	/** The estimate as the call reserved it (capped by the client's policy); as made when nothing was reserved. */
+	private static TokenEstimate reserved(TokenEstimate estimate, @Nullable Reservation reservation) {
+		return (reservation != null && reservation.tokens() > 0)
+				? new TokenEstimate(estimate.promptTokens(), estimate.outputTokens(), reservation.tokens()) : estimate;
 	}
 
 	/** A 413 problem answer naming the limit, before any quota is used. */

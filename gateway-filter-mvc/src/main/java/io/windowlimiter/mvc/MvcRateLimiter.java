@@ -10,6 +10,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.CostAboveLimitException;
 import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.OccasionalLog;
 import io.windowlimiter.core.QuotaProblem;
@@ -22,7 +23,7 @@ import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledRoute;
-import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.mvc.key.MvcKeyResolver;
 import io.windowlimiter.mvc.plan.MvcPlanResolver;
 import org.apache.commons.logging.Log;
@@ -158,14 +159,21 @@ public final class MvcRateLimiter {
 		if (costHeader != null) {
 			String value = request.headers().firstHeader(costHeader);
 			if (value != null) {
-				cost = cost(routeId, costHeader, value);
+				cost = cost(value);
 				if (cost < 0) {
-					return badCost(costHeader, value, routeId);
+					return badCost(costHeader, value, -1);
 				}
 			}
 		}
 		RedisBudget budget = budget(request);
-		Admission admission = await(routeId, budget.bound(this.core.admit(routeId, key, cost, requestedPlan(request))));
+		Admission admission;
+		try {
+			admission = await(routeId, budget.bound(this.core.admit(routeId, key, cost, requestedPlan(request))));
+		}
+		catch (CostAboveLimitException tooHigh) {
+			// more than the client's own policy (its plan, its override) takes at once: the client's mistake
+			return badCost(costHeader, Long.toString(tooHigh.cost()), tooHigh.maxCost());
+		}
 		if (!admission.passes()) {
 			return refusal(admission, config.refusalStatus());
 		}
@@ -258,7 +266,8 @@ public final class MvcRateLimiter {
 		if (this.core.route(routeId) == null) {
 			synchronized (this) {
 				if (this.core.route(routeId) == null) {
-					this.core.configure(routeId, CredentialKeys.marked(config.limiterArguments(), keyResolver(config)));
+					this.core.configure(routeId, CredentialKeys.marked(config.limiterArguments(), keyResolver(config)),
+							SlotRelease.NEVER, config.llmSettings() != null);
 					this.javaDslRoutes.add(routeId);
 				}
 			}
@@ -302,31 +311,43 @@ public final class MvcRateLimiter {
 		return (resolver != null) ? Mono.fromSupplier(() -> resolver.resolve(request)) : Mono.empty();
 	}
 
-	/** A whole number from 1 that every limit of the route can take at once; -1 if it is not. */
-	private long cost(String routeId, String header, String value) {
-		long cost;
-		try {
-			cost = Long.parseLong(value.strip());
-		}
-		catch (NumberFormatException ex) {
+	/**
+	 * A whole number from 1, or -1. Whether every limit can take it at once is the core's to say, by the limits of
+	 * the client's own policy (a plan's, an override's), which only it knows.
+	 */
+	private static long cost(String value) {
+		String digits = value.strip();
+		// digits only: no sign, no exponent; 18 digits always fit a long
+		if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
 			return -1;
 		}
-		if (cost < 1) {
-			return -1;
-		}
-		CompiledRoute route = this.core.route(routeId);
-		if (route != null && RouteArgs.indexTooSmallFor(cost, route.policy.limits()) >= 0) {
-			return -1;
-		}
-		return cost;
+		long cost = Long.parseLong(digits);
+		return (cost < 1) ? -1 : cost;
 	}
 
-	private ServerResponse badCost(String header, String value, String routeId) {
-		String detail = header + " is '" + value + "'; allowed: a whole number from 1 to the smallest limit of route '"
-				+ routeId + "'";
-		String body = "{\"title\":\"Bad Request\",\"status\":400,\"detail\":\"" + detail.replace("\\", "\\\\")
-			.replace("\"", "\\\"") + "\"}";
+	/**
+	 * A 400 problem-details answer naming the cost header, its value and what is allowed, as the WebFlux filter
+	 * answers it.
+	 * @param maxCost the most the client's policy takes at once; -1 when the value is no whole number from 1
+	 */
+	private static ServerResponse badCost(String header, String value, long maxCost) {
+		String printable = printable(value);
+		String detail = header + " is '" + printable + "'" + ((maxCost > 0) ? ", more than this route allows at once" : "")
+				+ "; allowed: a whole number from 1" + ((maxCost > 0) ? " to " + maxCost
+						: ", at most what the route's smallest limit allows at once");
+		String body = "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":"
+				+ QuotaProblem.jsonString(detail) + ",\"header\":" + QuotaProblem.jsonString(header) + "}";
 		return ServerResponse.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+	}
+
+	/** A header value as echoed in an answer: at most 64 printable ASCII characters. */
+	private static String printable(String value) {
+		StringBuilder out = new StringBuilder();
+		for (int i = 0; i < value.length() && i < 64; i++) {
+			char c = value.charAt(i);
+			out.append((c >= 0x20 && c < 0x7f) ? c : '?');
+		}
+		return (value.length() > 64) ? out + "..." : out.toString();
 	}
 
 	/**

@@ -19,6 +19,7 @@ import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.MaxDelay;
 import io.windowlimiter.core.policy.RouteArgs;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.mvc.key.MvcKeyResolver;
 
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -135,17 +136,18 @@ public final class MvcRouteCheck {
 		});
 		String keyResolver = args.containsKey("key-resolver") ? args.get("key-resolver") : args.get("keyResolver");
 		String bean = checkKeyResolver(routeId, path, keyResolver, beans);
+		LlmSettings llm;
 		try {
-			// what an LLM route's limits count (unit) is the filter's: read here, the core never sees it
-			LlmSettings.of(routeId, own, limiter);
+			llm = LlmSettings.of(routeId, own, limiter);
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			throw new InvalidRouteConfigurationException(routeId, path + ex.getProperty(), ex.getFound(),
 					ex.getAllowed());
 		}
 		try {
-			// a resolver of credentials (apiKeyResolver) has the core hash the keys where they enter it
-			core.configure(routeId, CredentialKeys.marked(LlmSettings.withoutUnits(limiter), beans.getBean(bean)));
+			// a resolver of credentials (apiKeyResolver) has the core hash the keys where they enter it; limits
+			// count tokens only where the filter meters LLM calls; no slot is released on Server MVC
+			core.configure(routeId, CredentialKeys.marked(limiter, beans.getBean(bean)), SlotRelease.NEVER, llm != null);
 		}
 		catch (InvalidRouteConfigurationException ex) {
 			if (!"route".equals(ex.getKind()) || !ex.getProperty().startsWith(RouteArgs.PREFIX)) {

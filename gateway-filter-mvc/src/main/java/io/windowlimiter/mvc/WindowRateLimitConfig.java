@@ -67,16 +67,8 @@ public class WindowRateLimitConfig {
 
 	private int emptyKeyRefusalStatus = 403;
 
-	/**
-	 * The limiter arguments, prefixed as {@link RouteArgs#parse} reads them; the limits' {@code unit} (the
-	 * filter's, read by {@link LlmSettings}) is not one of them.
-	 */
+	/** The limiter arguments, the limits' {@code unit} among them, prefixed as {@link RouteArgs#parse} reads them. */
 	public Map<String, Object> limiterArguments() {
-		return LlmSettings.withoutUnits(limitArgumentsWithUnits());
-	}
-
-	/** The limiter arguments with the limits' units, as {@link LlmSettings#of} reads them. */
-	Map<String, Object> limitArgumentsWithUnits() {
 		Map<String, Object> args = new LinkedHashMap<>();
 		this.route.forEach((name, value) -> args.put(RouteArgs.PREFIX + name, value));
 		for (int i = 0; i < this.limits.size(); i++) {
@@ -110,7 +102,7 @@ public class WindowRateLimitConfig {
 	 * @throws InvalidRouteConfigurationException naming the route, the argument and what is allowed
 	 */
 	void checkLlmArguments(String routeId) {
-		this.llmSettings = LlmSettings.of(routeId, ownArguments(), limitArgumentsWithUnits());
+		this.llmSettings = LlmSettings.of(routeId, ownArguments(), limiterArguments());
 	}
 
 	/** The LLM settings read by {@link #checkLlmArguments}; null: the filter counts requests only. */

@@ -83,7 +83,14 @@ class LlmRoutesMvcTests {
 		route(registry, 1, "claude", "anthropic", upstream.baseUrl());
 		route(registry, 2, "forwarded", "openai", "forward:" + InAppBackend.PATH);
 		route(registry, 3, "keyless", "openai", upstream.baseUrl(), "deny-empty-key");
+		MvcTestRoutes.register(registry, 4, "few", upstream.baseUrl(), "llm=openai", "max-body-bytes=8192",
+				"fail-mode=closed", "limits[0].algorithm=fixed-window", "limits[0].limit=" + BUDGET, "limits[0].window=1d",
+				"limits[0].unit=tokens", "limits[1].algorithm=fixed-window", "limits[1].limit=" + FEW,
+				"limits[1].window=1d");
 	}
+
+	/** The calls a day of route {@code few}, else as {@code llm}. */
+	private static final int FEW = 2;
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String api, String uri,
 			String... allowed) {
@@ -501,6 +508,52 @@ class LlmRoutesMvcTests {
 		}
 		assertThat(upstream.received()).as("sent upstream").hasSize(sentBefore);
 		assertThat(tokensLeft("llm", client)).isEqualTo(BUDGET);
+	}
+
+	/**
+	 * A client this instance knows is refused (its calls of the day used up: Redis refused its last call, and the
+	 * deny cache remembers) is answered 429 before its body is read: here a body that never ends. Before, the
+	 * filter read the whole body (up to max-body-bytes) on the request's thread first, for clients already refused
+	 * too: this call waited for bytes that never came.
+	 */
+	@Test
+	void aClientKnownRefusedIsAnsweredBeforeItsBodyIsRead() throws Exception {
+		String client = UUID.randomUUID().toString();
+		for (int i = 0; i < FEW; i++) {
+			HttpResponse<String> passed = this.http.send(post("/few/v1/chat/completions", client, chat(300, false))
+				.header(FakeLlmServer.HEADER_USAGE, "10,10")
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(passed.statusCode()).as(passed.body()).isEqualTo(200);
+		}
+		HttpResponse<String> refused = this.http.send(post("/few/v1/chat/completions", client, chat(300, false)).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(refused.statusCode()).as("refused by Redis: the calls of the day").isEqualTo(429);
+		int received = upstream.received().size();
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
+			socket.setSoTimeout(5_000);
+			OutputStream out = socket.getOutputStream();
+			// 4,000 bytes announced, 100 sent, the rest never
+			out.write(("POST /few/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + client
+					+ "\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{\"model\":\"gpt-fake\","
+					+ "\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(60)).getBytes(StandardCharsets.UTF_8));
+			out.flush();
+			long sent = System.nanoTime();
+			String status = statusLine(socket.getInputStream());
+			Duration waited = Duration.ofNanos(System.nanoTime() - sent);
+			assertThat(status).startsWith("HTTP/1.1 429");
+			assertThat(waited).as("answered without waiting for the body").isLessThan(Duration.ofSeconds(2));
+		}
+		assertThat(upstream.received()).as("nothing went upstream").hasSize(received);
+	}
+
+	/** The first line of an HTTP answer, read byte by byte (nothing of the rest is read). */
+	private static String statusLine(InputStream in) throws java.io.IOException {
+		StringBuilder line = new StringBuilder();
+		for (int b = in.read(); b >= 0 && b != '\n'; b = in.read()) {
+			line.append((char) b);
+		}
+		return line.toString().trim();
 	}
 
 	@Test

@@ -74,6 +74,10 @@ class WindowRateLimitMvcTests {
 		route(registry, 11, "coded", "limit=1", "window=1m", "status-code=503", "empty-key-status=401");
 		route(registry, 12, "coded-quota", "limit=1", "calendar=month", "quota-status=403", "status-code=503",
 				"deny=coded-banned");
+		// a cost from a header, decided by a plan's limits
+		registry.add("window-rate-limiter.plans.small.limits[0].limit", () -> "2");
+		registry.add("window-rate-limiter.plans.small.limits[0].window", () -> "1m");
+		route(registry, 13, "planned-costly", "plan=small", "cost-from-header=X-Cost");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
@@ -152,6 +156,34 @@ class WindowRateLimitMvcTests {
 		assertThat(quota.statusCode()).as("the quota-status").isEqualTo(403);
 		assertThat(quota.body()).contains("\"status\":403");
 		assertThat(get("/coded-quota/x", "coded-banned", null).statusCode()).as("a deny list's").isEqualTo(403);
+	}
+
+	/**
+	 * A cost more than the client's own policy takes at once is the client's mistake, a 400 with problem
+	 * details naming the header and the most allowed, under a plan and under an operator's override alike (the
+	 * route's own limits say nothing of either). Before, the filter checked the route's own limits (none on a
+	 * plan route, not the override's) and the core's refusal of the cost went out as a 500.
+	 */
+	@Test
+	void aCostAboveThePlansOrOverridesLimitIsA400NamingTheHeader() throws Exception {
+		String key = "too-costly-" + RUN;
+		HttpResponse<String> planned = get("/planned-costly/x", key, "3");
+		assertThat(planned.statusCode()).as(planned.body()).isEqualTo(400);
+		assertThat(planned.headers().firstValue("Content-Type")).hasValueSatisfying(
+				type -> assertThat(type).startsWith("application/problem+json"));
+		assertThat(planned.body()).contains("X-Cost is '3', more than this route allows at once",
+				"allowed: a whole number from 1 to 2", "\"header\":\"X-Cost\"");
+		assertThat(get("/planned-costly/x", key, "2").statusCode()).as("the plan's 2 fit").isEqualTo(200);
+
+		HttpResponse<String> override = send("POST", "/actuator/ratelimits/costly/" + key,
+				"{\"limit\": 2, \"window\": \"1m\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		HttpResponse<String> overridden = get("/costly/x", key, "3");
+		assertThat(overridden.statusCode()).as("3 fit the route's 3, not the override's 2: " + overridden.body())
+			.isEqualTo(400);
+		assertThat(overridden.body()).contains("X-Cost is '3'", "allowed: a whole number from 1 to 2");
+		assertThat(downstream.hits("/costly/x", key)).isZero();
+		assertThat(send("POST", "/actuator/ratelimits/costly/" + key, "{\"clear\": true}").statusCode()).isEqualTo(200);
 	}
 
 	@Test

@@ -86,6 +86,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 	public void afterSingletonsInstantiated() {
 		Map<String, Map<String, ?>> limited = new LinkedHashMap<>();
 		Set<String> releasing = new HashSet<>();
+		Set<String> metering = new HashSet<>();
 		String defaults = RouteDefinitionRouteLocator.DEFAULT_FILTERS;
 		int inDefaults = check(defaults, this.gatewayProperties.getDefaultFilters(), limited);
 		onePerRoute(defaults, inDefaults, "appears " + inDefaults + " times among the default filters");
@@ -93,11 +94,11 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			int own = check(route.getId(), route.getFilters(), limited);
 			onePerRoute(route.getId(), own + inDefaults, (inDefaults == 0) ? "appears " + own + " times"
 					: "appears on the route and among the default filters, which apply to it too");
-			windowRateLimits(route, own > 0, limited, releasing);
+			windowRateLimits(route, own > 0, limited, releasing, metering);
 		}
 		// each route on its own and with the plans, then every scope across the routes; concurrency only where
-		// a WindowRateLimit filter releases its slots
-		this.registry.check(limited, releasing);
+		// a WindowRateLimit filter releases its slots, tokens only where one meters LLM calls
+		this.registry.check(limited, releasing, metering);
 	}
 
 	/**
@@ -105,7 +106,7 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 	 * arguments, and that each has a policy of its own, apart from the route's RequestRateLimiter's.
 	 */
 	private void windowRateLimits(RouteDefinition route, boolean usesLimiter, Map<String, Map<String, ?>> limited,
-			Set<String> releasing) {
+			Set<String> releasing, Set<String> metering) {
 		String routeId = route.getId();
 		List<FilterDefinition> filters = new ArrayList<>(this.gatewayProperties.getDefaultFilters());
 		filters.addAll(route.getFilters());
@@ -128,6 +129,9 @@ public class StartupRouteCheck implements SmartInitializingSingleton {
 			if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
 				limited.put(policyId, limits);
 				releasing.add(policyId);
+				if (filter.getArgs().get("llm") != null) {
+					metering.add(policyId);
+				}
 			}
 		}
 	}

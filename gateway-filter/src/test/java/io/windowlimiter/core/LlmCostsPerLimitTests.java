@@ -25,6 +25,7 @@ import io.windowlimiter.core.operations.DeniedClients;
 import io.windowlimiter.core.operations.RateLimitOperations;
 import io.windowlimiter.core.operations.RateLimitOperations.ClientStanding;
 import io.windowlimiter.core.operations.RateLimitOperations.LimitStanding;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,7 +37,6 @@ import reactor.core.publisher.Mono;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A cost per limit in one decision and one settle, as LLM routes use them (tokens in the token limit, 1 in the
@@ -64,8 +64,13 @@ class LlmCostsPerLimitTests {
 
 	private String route(String algorithm) {
 		String id = "llm-" + algorithm;
-		this.core.configure(id, routeArgs(algorithm));
+		configure(this.core, id, routeArgs(algorithm));
 		return id;
+	}
+
+	/** As an LLM filter gives the core its limits: they count tokens where a limit says so. */
+	static void configure(RateLimiterCore core, String id, Map<String, Object> args) {
+		core.configure(id, args, SlotRelease.ALWAYS, true);
 	}
 
 	private static Map<String, Object> routeArgs(String algorithm) {
@@ -73,6 +78,7 @@ class LlmCostsPerLimitTests {
 		args.put("window-rate-limiter.limits[0].algorithm", algorithm);
 		args.put("window-rate-limiter.limits[0].limit", "1000");
 		args.put("window-rate-limiter.limits[0].window", "1d");
+		args.put("window-rate-limiter.limits[0].unit", "tokens");
 		args.put("window-rate-limiter.limits[1].algorithm", "sliding-log");
 		args.put("window-rate-limiter.limits[1].limit", "5");
 		args.put("window-rate-limiter.limits[1].window", "1d");
@@ -80,7 +86,7 @@ class LlmCostsPerLimitTests {
 	}
 
 	private Admission admit(String route, long tokens) {
-		return this.core.admit(route, this.client, new long[] { tokens, 1 }, Mono.empty()).block(TIMEOUT);
+		return this.core.admitTokens(route, this.client, tokens, Mono.empty()).block(TIMEOUT);
 	}
 
 	private long remaining(String route, int limit) {
@@ -150,9 +156,8 @@ class LlmCostsPerLimitTests {
 				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(new SimpleMeterRegistry()),
 				Clock.systemUTC());
 		String route = route("fixed-window");
-		other.configure(route, routeArgs("fixed-window"));
-		Reservation there = other.admit(route, this.client, new long[] { 300, 1 }, Mono.empty()).block(TIMEOUT)
-			.reservation();
+		configure(other, route, routeArgs("fixed-window"));
+		Reservation there = other.admitTokens(route, this.client, 300, Mono.empty()).block(TIMEOUT).reservation();
 		assertThat(other.reservedHere(there.keys().get(0))).isEqualTo(new ReservationsHere.Held(1, 300));
 		assertThat(this.core.reservedHere(there.keys().get(0))).as("in the other instance's memory only").isNull();
 		assertThat(remaining(route, 0)).as("counted in Redis, as reserved").isEqualTo(700);
@@ -212,7 +217,7 @@ class LlmCostsPerLimitTests {
 		String route = route("fixed-window");
 		List<Reservation> reservations = new ArrayList<>();
 		for (int i = 0; i < 2_000; i++) {
-			reservations.add(this.core.admit(route, "fresh-" + i + "-" + this.client, new long[] { 10, 1 }, Mono.empty())
+			reservations.add(this.core.admitTokens(route, "fresh-" + i + "-" + this.client, 10, Mono.empty())
 				.block(TIMEOUT)
 				.reservation());
 		}
@@ -232,9 +237,8 @@ class LlmCostsPerLimitTests {
 				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(new SimpleMeterRegistry()),
 				clock);
 		String route = "llm-unsettled";
-		core.configure(route, routeArgs("fixed-window"));
-		Reservation left = core.admit(route, this.client, new long[] { 300, 1 }, Mono.empty()).block(TIMEOUT)
-			.reservation();
+		configure(core, route, routeArgs("fixed-window"));
+		Reservation left = core.admitTokens(route, this.client, 300, Mono.empty()).block(TIMEOUT).reservation();
 		String key = left.keys().get(0);
 		assertThat(core.reservedHere(key)).isEqualTo(new ReservationsHere.Held(1, 300));
 		// a day (the longest window) and a second later, by this instance's clock
@@ -244,7 +248,7 @@ class LlmCostsPerLimitTests {
 		// other clients' calls: the 1,024th reservation sweeps every key (those of the 1,022 before it too, which
 		// Redis's clock made a day before this instance's), and only its own two are left
 		for (int i = 0; i < 1_023; i++) {
-			core.admit(route, "sweep-" + i + "-" + this.client, new long[] { 1, 1 }, Mono.empty()).block(TIMEOUT);
+			core.admitTokens(route, "sweep-" + i + "-" + this.client, 1, Mono.empty()).block(TIMEOUT);
 		}
 		assertThat(core.reservationsHere().keys()).isEqualTo(2);
 	}
@@ -275,17 +279,20 @@ class LlmCostsPerLimitTests {
 
 	}
 
-	@ParameterizedTest
-	@ValueSource(strings = { "fixed-window" })
-	void costsThatDoNotFitAreRefusedBeforeRedis(String algorithm) {
-		String route = route(algorithm);
-		assertThatThrownBy(() -> admit(route, 1001)).isInstanceOf(CostAboveLimitException.class);
-		assertThatThrownBy(() -> this.core.admit(route, this.client, new long[] { 1 }, Mono.empty()).block(TIMEOUT))
-			.isInstanceOf(IllegalArgumentException.class)
-			.hasMessageContaining("2 limits");
-		assertThat(this.core.settle(admit(route, 10).reservation(), new long[] { 10, 1 }).block(TIMEOUT))
-			.isEqualTo(Settled.UNCHANGED);
+	@Test
+	void anEstimateAboveTheSmallestTokenLimitIsReservedAtThatLimitSoTheFirstCallPasses() {
+		String route = route("fixed-window");
+		Admission first = admit(route, 5_000);
+		assertThat(first.passes()).isTrue();
+		assertThat(first.reservation().costs()).containsExactly(1000, 1);
+		assertThat(first.reservation().tokens()).isEqualTo(1000);
+		assertThat(first.reservation().remainingTokens()).isZero();
+		assertThat(this.core.settleTokens(first.reservation(), 10).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
 		assertThat(remaining(route, 0)).isEqualTo(990);
+		assertThat(remaining(route, 1)).as("the request limit keeps its 1").isEqualTo(4);
+		Reservation second = admit(route, 10).reservation();
+		assertThat(this.core.settleTokens(second, 10).block(TIMEOUT)).isEqualTo(Settled.UNCHANGED);
+		assertThat(remaining(route, 0)).isEqualTo(980);
 	}
 
 }

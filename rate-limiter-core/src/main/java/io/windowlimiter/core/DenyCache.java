@@ -57,9 +57,11 @@ public class DenyCache {
 		if (entry == null || cost < entry.cost()) {
 			return null;
 		}
-		long leftMillis = TimeUnit.NANOSECONDS.toMillis(entry.untilNanos() - this.nanoTime.getAsLong() + 999_999);
+		long now = this.nanoTime.getAsLong();
+		long leftMillis = TimeUnit.NANOSECONDS.toMillis(entry.untilNanos() - now + 999_999);
 		return (leftMillis > 0)
-				? new Denial(entry.limitIndex(), new Decision(false, entry.remaining(), leftMillis, leftMillis))
+				? new Denial(entry.limitIndex(), new Decision(false, entry.remaining(), leftMillis, leftMillis),
+						TimeUnit.NANOSECONDS.toMillis(now - entry.sinceNanos()))
 				: null;
 	}
 
@@ -83,8 +85,9 @@ public class DenyCache {
 	 */
 	public void remember(String key, int limitIndex, long remaining, long retryAfterMillis, long cost) {
 		if (retryAfterMillis > 0) {
-			long until = this.nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis);
-			this.denials.put(key, new Entry(limitIndex, remaining, until, cost));
+			long now = this.nanoTime.getAsLong();
+			this.denials.put(key, new Entry(limitIndex, remaining, now + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis),
+					cost, now));
 		}
 	}
 
@@ -102,15 +105,17 @@ public class DenyCache {
 	 * A denial in force.
 	 * @param limitIndex which of the route's limits denied
 	 * @param decision what to answer with now
+	 * @param ageMillis how long ago Redis denied: what was left then may have grown since where the route gives
+	 * back (an LLM call settled below its estimate on another instance)
 	 */
-	public record Denial(int limitIndex, Decision decision) {
+	public record Denial(int limitIndex, Decision decision, long ageMillis) {
 	}
 
 	/**
-	 * What is remembered: which limit denied, what Redis said was left, until when on this cache's clock, and
-	 * what the denied request cost.
+	 * What is remembered: which limit denied, what Redis said was left, until when on this cache's clock, what
+	 * the denied request cost, and when it was remembered.
 	 */
-	private record Entry(int limitIndex, long remaining, long untilNanos, long cost) {
+	private record Entry(int limitIndex, long remaining, long untilNanos, long cost, long sinceNanos) {
 	}
 
 	private static final class UntilDenialEnds implements Expiry<String, Entry> {

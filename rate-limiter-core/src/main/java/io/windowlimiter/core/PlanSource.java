@@ -53,18 +53,25 @@ final class PlanSource {
 	/** The client's policy when the request need not be read; null when it must be (see {@link #fromRequest}). */
 	@Nullable CompiledPolicy known(String routeId, CompiledRoute route, String clientKey) {
 		Found found = assignment(routeId, route, clientKey);
-		if (found != null && (found.onRoute(routeId) || found.assignment().plan() != null)) {
-			CompiledPolicy assigned = compiled(routeId, route, found.assignment());
-			if (assigned != null) {
-				return assigned;
+		if (found != null && found.assignment().plan() != null) {
+			return plan(routeId, route, found.assignment().plan());
+		}
+		boolean fromRequest = route.policy.usesPlans() && this.plansFromRequests;
+		// an override on an LLM route keeps the limits of the client's plan it does not replace: that plan may come
+		// from the request
+		if (found != null && found.onRoute(routeId) && !(fromRequest && route.metersTokens)) {
+			CompiledPolicy override = overridden(routeId, route, found, route.byDefault);
+			if (override != null) {
+				return override;
 			}
 			// an override the route's cost cannot fit is ignored: the plan or the default applies
 			found = null;
 		}
-		if (route.policy.usesPlans() && this.plansFromRequests) {
+		if (fromRequest) {
 			return null;
 		}
-		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
+		return (found != null) ? orBase(overridden(routeId, route, found, route.byDefault), route.byDefault)
+				: route.byDefault;
 	}
 
 	/**
@@ -77,12 +84,12 @@ final class PlanSource {
 			return route.byDefault;
 		}
 		return (assignment.plan() != null) ? plan(routeId, route, assignment.plan())
-				: onScope(routeId, route, new Found(scope, assignment), route.byDefault);
+				: orBase(overridden(routeId, route, new Found(scope, assignment), route.byDefault), route.byDefault);
 	}
 
 	/**
 	 * Every policy that may decide the client on the route, for operators resetting it: its assignment's,
-	 * the default, each plan's, and with an override on a scope each of those under it.
+	 * the default, each plan's, and with an override each of those under it.
 	 */
 	Set<CompiledPolicy> candidates(String routeId, CompiledRoute route, String clientKey) {
 		Set<CompiledPolicy> bases = new LinkedHashSet<>();
@@ -96,8 +103,8 @@ final class PlanSource {
 		}
 		Found found = assignment(routeId, route, clientKey);
 		Set<CompiledPolicy> candidates = new LinkedHashSet<>(bases);
-		if (found != null && !found.onRoute(routeId) && found.assignment().plan() == null) {
-			bases.forEach(base -> candidates.add(onScope(routeId, route, found, base)));
+		if (found != null && found.assignment().plan() == null) {
+			bases.forEach(base -> candidates.add(orBase(overridden(routeId, route, found, base), base)));
 		}
 		return candidates;
 	}
@@ -109,25 +116,14 @@ final class PlanSource {
 			return known;
 		}
 		Found found = assignment(routeId, route, clientKey);
-		return (found != null) ? onScope(routeId, route, found, route.byDefault) : route.byDefault;
+		return (found != null && found.assignment().plan() == null)
+				? orBase(overridden(routeId, route, found, route.byDefault), route.byDefault) : route.byDefault;
 	}
 
-	/** The assignment's policy; null for an override the route's cost cannot fit (logged, then ignored). */
-	private @Nullable CompiledPolicy compiled(String routeId, CompiledRoute route, Assignment assignment) {
-		if (assignment.plan() != null) {
-			return plan(routeId, route, assignment.plan());
-		}
-		CompiledPolicy override = this.registry.override(routeId, route, assignment.limits(), assignment.unnamed());
-		if (override == null && this.refusedOverrideLog.isDue()) {
-			this.refusedOverrideLog.warn(() -> refused(() -> PolicyRegistry.checkOverrideCost(routeId, routeId,
-					route.policy, assignment.limits())));
-		}
-		return override;
-	}
-
-	/** The line for an override the route's cost cannot fit: {@code check}'s refusal, made on the log's thread. */
+	/** The line for an override that does not fit the route: {@code check}'s refusal, made on the log's thread. */
 	private String refused(Runnable check) {
-		String reason = "An override does not fit the route's cost";
+		String reason = "An override does not fit this route (its cost, max-delay or concurrency slots), or counts "
+				+ "only tokens on a route that meters no LLM calls";
 		try {
 			check.run();
 		}
@@ -138,29 +134,36 @@ final class PlanSource {
 				+ "(at most one such line per " + this.logInterval + ")";
 	}
 
-	/** An override made on a scope, on top of the client's policy without it. */
-	private CompiledPolicy onScope(String routeId, CompiledRoute route, Found found, CompiledPolicy base) {
+	/**
+	 * An override made on the route or on a scope it names, on top of {@code base}, the client's policy without
+	 * it; null when it does not fit the route (logged at most once per interval).
+	 */
+	private @Nullable CompiledPolicy overridden(String routeId, CompiledRoute route, Found found, CompiledPolicy base) {
 		Assignment assignment = found.assignment();
-		CompiledPolicy override = this.registry.scopeOverride(routeId, route, base, found.target(),
-				assignment.limits(), assignment.unnamed());
-		if (override != null) {
-			return override;
-		}
-		if (this.refusedOverrideLog.isDue()) {
+		CompiledPolicy override = found.onRoute(routeId)
+				? this.registry.override(routeId, route, base, assignment.limits(), assignment.unnamed())
+				: this.registry.scopeOverride(routeId, route, base, found.target(), assignment.limits(),
+						assignment.unnamed());
+		if (override == null && this.refusedOverrideLog.isDue()) {
 			this.refusedOverrideLog.warn(() -> refused(() -> PolicyRegistry.checkOverrideCost(found.target(), routeId,
 					base.route, assignment.limits())));
 		}
-		return base;
+		return override;
 	}
 
-	/** The plan the request names, or the route's default, under the client's override on a scope if any. */
+	private static CompiledPolicy orBase(@Nullable CompiledPolicy override, CompiledPolicy base) {
+		return (override != null) ? override : base;
+	}
+
+	/** The plan the request names, or the route's default, under the client's override if any. */
 	Mono<CompiledPolicy> fromRequest(String routeId, CompiledRoute route, String clientKey, Mono<String> requestedPlan) {
 		Found found = assignment(routeId, route, clientKey);
 		Mono<CompiledPolicy> base = requestedPlan.map(plan -> plan(routeId, route, plan)).defaultIfEmpty(route.byDefault);
-		if (found == null || found.onRoute(routeId) || found.assignment().plan() != null) {
+		// an override on a route that replaces all its limits was decided without the request (known)
+		if (found == null || found.assignment().plan() != null || (found.onRoute(routeId) && !route.metersTokens)) {
 			return base;
 		}
-		return base.map(policy -> onScope(routeId, route, found, policy));
+		return base.map(policy -> orBase(overridden(routeId, route, found, policy), policy));
 	}
 
 	/** The client's assignment on the route, else on the first of its scopes that has one. */

@@ -3,6 +3,7 @@ package io.windowlimiter.core;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -155,17 +156,80 @@ public final class RateLimiterCore {
 	}
 
 	/**
-	 * Decides one request that costs {@code costs[i]} of limit i, in the order of the limits of the client's
-	 * policy, all in the one script, all or nothing: an LLM route reserves its token estimate in its token
-	 * limits and 1 in its request limits. Lists, plans, penalties and calendar quotas apply as to any request;
-	 * the deny cache is not used (a denial at one estimate says nothing of another), and the request is not
-	 * held (an LLM route has no max-delay).
-	 * @return the admission; a {@link CostAboveLimitException} when a cost is more than its limit allows at
-	 * once; an {@link IllegalArgumentException} when the costs are not one per limit of the client's policy
+	 * Decides one LLM call under the client's policy (an assignment made at run time, the plan its request
+	 * names, or the route's default), in the one script, all or nothing: each limit counting tokens
+	 * ({@code unit: tokens}) reserves the call's token estimate, capped at the smallest token limit of that
+	 * policy, and every other limit the route's cost (a concurrency limit one slot). Lists, plans, penalties
+	 * and calendar quotas apply as to any request; the deny cache is not asked (a denial at one estimate says
+	 * nothing of another: {@link #knownRefusal} answers what it can before the body is read), and the call is not
+	 * held (an LLM route has no max-delay). Settle it with {@link #settleTokens}.
+	 * @param estimatedTokens the call's token estimate, uncapped
+	 * @return the admission
 	 */
-	public Mono<Admission> admit(String routeId, String clientKey, long[] costs, Mono<String> requestedPlan) {
-		long[] own = costs.clone();
-		return admit(routeId, clientKey, requestedPlan, (policy, id) -> decideEach(routeId, policy, id, own));
+	public Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens,
+			Mono<String> requestedPlan) {
+		return admit(routeId, clientKey, requestedPlan,
+				(policy, id) -> decideEach(routeId, policy, id, policy.costsOfCall(estimatedTokens)));
+	}
+
+	/**
+	 * How long a remembered refusal by a token limit is trusted before an LLM call's body is read: calls of the
+	 * client settled on another instance may have given tokens back since, which this instance does not see.
+	 */
+	static final long TOKEN_DENIAL_TRUSTED_MILLIS = 1_000;
+
+	/**
+	 * The refusal of an LLM call known before its body is read, so that a client refused does not have its
+	 * body read (up to {@code max-body-bytes}) for nothing: a client the route's lists or an operator refuse,
+	 * or one this instance's deny cache remembers as refused under its policy, by a request or concurrency limit
+	 * (which the call's estimate does not change), or by a token limit whose remembered remaining is below the
+	 * least this call can be estimated at, when that refusal is less than {@value #TOKEN_DENIAL_TRUSTED_MILLIS}
+	 * ms old. Empty when Redis must decide ({@link #admitTokens}); nothing is sent to Redis here.
+	 * @param bodyLength the body's length as the request declares it ({@code Content-Length}), -1 when unknown
+	 * @param bytesPerToken the bytes of body counted as one prompt token by the estimate
+	 */
+	public Mono<Admission> knownRefusal(String routeId, String clientKey, long bodyLength, int bytesPerToken,
+			Mono<String> requestedPlan) {
+		CompiledRoute route = route(routeId);
+		if (route == null) {
+			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
+		}
+		String id = this.credentials.any() ? this.credentials.stored(policyIdOf(routeId), clientKey) : clientKey;
+		Access access = this.access.of(routeId, route.scopes, route.lists, id, clientKey);
+		if (access != null) {
+			// an exempt client is answered (and counted) once, by the admission
+			return access.exempt() ? Mono.empty() : ReadyAnswer.of(byAccess(routeId, route, access));
+		}
+		CompiledPolicy known = this.plans.known(routeId, route, id);
+		Mono<CompiledPolicy> policy = (known != null) ? Mono.just(known)
+				: this.plans.fromRequest(routeId, route, id, requestedPlan);
+		// the least the call's estimate can be: its prompt's part, from the body's declared length
+		long least = (bodyLength > 0) ? (bodyLength + bytesPerToken - 1) / bytesPerToken : 1;
+		return policy.flatMap(decided -> {
+			Admission refusal = remembered(routeId, decided, id, least);
+			return (refusal != null) ? ReadyAnswer.of(refusal) : Mono.empty();
+		});
+	}
+
+	/** The deny cache's refusal of an LLM call estimated at {@code leastTokens} or more; null when Redis decides. */
+	private @Nullable Admission remembered(String routeId, CompiledPolicy policy, String id, long leastTokens) {
+		if (policy.route.shadow()) {
+			return null;
+		}
+		DenyCache.Denial denial = this.denyCache.denial(denyKey(policy, policy.keysFor(id)));
+		if (denial == null || denial.limitIndex() >= policy.limits.size()) {
+			return null;
+		}
+		if (policy.limits.get(denial.limitIndex()).countsTokens()) {
+			long least = policy.costsOfCall(leastTokens)[denial.limitIndex()];
+			if (denial.decision().remaining() >= least || denial.ageMillis() > TOKEN_DENIAL_TRUSTED_MILLIS) {
+				return null;
+			}
+		}
+		this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
+		this.denialListener.denied(routeId, id);
+		return answer(policy, policy.reported, denial.limitIndex(), denial.decision())
+			.withStatus(quotaStatus(policy, List.of(denial.limitIndex())));
 	}
 
 	/**
@@ -198,15 +262,12 @@ public final class RateLimiterCore {
 		return (this.registry.route(routeId) != null) ? routeId : PolicyRegistry.DEFAULT_FILTERS;
 	}
 
+	/** Decides a request costing {@code costs[i]} of limit i of the client's policy, laid out by that policy. */
 	private Mono<Admission> decideEach(String routeId, CompiledPolicy policy, String id, long[] costs) {
 		if (policy.route.holds()) {
 			// the script would reserve slots ahead that nothing here waits for (adapters refuse the combination)
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' holds requests (max-delay); a cost "
 					+ "per limit is decided for now only"));
-		}
-		if (costs.length != policy.limits.size()) {
-			return Mono.error(new IllegalArgumentException("Route '" + routeId + "' has " + policy.limits.size()
-					+ " limits for this client, given " + costs.length + " costs"));
 		}
 		long most = 0;
 		for (int i = 0; i < costs.length; i++) {
@@ -227,7 +288,7 @@ public final class RateLimiterCore {
 			.map(verdict -> answer(routeId, id, policy, denyKey(policy, keys), cost, verdict,
 					verdict.allowed() ? reservedHere(new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
 							verdict.decisions(), requestId)) : null))
-			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, cost)));
+			.onErrorResume(error -> ReadyAnswer.of(whenRedisFails(routeId, policy, id, keys, costs)));
 	}
 
 	/** Kept until settled: {@link #settle(Reservation, long[])} takes it out, whichever way the settle goes. */
@@ -339,7 +400,16 @@ public final class RateLimiterCore {
 	 * Whether it does on this route, {@link #route}'s {@link CompiledRoute#releasesSlots} then says.
 	 */
 	public void configure(String routeId, Map<String, Object> args, SlotRelease release) {
-		if (this.registry.put(routeId, args, release)) {
+		configure(routeId, args, release, false);
+	}
+
+	/**
+	 * As {@link #configure(String, Map, SlotRelease)}, for an adapter that meters the route's LLM calls
+	 * ({@code llm}) or not: only on such a route do limits count tokens ({@code unit: tokens}), its calls are
+	 * decided by {@link #admitTokens}, and an override replaces the limits of the kinds it names.
+	 */
+	public void configure(String routeId, Map<String, Object> args, SlotRelease release, boolean metersTokens) {
+		if (this.registry.put(routeId, args, release, metersTokens)) {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
 		}
@@ -529,7 +599,7 @@ public final class RateLimiterCore {
 	}
 
 	/**
-	 * Settles a reservation made with a cost per limit ({@link #admit(String, String, long[], Mono)}) to the
+	 * Settles a reservation made with a cost per limit ({@link #admitTokens}) to the
 	 * actual cost of each limit, in one script; limits whose actual cost is the reserved one are left as they
 	 * are. As {@link #settle(Reservation, long)} otherwise.
 	 */
@@ -559,6 +629,20 @@ public final class RateLimiterCore {
 			return Mono.just(Settled.UNCHANGED);
 		}
 		return sent(reservation, settleChanged(reservation, reserved, actualCosts, changed), refund);
+	}
+
+	/**
+	 * Settles an LLM call admitted by {@link #admitTokens} to the tokens it used: each limit counting tokens to
+	 * {@code actualTokens}, every other limit as reserved (a request stays counted whatever it used). As
+	 * {@link #settle(Reservation, long[])} otherwise.
+	 * @param actualTokens the tokens the call used, 0 or more
+	 */
+	public Mono<Settled> settleTokens(Reservation reservation, long actualTokens) {
+		long[] costs = reservation.costs();
+		for (int i : reservation.policy().tokenLimits) {
+			costs[i] = actualTokens;
+		}
+		return settle(reservation, costs);
 	}
 
 	/**
@@ -694,6 +778,13 @@ public final class RateLimiterCore {
 	}
 
 	private Admission whenRedisFails(String routeId, CompiledPolicy policy, String id, List<String> keys, long cost) {
+		long[] costs = new long[policy.limits.size()];
+		Arrays.fill(costs, (cost < 0) ? policy.route.cost() : cost);
+		return whenRedisFails(routeId, policy, id, keys, costs);
+	}
+
+	/** What the route's fail-mode answers for a request costing {@code costs[i]} of limit i. */
+	private Admission whenRedisFails(String routeId, CompiledPolicy policy, String id, List<String> keys, long[] costs) {
 		return switch (policy.route.failMode()) {
 			case OPEN -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.ERROR);
@@ -705,7 +796,7 @@ public final class RateLimiterCore {
 			}
 			case LOCAL -> {
 				this.metrics.decision(routeId, policy.algorithms, Outcome.FALLBACK);
-				yield local(policy, id, keys, (cost < 0) ? policy.route.cost() : cost);
+				yield local(policy, id, keys, costs);
 			}
 		};
 	}
@@ -714,7 +805,7 @@ public final class RateLimiterCore {
 	private static long maxCost(CompiledPolicy policy) {
 		long max = Long.MAX_VALUE;
 		for (RouteLimit limit : policy.limits) {
-			if (limit.policy().algorithm().countsRequests()) {
+			if (limit.policy().algorithm().countsRequests() || limit.countsTokens()) {
 				continue;
 			}
 			max = Math.min(max, Math.min(limit.policy().limit(), limit.policy().burst()));
@@ -727,11 +818,12 @@ public final class RateLimiterCore {
 	 * a penalty blocking the client on this instance, a quota's refusal with the route's quota-status. Nothing
 	 * is held (max-delay): a request past the share is refused at once.
 	 */
-	private Admission local(CompiledPolicy policy, String id, List<String> keys, long cost) {
+	private Admission local(CompiledPolicy policy, String id, List<String> keys, long[] costs) {
 		List<WindowPolicy> shares = policy.shares.list().stream().map(RouteLimit::policy).toList();
 		LocalWindowLimiter.Penalty penalty = policy.penalty
 				? new LocalWindowLimiter.Penalty(policy.blockKeyFor(id), policy.blockForMillis()) : null;
-		Verdict verdict = this.localLimiter.decideAll(keys, shares, penalty, cost, this.clock.millis());
+		// each limit its own cost: an LLM call's estimate in its token limits only, the route's cost in the others
+		Verdict verdict = this.localLimiter.decideAll(keys, shares, penalty, costs, this.clock.millis());
 		List<String> violated = verdict.denying().stream().map(i -> policy.shares.list().get(i).name()).toList();
 		Admission admission = answer(policy, policy.shares, verdict.reported(), verdict.reportedDecision(), verdict.allowed(),
 				violated)
@@ -892,12 +984,14 @@ public final class RateLimiterCore {
 
 	/**
 	 * Checks an override's limits against the cost of each route it would apply on (the route, or every
-	 * route naming the scope): a request that cannot fit them would never pass.
+	 * route naming the scope): a request that cannot fit them would never pass; and a token limit needs a route
+	 * among them that meters LLM calls.
 	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException naming {@code limits[i].limit} (or {@code .burst}) and the
-	 * cost of the first route it does not fit
+	 * cost of the first route it does not fit, or {@code limits[i].unit}
 	 */
 	public void checkOverride(String target, List<RouteLimit> limits) {
 		List<String> scopeRoutes = scopeRoutes(target);
+		this.registry.checkOverrideTokens(target, (scopeRoutes != null) ? scopeRoutes : List.of(target), limits);
 		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
 			CompiledRoute route = route(routeId);
 			if (route != null) {

@@ -111,6 +111,27 @@ public final class Reservation {
 		return this.decisions.get(limit).remaining();
 	}
 
+	/**
+	 * What the token limit closest to refusing had left right after this reservation (an LLM call's), as the
+	 * decision script answered; -1 when the call reserved in no token limit.
+	 */
+	public long remainingTokens() {
+		long remaining = -1;
+		for (int i : this.policy.tokenLimits) {
+			long left = remainingAfter(i);
+			if (left >= 0) {
+				remaining = (remaining < 0) ? left : Math.min(remaining, left);
+			}
+		}
+		return remaining;
+	}
+
+	/** The tokens an LLM call reserved in its token limits: its estimate, capped by its policy; 0 when none. */
+	public long tokens() {
+		int[] tokenLimits = this.policy.tokenLimits;
+		return (tokenLimits.length == 0) ? 0 : costs()[tokenLimits[0]];
+	}
+
 	/** When the decision script reserved it, in ms since the epoch on Redis's clock: which window it is in. */
 	public long reservedAt() {
 		return this.reservedAt;

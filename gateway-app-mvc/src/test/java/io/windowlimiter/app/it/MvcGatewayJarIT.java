@@ -141,6 +141,18 @@ class MvcGatewayJarIT {
 		llmArgs.put("limits[1].limit", 100);
 		llmArgs.put("limits[1].window", "1d");
 		routes.route("llm", this.llm.baseUrl(), llmArgs);
+		// a token and a request limit (Server MVC counts no concurrency), for operators' overrides
+		java.util.Map<String, Object> opsArgs = new java.util.LinkedHashMap<>();
+		opsArgs.put("llm", "openai");
+		opsArgs.put("fail-mode", "closed");
+		opsArgs.put("limits[0].algorithm", "sliding-log");
+		opsArgs.put("limits[0].limit", LLM_BUDGET);
+		opsArgs.put("limits[0].window", "1d");
+		opsArgs.put("limits[0].unit", "tokens");
+		opsArgs.put("limits[1].algorithm", "sliding-log");
+		opsArgs.put("limits[1].limit", 100);
+		opsArgs.put("limits[1].window", "1d");
+		routes.route("llm-ops", this.llm.baseUrl(), opsArgs);
 		// the demo route of application.yml, which the test's route list replaces
 		routes.raw("""
 				  - id: demo-llm
@@ -553,6 +565,93 @@ class MvcGatewayJarIT {
 			assertThat(demoStreamed.statusCode()).isEqualTo(200);
 			assertThat(demoStreamed.body()).contains(" demo", "data:[DONE]").doesNotContain("prompt_tokens", "\"choices\":[]");
 		}
+	}
+
+	/**
+	 * An operator's overrides on an LLM route, posted to one instance and applied by both (platform and virtual
+	 * threads). The issue's case: one limit posted for a client of a route with a token limit and another limit;
+	 * before, every call of that client was a 500 (1 limit, 2 costs); now its calls are decided, the override's
+	 * request limit in place of the route's, its token limit kept. A token override ({@code unit: tokens}) lowers the budget on
+	 * both. A body Boot cannot hand to the endpoint is a 400 naming the field, not Boot's bare 400.
+	 */
+	@Test
+	@Order(8)
+	void overridesOnAnLlmRouteAreDecidedOnBothInstancesAndABadBodyIsNamed() throws Exception {
+		String client = "one-limit-" + this.run;
+		assertThat(postOverride(this.platform, client, "{\"limit\": 200000, \"window\": \"1m\"}").statusCode())
+			.isEqualTo(200);
+		awaitOverride(this.virtual, client);
+		for (GatewayJar gateway : List.of(this.platform, this.virtual)) {
+			HttpResponse<String> answer = OPS_CLIENT.send(llmCall(gateway, "/llm-ops/v1/chat/completions", client,
+					llmBody(300)).header(FakeLlmServer.HEADER_USAGE, "100,20").build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(answer.statusCode()).as(gateway + ": " + answer.body()).isEqualTo(200);
+			assertThat(answer.headers().firstValue("RateLimit-Policy").orElse(""))
+				.as("the route's request limit replaced, under its name; its token limit kept")
+				.isEqualTo("\"llm-ops-0\";q=1000;w=86400, \"llm-ops-1\";q=200000;w=60");
+		}
+
+		String abuser = "abuser-" + this.run;
+		HttpResponse<String> tokens = postOverride(this.virtual, abuser,
+				"{\"limit\": 200, \"window\": \"1d\", \"algorithm\": \"sliding-log\", \"unit\": \"tokens\"}");
+		assertThat(tokens.statusCode()).as(tokens.body()).isEqualTo(200);
+		assertThat(tokens.body()).contains("\"unit\":\"tokens\"");
+		awaitOverride(this.platform, abuser);
+		HttpResponse<String> first = OPS_CLIENT.send(llmCall(this.platform, "/llm-ops/v1/chat/completions", abuser,
+				llmBody(300)).header(FakeLlmServer.HEADER_USAGE, "60,40").build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(first.headers().firstValue("X-RateLimit-Remaining-Tokens")).as("300 estimated, 200 reserved")
+			.hasValue("0");
+		// Server MVC settles before the answer completes: 100 used of 200
+		HttpResponse<String> refused = OPS_CLIENT.send(llmCall(this.virtual, "/llm-ops/v1/chat/completions", abuser,
+				llmBody(150)).header(FakeLlmServer.HEADER_USAGE, "10,10").build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(refused.statusCode()).as("150 more do not fit the 100 left").isEqualTo(429);
+		assertThat(refused.headers().firstValue("RateLimit").orElse("")).startsWith("\"llm-ops-0\";r=100;");
+
+		for (GatewayJar gateway : List.of(this.platform, this.virtual)) {
+			HttpResponse<String> list = postOverride(gateway, "bad-" + this.run,
+					"{\"limits\": [{\"limit\": 5000, \"window\": \"1m\", \"unit\": \"tokens\"}]}");
+			assertThat(list.statusCode()).as(list.body()).isEqualTo(400);
+			assertThat(list.body()).contains("\"field\":\"limits\"", "limits is a list or an object", "one limit per POST");
+			HttpResponse<String> noJson = postOverride(gateway, "bad-" + this.run, "limit=5000");
+			assertThat(noJson.statusCode()).as(noJson.body()).isEqualTo(400);
+			assertThat(noJson.body()).contains("\"field\":\"body\"", "body is not one JSON object");
+			HttpResponse<String> unit = postOverride(gateway, "bad-" + this.run,
+					"{\"limit\": 100, \"window\": \"1m\", \"unit\": \"words\"}");
+			assertThat(unit.statusCode()).as(unit.body()).isEqualTo(400);
+			assertThat(unit.body()).contains("\"field\":\"unit\"");
+		}
+	}
+
+	/** A chat request whose estimate is exactly {@code tokens}: half its body's bytes plus its max_tokens. */
+	private static String llmBody(int tokens) {
+		String head = "{\"model\":\"gpt-fake\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":";
+		for (int max = 1; max < tokens; max++) {
+			String body = head + max + "}";
+			if ((body.length() + 1) / 2 + max == tokens) {
+				return body;
+			}
+		}
+		throw new IllegalArgumentException("no body estimates " + tokens);
+	}
+
+	private static HttpResponse<String> postOverride(GatewayJar gateway, String client, String json) throws Exception {
+		return OPS_CLIENT.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port()
+				+ "/actuator/ratelimits/llm-ops/" + client))
+			.header("Content-Type", "application/json")
+			.timeout(UNANSWERED_AFTER)
+			.POST(HttpRequest.BodyPublishers.ofString(json))
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	/** Waits until {@code gateway} decides the client by its override: every instance has it within a second. */
+	private static void awaitOverride(GatewayJar gateway, String client) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+		GatewayJar.Probe read = gateway.get("/actuator/ratelimits/llm-ops/" + client, UNANSWERED_AFTER);
+		while (!read.body().contains("\"plan\":\"override\"") && System.nanoTime() < deadline) {
+			GatewayJar.sleep(50);
+			read = gateway.get("/actuator/ratelimits/llm-ops/" + client, UNANSWERED_AFTER);
+		}
+		assertThat(read.body()).as(gateway + ": " + read).contains("\"plan\":\"override\"");
 	}
 
 	private static HttpRequest.Builder llmCall(GatewayJar gateway, String path, String key, String body) {

@@ -40,6 +40,9 @@ class LlmRoutesIT {
 
 	static final int BUDGET = 1000;
 
+	/** The calls a day of route {@code llm-few}, else as {@code llm}. */
+	static final int FEW = 2;
+
 	private final HttpClient http = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
 		.connectTimeout(Duration.ofSeconds(2))
@@ -58,6 +61,9 @@ class LlmRoutesIT {
 		RouteFile routes = new RouteFile(this.upstream.baseUrl());
 		routes.windowRateLimit("llm", List.of(args("openai")));
 		routes.windowRateLimit("claude", List.of(args("anthropic")));
+		Map<String, Object> few = args("openai");
+		few.put("limits[1].limit", FEW);
+		routes.windowRateLimit("llm-few", List.of(few));
 		// the demo route of application.yml, which the test's route list replaces
 		routes.raw("""
 				  - id: demo-llm
@@ -521,6 +527,52 @@ class LlmRoutesIT {
 		// the settle reaches Redis up to a few ms after it leaves reservedHere
 		Thread.sleep(100);
 		return tokensLeft(route, client);
+	}
+
+	/**
+	 * A client this instance knows is refused (its calls of the day used up: Redis refused its last call, and
+	 * the deny cache remembers) is answered 429 before its body is read: here a body that never ends. Before,
+	 * the filter read the whole body (up to max-body-bytes) first, for clients already refused too: this call
+	 * waited for bytes that never came.
+	 */
+	@Test
+	void aClientKnownRefusedIsAnsweredBeforeItsBodyIsRead() throws Exception {
+		String client = UUID.randomUUID().toString();
+		for (int i = 0; i < FEW; i++) {
+			HttpResponse<String> passed = this.http.send(post("/llm-few/v1/chat/completions", client, chat(300, false))
+				.header(FakeLlmServer.HEADER_USAGE, "10,10")
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(passed.statusCode()).as(passed.body()).isEqualTo(200);
+		}
+		HttpResponse<String> refused = this.http.send(post("/llm-few/v1/chat/completions", client, chat(300, false))
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(refused.statusCode()).as("refused by Redis: the calls of the day").isEqualTo(429);
+		int received = this.upstream.received().size();
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", this.gateway.port()), 5_000);
+			socket.setSoTimeout(5_000);
+			OutputStream out = socket.getOutputStream();
+			// 4,000 bytes announced, 100 sent, the rest never
+			out.write(("POST /llm-few/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + client
+					+ "\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{\"model\":\"gpt-fake\","
+					+ "\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(60)).getBytes(StandardCharsets.UTF_8));
+			out.flush();
+			long sent = System.nanoTime();
+			String status = statusLine(socket.getInputStream());
+			Duration waited = Duration.ofNanos(System.nanoTime() - sent);
+			assertThat(status).startsWith("HTTP/1.1 429");
+			assertThat(waited).as("answered without waiting for the body").isLessThan(Duration.ofSeconds(2));
+		}
+		assertThat(this.upstream.received()).as("nothing went upstream").hasSize(received);
+	}
+
+	/** The first line of an HTTP answer, read byte by byte (nothing of the rest is read). */
+	static String statusLine(InputStream in) throws java.io.IOException {
+		StringBuilder line = new StringBuilder();
+		for (int b = in.read(); b >= 0 && b != '\n'; b = in.read()) {
+			line.append((char) b);
+		}
+		return line.toString().trim();
 	}
 
 	@Test

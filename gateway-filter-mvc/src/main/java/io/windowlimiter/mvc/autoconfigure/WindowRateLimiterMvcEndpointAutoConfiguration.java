@@ -2,6 +2,7 @@ package io.windowlimiter.mvc.autoconfigure;
 
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterEndpointAutoConfiguration;
 import io.windowlimiter.core.operations.RateLimitsEndpoint;
+import io.windowlimiter.mvc.operations.RateLimitsBodyMvcAdvice;
 import io.windowlimiter.mvc.operations.RateLimitsServletEndpointExtension;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -13,8 +14,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 
 /**
- * The {@code ratelimits} endpoint's per-client operations answered with their values on a servlet server,
- * wherever the core made the endpoint ({@link WindowRateLimiterEndpointAutoConfiguration}).
+ * The {@code ratelimits} endpoint's per-client operations answered with their values on a servlet server, and
+ * a POST body Boot cannot hand to it answered naming the field, wherever the core made the endpoint ({@link WindowRateLimiterEndpointAutoConfiguration}).
  */
 @AutoConfiguration(after = WindowRateLimiterEndpointAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
@@ -26,6 +27,13 @@ public class WindowRateLimiterMvcEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	public RateLimitsServletEndpointExtension rateLimitsServletEndpointExtension(RateLimitsEndpoint endpoint) {
 		return new RateLimitsServletEndpointExtension(endpoint);
+	}
+
+	/** A POST body Boot refuses before the endpoint (a list or an object as a value), answered naming the field. */
+	@Bean
+	@ConditionalOnMissingBean
+	public RateLimitsBodyMvcAdvice rateLimitsBodyMvcAdvice() {
+		return new RateLimitsBodyMvcAdvice();
 	}
 
 }

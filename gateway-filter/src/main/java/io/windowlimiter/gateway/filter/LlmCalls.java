@@ -1,7 +1,7 @@
 package io.windowlimiter.gateway.filter;
 
 import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -12,8 +12,6 @@ import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.Slots;
-import io.windowlimiter.core.policy.CompiledRoute;
-import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.metering.LlmRequest;
 import io.windowlimiter.metering.TokenEstimate;
 import io.windowlimiter.metering.UsageMeter;
@@ -35,8 +33,9 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The LLM calls of one {@code WindowRateLimit} filter with {@code llm}: reads the request body once (bounded),
- * reserves its token estimate in the token limits and the request's cost in the others, in one decision;
+ * The LLM calls of one {@code WindowRateLimit} filter with {@code llm}: answers a client known refused before its
+ * body is read; else reads the request body once (bounded) and has the core reserve its token estimate in the
+ * token limits of the client's policy and the request's cost in the others, in one decision;
  * sends the body upstream (asking for a stream's usage when the client did not), meters the response as it
  * passes, and settles the token limits to the usage read when the exchange ends: completed, failed or
  * cancelled by the client.
@@ -76,6 +75,23 @@ final class LlmCalls {
 			refused.run();
 			return tooLarge(exchange.getResponse(), max);
 		}
+		// asked before the body is read and again with its estimate: the plan resolver runs once
+		Mono<String> onePlan = plan.cache();
+		// a client this instance knows is refused is answered before its body is read: nothing read for nothing
+		return this.core.knownRefusal(this.policyId, key, declared, TokenEstimate.DEFAULT_BYTES_PER_TOKEN, onePlan)
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.flatMap(known -> {
+				Mono<Void> instead = known.map(answer).orElse(null);
+				return (instead != null) ? instead : readAndAdmit(exchange, chain, key, onePlan, answer, refused,
+						refusedLater);
+			});
+	}
+
+	private Mono<Void> readAndAdmit(ServerWebExchange exchange, GatewayFilterChain chain, String key,
+			Mono<String> plan, Function<Admission, @Nullable Mono<Void>> answer, Runnable refused,
+			BooleanSupplier refusedLater) {
+		int max = this.settings.maxBodyBytes();
 		return DataBufferUtils.join(exchange.getRequest().getBody(), max)
 			.map(joined -> {
 				byte[] bytes = new byte[joined.readableByteCount()];
@@ -104,27 +120,29 @@ final class LlmCalls {
 	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
 			LlmRequest request, byte[] body, Function<Admission, @Nullable Mono<Void>> answer,
 			BooleanSupplier refusedLater) {
-		CompiledRoute route = this.core.route(this.policyId);
-		if (route == null) {
-			return Mono.error(new IllegalStateException("Route '" + this.policyId + "' has no rate limits"));
-		}
-		List<RouteLimit> limits = route.byDefault.limits;
-		TokenEstimate estimate = TokenEstimate.of(request, this.settings.smallestTokenLimit(limits));
-		long[] costs = this.settings.costs(limits.size(), estimate.tokens(), route.policy.cost());
-		return this.core.admit(this.policyId, key, costs, plan).flatMap(admission -> {
+		// uncapped: the core caps it at the smallest token limit of the client's own policy
+		TokenEstimate estimate = TokenEstimate.of(request, Long.MAX_VALUE);
+		return this.core.admitTokens(this.policyId, key, estimate.tokens(), plan).flatMap(admission -> {
 			Mono<Void> instead = answer.apply(admission);
 			if (instead != null) {
 				return instead;
 			}
 			Reservation reservation = admission.reservation();
-			long remaining = (reservation != null) ? this.settings.remainingTokens(reservation) : -1;
+			long remaining = (reservation != null) ? reservation.remainingTokens() : -1;
 			if (remaining >= 0) {
 				exchange.getResponse().getHeaders().set(REMAINING_TOKENS, Long.toString(remaining));
 			}
-			Mono<Void> call = call(exchange, chain, request, estimate, body, reservation, refusedLater);
+			Mono<Void> call = call(exchange, chain, request, reserved(estimate, reservation), body, reservation,
+					refusedLater);
 			Slots slots = admission.slots();
 			return (slots != null) ? WindowRateLimitFilter.releasedAtTheEnd(call, slots) : call;
 		});
+	}
+
+	/** The estimate as the call reserved it (capped by the client's policy); as made when nothing was reserved. */
+	static TokenEstimate reserved(TokenEstimate estimate, @Nullable Reservation reservation) {
+		return (reservation != null && reservation.tokens() > 0)
+				? new TokenEstimate(estimate.promptTokens(), estimate.outputTokens(), reservation.tokens()) : estimate;
 	}
 
 	/** Sends the call upstream and settles its tokens when the exchange ends, whichever way. */
@@ -171,9 +189,11 @@ final class LlmCalls {
 			return;
 		}
 		// a later filter of the route refused it: given back whole, as every WindowRateLimit filter does
-		long[] costs = refusedLater ? new long[reservation.costs().length] : this.settings.settled(reservation, actual);
+		Mono<RateLimiterCore.Settled> settle = refusedLater
+				? this.core.settle(reservation, new long[reservation.costs().length])
+				: this.core.settleTokens(reservation, actual);
 		// not on the response's path: the client has its answer; a settle Redis cannot take is counted dropped
-		this.core.settle(reservation, costs).subscribe(settled -> { }, error -> { });
+		settle.subscribe(settled -> { }, error -> { });
 	}
 
 	/** A 400 problem answer naming the field of the request body the gateway will not guess at. */

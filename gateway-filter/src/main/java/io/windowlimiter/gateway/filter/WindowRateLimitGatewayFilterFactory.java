@@ -98,9 +98,8 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			// ordered before the gateway writes it: what a filter counting concurrency (or an LLM filter) is; on
 			// any other an override counting concurrency is refused, as on a route of another adapter
 			// a resolver of credentials (apiKeyResolver) has the core hash the keys where they enter it
-			this.core.configure(settings.policyId(),
-					CredentialKeys.marked(LlmSettings.withoutUnits(limitArgs), config.getKeyResolver()),
-					(llm != null) ? SlotRelease.ALWAYS : SlotRelease.IF_COUNTED);
+			this.core.configure(settings.policyId(), CredentialKeys.marked(limitArgs, config.getKeyResolver()),
+					(llm != null) ? SlotRelease.ALWAYS : SlotRelease.IF_COUNTED, llm != null);
 			CompiledRoute route = this.core.route(settings.policyId());
 			releasesSlots = route != null && route.releasesSlots;
 		}
@@ -138,12 +137,12 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			}
 		}
 		FilterSettings settings = FilterSettings.of(routeId, named);
-		Map<String, Object> withUnits = prefixed(named);
-		LlmSettings.of(settings.policyId(), named, withUnits);
-		Map<String, Object> limits = LlmSettings.withoutUnits(withUnits);
+		Map<String, Object> limits = prefixed(named);
+		LlmSettings llm = LlmSettings.of(settings.policyId(), named, limits);
 		if (limits.values().stream().noneMatch(value -> value.toString().contains("#{"))) {
 			try {
-				registry.check(Map.of(settings.policyId(), limits), Set.of(settings.policyId()));
+				registry.check(Map.of(settings.policyId(), limits), Set.of(settings.policyId()),
+						(llm != null) ? Set.of(settings.policyId()) : Set.of());
 			}
 			catch (InvalidRouteConfigurationException ex) {
 				throw unprefixed(ex);
@@ -171,8 +170,7 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 	 * {@code window-rate-limiter.}; the filter's own arguments are left out.
 	 */
 	public static Map<String, Object> limitArgs(Map<String, ?> args) {
-		// a limit's unit is the filter's (LlmSettings), not the core's
-		return LlmSettings.withoutUnits(prefixed(args));
+		return prefixed(args);
 	}
 
 	private static Map<String, Object> prefixed(Map<String, ?> args) {

@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.gateway.StartupRouteCheck;
@@ -16,7 +15,6 @@ import org.springframework.cloud.gateway.filter.FilterDefinition;
 import org.springframework.cloud.gateway.route.RouteDefinition;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatNoException;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
@@ -26,6 +24,11 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 class LlmStartupTests {
 
 	private static Throwable check(String... pairs) {
+		return check(Map.of(), pairs);
+	}
+
+	/** As start-up checks a WindowRateLimit filter with these arguments, with these plans declared. */
+	private static Throwable check(Map<String, Map<String, String>> plans, String... pairs) {
 		RouteDefinition route = new RouteDefinition();
 		route.setId("chat");
 		route.setUri(URI.create("http://127.0.0.1:9"));
@@ -42,7 +45,7 @@ class LlmStartupTests {
 		GatewayProperties gateway = new GatewayProperties();
 		gateway.setRoutes(List.of(route));
 		return catchThrowable(
-				() -> new StartupRouteCheck(gateway, new PolicyRegistry(Map.of()), false, null).afterSingletonsInstantiated());
+				() -> new StartupRouteCheck(gateway, new PolicyRegistry(plans), false, null).afterSingletonsInstantiated());
 	}
 
 	private static final String[] TWO_LIMITS = { "limits[0].limit=60", "limits[0].window=1m", "limits[1].limit=100000",
@@ -75,7 +78,6 @@ class LlmStartupTests {
 	void aTokenLimitOnAnLlmRoutePasses() {
 		assertThat(check(plus(TWO_LIMITS, "llm=openai"))).isNull();
 		assertThat(check("llm=anthropic", "limit=5000", "window=1h", "unit=tokens", "max-body-bytes=65536")).isNull();
-		assertThatNoException().isThrownBy(() -> LlmSettings.withoutUnits(Map.of()));
 	}
 
 	@Test
@@ -98,6 +100,50 @@ class LlmStartupTests {
 		assertThat(check(plus(TWO_LIMITS, "llm=openai", "max-body-bytes=12")))
 			.hasMessageContaining("max-body-bytes is '12'; allowed: a whole number of bytes from 1024");
 		assertThat(check("limit=10", "window=1m", "max-body-bytes=4096")).hasMessageContaining("max-body-bytes is set without llm");
+	}
+
+	/** A plan of a token and a request limit, and one of requests only, or of tokens only. */
+	private static Map<String, Map<String, String>> plans(String other, String otherUnit) {
+		return Map.of("free", Map.of("limits[0].limit", "60", "limits[0].window", "1m", "limits[1].limit", "100000",
+				"limits[1].window", "1d", "limits[1].unit", "tokens"), other,
+				Map.of("limits[0].limit", "1000", "limits[0].window", "1m", "limits[0].unit", otherUnit));
+	}
+
+	@Test
+	void anLlmRouteMayUsePlansEachWithATokenLimit() {
+		assertThat(check(plans("pro", "tokens"), "llm=openai", "plan=free")).isNull();
+		assertThat(check(plans("pro", "requests"), "llm=openai", "plan=free"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("plan is 'free' and plan 'pro' (which this route's clients may be on) has no limit "
+					+ "counting tokens, on a route that meters LLM calls (llm)");
+	}
+
+	@Test
+	void aRouteWithoutLlmLeavesAPlansTokenLimitsOutAndRefusesAPlanOfTokensOnly() {
+		assertThat(check(plans("pro", "requests"), "plan=free")).as("free's request limit counts here").isNull();
+		assertThat(check(plans("pro", "tokens"), "plan=free"))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("plan 'pro' (which this route's clients may be on) has only limits counting tokens, "
+					+ "on a route that meters no LLM calls");
+	}
+
+	@Test
+	void aTokenLimitOnTheRequestRateLimiterFilterIsRefused() {
+		RouteDefinition route = new RouteDefinition();
+		route.setId("spi");
+		route.setUri(URI.create("http://127.0.0.1:9"));
+		FilterDefinition filter = new FilterDefinition();
+		filter.setName("RequestRateLimiter");
+		filter.setArgs(Map.of("rate-limiter", "#{@windowRateLimiter}", "key-resolver", "#{@headerKeyResolver}",
+				"window-rate-limiter.limit", "1000", "window-rate-limiter.window", "1m", "window-rate-limiter.unit",
+				"tokens"));
+		route.setFilters(List.of(filter));
+		GatewayProperties gateway = new GatewayProperties();
+		gateway.setRoutes(List.of(route));
+		assertThat(catchThrowable(() -> new StartupRouteCheck(gateway, new PolicyRegistry(Map.of()), false, null)
+			.afterSingletonsInstantiated())).isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'spi': window-rate-limiter.unit is 'tokens' on a route "
+					+ "that meters no LLM calls; allowed: llm: openai or llm: anthropic on a WindowRateLimit filter");
 	}
 
 }

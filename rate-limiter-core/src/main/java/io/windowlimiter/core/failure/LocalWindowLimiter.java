@@ -2,6 +2,7 @@ package io.windowlimiter.core.failure;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -125,12 +126,25 @@ public class LocalWindowLimiter {
 	 */
 	public Verdict decideAll(List<String> keys, List<WindowPolicy> limits, @Nullable Penalty penalty, long cost,
 			long nowMillis) {
+		long[] costs = new long[keys.size()];
+		Arrays.fill(costs, cost);
+		return decideAll(keys, limits, penalty, costs, nowMillis);
+	}
+
+	/**
+	 * As {@link #decideAll(List, List, Penalty, long, long)}, for a request costing each limit its own: an LLM
+	 * call's token estimate in its token limits, its request cost in the others.
+	 * @param costs one per limit, in the same order
+	 */
+	public Verdict decideAll(List<String> keys, List<WindowPolicy> limits, @Nullable Penalty penalty, long[] costs,
+			long nowMillis) {
+		long cost = Arrays.stream(costs).max().orElse(0);
 		Block block = (penalty != null && cost > 0) ? blockOf(penalty.key(), nowMillis) : null;
 		List<Decision> decisions = new ArrayList<>(keys.size());
 		boolean allowed = true;
 		for (int i = 0; i < keys.size(); i++) {
 			// a blocked client's limits are read as at cost 0, for the headers
-			Decision decision = decide(keys.get(i), limits.get(i), (block != null) ? 0 : cost, nowMillis, false);
+			Decision decision = decide(keys.get(i), limits.get(i), (block != null) ? 0 : costs[i], nowMillis, false);
 			if (block != null && i == block.limitIndex) {
 				long left = block.endMillis - nowMillis;
 				decision = new Decision(false, 0, Math.max(decision.resetMillis(), left), left);
@@ -142,7 +156,7 @@ public class LocalWindowLimiter {
 			for (int i = 0; i < keys.size(); i++) {
 				// two requests of one client on two event loops may pass the check above together: as the
 				// script's all-or-nothing, this is a local estimate, not an exact count
-				decisions.set(i, decide(keys.get(i), limits.get(i), cost, nowMillis, true));
+				decisions.set(i, decide(keys.get(i), limits.get(i), costs[i], nowMillis, true));
 			}
 			return new Verdict(true, List.copyOf(decisions), 0, nowMillis, 0);
 		}

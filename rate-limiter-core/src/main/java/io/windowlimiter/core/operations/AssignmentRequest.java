@@ -22,7 +22,7 @@ import org.springframework.boot.convert.DurationStyle;
  * @param plan the plan to put the client on; null unless it is an assignment
  * @param limit an override's limit in route-config terms ({@code limit}, {@code window}, {@code algorithm},
  * {@code burst}, {@code log-storage}, {@code name}, {@code scope}, {@code calendar}, {@code time-zone},
- * {@code week-start}, {@code block-for}); null unless it is an override
+ * {@code week-start}, {@code block-for}, {@code unit}); null unless it is an override
  * @param expires how long the plan or override holds; null for good
  * @param clear whether the client's plan or override is taken away
  */
@@ -39,7 +39,7 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 	private static Map<String, String> fields() {
 		Map<String, String> fields = new LinkedHashMap<>();
 		for (String property : List.of("limit", "window", "algorithm", "burst", "log-storage", "name", "scope",
-				"calendar", "time-zone", "week-start", "block-for")) {
+				"calendar", "time-zone", "week-start", "block-for", "unit")) {
 			fields.put(field(property), property);
 		}
 		return java.util.Collections.unmodifiableMap(fields);
@@ -76,6 +76,18 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 			check(target, fields);
 		}
 		return new AssignmentRequest(plan, (plan == null) ? Map.copyOf(fields) : null, expiry(target, expires), false);
+	}
+
+	/**
+	 * The refusal of a POST whose body Boot could not hand to the endpoint: not one JSON object, or a field whose
+	 * value is a list or an object (Boot takes text, numbers and booleans only, so one limit per POST).
+	 * @param field the body's field whose value is a list or an object; null when the body is no JSON object
+	 */
+	public static InvalidAssignmentException unreadable(String target, @Nullable String field) {
+		String allowed = "one JSON object whose fields are text, numbers or true: " + ONE_OF
+				+ "; one limit per POST (several limits: PlanAssignments.override in Java, or a plan)";
+		return (field != null) ? new InvalidAssignmentException(target, field, "is a list or an object", allowed)
+				: new InvalidAssignmentException(target, "body", "is not one JSON object", allowed);
 	}
 
 	/** An override's limit checked by the rules of a route's limits, its message naming the body's field. */

@@ -166,7 +166,7 @@ public class RateLimitOperations {
 				ReservationsHere.Held held = standing.reservedHere().get(i);
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
 						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis()),
-						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null));
+						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null, unit(limit)));
 			}
 			Access access = this.limiter.accessOf(target, given);
 			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client),
@@ -457,18 +457,24 @@ public class RateLimitOperations {
 	 * @param scope the scope whose counters the limit shares with other routes; null for none
 	 * @param calendar for a calendar quota its period, e.g. {@code month in Europe/Berlin}; else null
 	 * @param blockFor the penalty, ISO-8601; null for none
+	 * @param unit what it counts: {@code tokens} (of LLM calls) or {@code requests}
 	 */
 	public record LimitSpec(String name, String algorithm, @Nullable String logStorage, long limit, String window,
-			long burst, @Nullable String scope, @Nullable String calendar, @Nullable String blockFor) {
+			long burst, @Nullable String scope, @Nullable String calendar, @Nullable String blockFor, String unit) {
 
 		static LimitSpec of(RouteLimit limit) {
 			WindowPolicy policy = limit.policy();
 			return new LimitSpec(limit.name(), policy.algorithm().id(), policy.algorithm().storage(), policy.limit(),
 					policy.window().toString(), policy.burst(), limit.scope(),
 					(policy.calendar() != null) ? policy.calendar().toString() : null,
-					limit.blockFor().isZero() ? null : limit.blockFor().toString());
+					limit.blockFor().isZero() ? null : limit.blockFor().toString(), RateLimitOperations.unit(limit));
 		}
 
+	}
+
+	/** What a limit counts, as a route's {@code unit} names it. */
+	static String unit(RouteLimit limit) {
+		return limit.countsTokens() ? "tokens" : "requests";
 	}
 
 	/**
@@ -590,9 +596,10 @@ public class RateLimitOperations {
 	 * @param inFlight for a concurrency limit, the client's requests in flight now (slots held); null for the others
 	 * @param reservedHere the client's LLM calls admitted by this instance and not settled yet, with what they
 	 * reserved of this limit; null when none (calls running on other instances are not in it)
+	 * @param unit what the limit counts: {@code tokens} (of LLM calls) or {@code requests}
 	 */
 	public record LimitStanding(String name, @Nullable String scope, long limit, String window, long remaining,
-			long reset, @Nullable Long inFlight, @Nullable ReservedHere reservedHere) {
+			long reset, @Nullable Long inFlight, @Nullable ReservedHere reservedHere, String unit) {
 	}
 
 	/**

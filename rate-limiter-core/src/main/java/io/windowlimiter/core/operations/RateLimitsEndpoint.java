@@ -130,7 +130,8 @@ public class RateLimitsEndpoint {
 	 * @param plan a declared plan
 	 * @param limit an override's requests per window, with {@code window} (and optionally {@code algorithm},
 	 * {@code burst}, {@code logStorage}, {@code name}, {@code scope}, and for a calendar quota {@code calendar},
-	 * {@code timeZone}, {@code weekStart}; a penalty {@code blockFor}), checked as a route's limit is
+	 * {@code timeZone}, {@code weekStart}; a penalty {@code blockFor}; {@code unit: tokens} for a token limit on an
+	 * LLM route), checked as a route's limit is
 	 * @param expires how long the plan or override holds, e.g. {@code 1h}; absent for good
 	 * @param clear {@code true} alone: takes the client's plan or override, block or exemption on the target away
 	 * @param block a duration (or {@code true} with {@code expires} or {@code until}): 403 until it ends
@@ -142,8 +143,9 @@ public class RateLimitsEndpoint {
 			@Selector(match = Match.ALL_REMAINING) String[] segments, @Nullable String plan, @Nullable String limit,
 			@Nullable String window, @Nullable String algorithm, @Nullable String burst, @Nullable String logStorage,
 			@Nullable String name, @Nullable String scope, @Nullable String calendar, @Nullable String timeZone,
-			@Nullable String weekStart, @Nullable String blockFor, @Nullable String expires, @Nullable String clear,
-			@Nullable String block, @Nullable String exempt, @Nullable String until, SecurityContext security) {
+			@Nullable String weekStart, @Nullable String blockFor, @Nullable String unit, @Nullable String expires,
+			@Nullable String clear, @Nullable String block, @Nullable String exempt, @Nullable String until,
+			SecurityContext security) {
 		String client = client(segments);
 		if (client == null) {
 			return ReadyAnswer.of(noClient());
@@ -162,6 +164,7 @@ public class RateLimitsEndpoint {
 		limitFields.put("timeZone", timeZone);
 		limitFields.put("weekStart", weekStart);
 		limitFields.put("blockFor", blockFor);
+		limitFields.put("unit", unit);
 		boolean others = plan != null || clear != null || limitFields.values().stream().anyMatch(Objects::nonNull);
 		return Mono
 			.defer(() -> AccessRequest.isAsked(block, exempt, until)

@@ -147,7 +147,8 @@ public class PlanAssignments implements SmartLifecycle {
 	 * @param clientKey the client's key, as the route's key resolver gives it
 	 * @param limits one map per limit with the properties of a route's {@code limits[i]}: {@code limit},
 	 * {@code window}, optionally {@code algorithm}, {@code log-storage}, {@code burst}, {@code name},
-	 * {@code scope}
+	 * {@code scope}, {@code unit} ({@code tokens} on an LLM route: there an override replaces the client's limits
+	 * of the kinds it names and keeps the others)
 	 * @param ttl how long it holds; null for good
 	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException if a limit is wrong, or below the
 	 * cost of a request on a route it applies on

@@ -1,6 +1,7 @@
 package io.windowlimiter.core.policy;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +65,15 @@ public final class CompiledPolicy {
 	 */
 	public final int[] concurrency;
 
+	/** The positions of the limits that count tokens ({@code unit: tokens}); empty when none does. */
+	public final int[] tokenLimits;
+
+	/**
+	 * The smallest of the token limits (and their bursts): no call's estimate is reserved above it, so a
+	 * client whose budget is small still has its first call admitted; {@link Long#MAX_VALUE} when none.
+	 */
+	public final long smallestTokenLimit;
+
 	/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
 	public final Reported shares;
 
@@ -96,6 +106,11 @@ public final class CompiledPolicy {
 		this.concurrency = IntStream.range(0, policies.size())
 			.filter(i -> policies.get(i).algorithm().countsRequests())
 			.toArray();
+		this.tokenLimits = IntStream.range(0, limits.size()).filter(i -> limits.get(i).countsTokens()).toArray();
+		this.smallestTokenLimit = IntStream.of(this.tokenLimits)
+			.mapToLong(i -> Math.min(policies.get(i).limit(), policies.get(i).burst()))
+			.min()
+			.orElse(Long.MAX_VALUE);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {
 			WindowPolicy own = limit.policy();
@@ -103,7 +118,7 @@ public final class CompiledPolicy {
 			// a calendar quota's share is counted per period too (the local limiter reads calendar())
 			shares.add(new RouteLimit(limit.name(),
 					new WindowPolicy(own.algorithm(), share, own.window(), share, own.calendar()), limit.scope(),
-					limit.blockFor()));
+					limit.blockFor(), limit.countsTokens()));
 		}
 		this.shares = new Reported(List.copyOf(shares));
 		this.algorithms = policies.stream().map(policy -> policy.algorithm().id()).distinct().collect(Collectors.joining("+"));
@@ -111,17 +126,41 @@ public final class CompiledPolicy {
 		this.owners = new String[limits.size()];
 		this.scoped = new boolean[limits.size()];
 		this.suffixes = new String[limits.size()];
-		// a limit's key is numbered by its place among the limits of its route or scope; the first has no
-		// number, so a route's keys stay put when it gains a limit
+		// a limit's key is numbered by its place among the limits of its route or scope that count what it
+		// counts (tokens, or requests); the first has no number, so a route's keys stay put when it gains a
+		// limit. A token limit's key is marked as such: so the n-th token limit of a client's policy and the n-th
+		// request limit never share a key, whichever order a plan or override lists them in, and a change of
+		// policy keeps the tokens a client used in its token limits, the requests in its request limits
 		Map<String, Integer> places = new HashMap<>();
 		for (int i = 0; i < limits.size(); i++) {
-			String scope = limits.get(i).scope();
+			RouteLimit limit = limits.get(i);
+			String scope = limit.scope();
 			this.scoped[i] = scope != null;
 			this.owners[i] = (scope != null) ? scope : routeId;
-			int place = places.merge((scope != null) ? "scope:" + scope : "", 1, Integer::sum) - 1;
-			String suffix = limits.get(i).policy().algorithm().keySuffix();
+			String unit = limit.countsTokens() ? TOKEN_KEY_MARK : "";
+			int place = places.merge(unit + ((scope != null) ? "scope:" + scope : ""), 1, Integer::sum) - 1;
+			String suffix = unit + limit.policy().algorithm().keySuffix();
 			this.suffixes[i] = (place == 0) ? suffix : suffix + place;
 		}
+	}
+
+	/** Before a token limit's algorithm suffix in its key: {@code t} ({@code tc}, {@code tfl} ...). */
+	public static final String TOKEN_KEY_MARK = "t";
+
+	/**
+	 * What an LLM call costs each limit, in order: a token limit the call's token estimate, at most the
+	 * smallest token limit ({@link #smallestTokenLimit}) and at least 1; any other limit the route's cost (a
+	 * concurrency limit takes one slot whatever it is).
+	 * @param estimatedTokens the call's token estimate, uncapped
+	 */
+	public long[] costsOfCall(long estimatedTokens) {
+		long[] costs = new long[this.policies.size()];
+		Arrays.fill(costs, this.route.cost());
+		long tokens = Math.max(1, Math.min(estimatedTokens, this.smallestTokenLimit));
+		for (int i : this.tokenLimits) {
+			costs[i] = tokens;
+		}
+		return costs;
 	}
 
 	/**
@@ -219,7 +258,8 @@ public final class CompiledPolicy {
 		List<String> keys = new ArrayList<>();
 		for (int i = 0; i < this.owners.length; i++) {
 			String former = this.limits.get(i).policy().algorithm().formerKeySuffix();
-			if (former != null && (scope == null || (this.scoped[i] && this.owners[i].equals(scope)))) {
+			// a token limit's key has no former layout: its keys were new with the token mark
+			if (former != null && !this.limits.get(i).countsTokens() && (scope == null || (this.scoped[i] && this.owners[i].equals(scope)))) {
 				String suffix = this.limits.get(i).policy().algorithm().keySuffix();
 				keys.add(key(i, clientKey, former + this.suffixes[i].substring(suffix.length())));
 			}

@@ -37,6 +37,13 @@ public final class CompiledRoute {
 	 */
 	public final boolean releasesSlots;
 
+	/**
+	 * Whether the adapter deciding the route meters LLM calls ({@code llm}): only then do limits counting tokens
+	 * count on it (the route's own, a plan's, an override's), and an override replaces the limits of the kinds
+	 * it names rather than all of them.
+	 */
+	public final boolean metersTokens;
+
 	private final Map<String, CompiledPolicy> plans;
 
 	private final Cache<Object, CompiledPolicy> overrides = Caffeine.newBuilder()
@@ -44,8 +51,9 @@ public final class CompiledRoute {
 		.build();
 
 	CompiledRoute(RoutePolicy policy, CompiledPolicy byDefault, Map<String, CompiledPolicy> plans, RouteLists lists,
-			SlotRelease release) {
+			SlotRelease release, boolean metersTokens) {
 		this.policy = policy;
+		this.metersTokens = metersTokens;
 		this.lists = lists;
 		this.byDefault = byDefault;
 		this.plans = Map.copyOf(plans);

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.core.access.RouteLists;
@@ -123,7 +124,18 @@ public class PolicyRegistry {
 	 * and its adapter releases no slot
 	 */
 	public synchronized boolean put(String routeId, Map<String, ?> args, SlotRelease release) {
-		CompiledRoute route = compile(routeId, args, release);
+		return put(routeId, args, release, false);
+	}
+
+	/**
+	 * As {@link #put(String, Map, SlotRelease)}, for an adapter that meters the route's LLM calls or not
+	 * ({@code llm} on a {@code WindowRateLimit} filter): only on such a route do limits count tokens
+	 * ({@code unit: tokens}); on any other, a token limit of the route's own is refused and a plan's left out.
+	 * @throws InvalidRouteConfigurationException also when a route that meters tokens uses plans and a plan has
+	 * no token limit, or one that does not uses a plan of token limits only
+	 */
+	public synchronized boolean put(String routeId, Map<String, ?> args, SlotRelease release, boolean metersTokens) {
+		CompiledRoute route = compile(routeId, args, release, metersTokens);
 		if (release == SlotRelease.NEVER) {
 			checkNoConcurrency(routeId, route, args);
 		}
@@ -165,9 +177,19 @@ public class PolicyRegistry {
 	 * decided by an adapter that releases concurrency slots (the {@code WindowRateLimit} filter).
 	 */
 	public void check(Map<String, ? extends Map<String, ?>> routes, Set<String> releasingSlots) {
+		check(routes, releasingSlots, Set.of());
+	}
+
+	/**
+	 * As {@link #check(Map, Set)}, where the routes (or filters' policies) named in {@code meteringTokens} are
+	 * decided by an adapter that meters LLM calls ({@code llm}).
+	 */
+	public void check(Map<String, ? extends Map<String, ?>> routes, Set<String> releasingSlots,
+			Set<String> meteringTokens) {
 		PolicyRegistry scratch = new PolicyRegistry(this);
 		routes.forEach((routeId, args) -> scratch.put(routeId, args,
-				releasingSlots.contains(routeId) ? SlotRelease.IF_COUNTED : SlotRelease.NEVER));
+				releasingSlots.contains(routeId) ? SlotRelease.IF_COUNTED : SlotRelease.NEVER,
+				meteringTokens.contains(routeId)));
 	}
 
 	private static final String ONLY_RELEASING = "algorithm concurrency only on the WindowRateLimit filter (WebFlux), "
@@ -228,6 +250,33 @@ public class PolicyRegistry {
 		}
 	}
 
+	/**
+	 * An override's token limits count only on routes that meter LLM calls ({@code llm}): an override with one,
+	 * made on a route that meters none or on a scope none of whose routes does, would change nothing there.
+	 * @param target the route or scope the override is for, named in the message
+	 * @param routeIds the routes it applies on
+	 * @throws InvalidRouteConfigurationException naming {@code limits[i].unit}, if no route meters tokens
+	 */
+	public void checkOverrideTokens(String target, List<String> routeIds, List<RouteLimit> limits) {
+		int index = -1;
+		for (int i = 0; i < limits.size() && index < 0; i++) {
+			index = limits.get(i).countsTokens() ? i : -1;
+		}
+		if (index < 0 || routeIds.stream().map(this::routeOrDefault).anyMatch(route -> route != null && route.metersTokens)) {
+			return;
+		}
+		String where = (routeIds.size() == 1 && routeIds.get(0).equals(target)) ? "route '" + target + "', which"
+				: "scope '" + target + "', none of whose routes (" + String.join(", ", routeIds) + ")";
+		throw new InvalidRouteConfigurationException("override for", target, "limits[" + index + "].unit",
+				"is 'tokens' on " + where + " meters LLM calls",
+				"unit: requests (the default) here; a token limit on a route with llm (a WindowRateLimit filter "
+						+ "metering LLM calls), or a scope such a route names");
+	}
+
+	private @Nullable CompiledRoute routeOrDefault(String routeId) {
+		return this.routes.containsKey(routeId) ? this.routes.get(routeId) : this.routes.get(DEFAULT_FILTERS);
+	}
+
 	/** Every route's policy, by route id: for operators. */
 	public Map<String, RoutePolicy> policies() {
 		Map<String, RoutePolicy> policies = new TreeMap<>();
@@ -242,64 +291,108 @@ public class PolicyRegistry {
 
 	/** An override made on the route with its limits named as given; see the other {@code override}. */
 	public @Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
-		return override(routeId, route, limits, false);
+		return override(routeId, route, route.byDefault, limits, false);
 	}
 
 	/**
 	 * An override made on the route, as the route decides it, compiled on first use: its limits replace the
-	 * route's. A single limit given no name takes the name of the route's first limit. Null when a request
-	 * of the route's cost cannot fit them (an override written before this check, or by hand): the caller
-	 * falls back to the client's plan or the route's default rather than refuse the client for good; so it
-	 * does when the route holds (max-delay) and a limit cannot reserve a later slot.
+	 * route's. On a route that meters tokens (an LLM route), they replace only those of {@code base} (the
+	 * client's plan, or the route's default) of the kinds the override names: a token limit the token limits,
+	 * a request limit the request limits, a concurrency limit the concurrency limits; the others stay. Elsewhere
+	 * they replace all of the route's limits, and a token limit among them is left out. A single limit given no
+	 * name takes the name of the first limit it replaces. Null when a request of the route's cost cannot fit
+	 * them (an override written before this check, or by hand): the caller falls back to the client's plan or
+	 * the route's default rather than refuse the client for good; so it does when the route holds (max-delay)
+	 * and a limit cannot reserve a later slot, and when nothing is left of it here.
 	 */
-	public @Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits, boolean unnamed) {
-		if (RouteArgs.indexTooSmallFor(route.policy.cost(), limits) >= 0
-				|| MaxDelay.indexNotHolding(route.policy.maxDelay(), limits) >= 0
-				|| (!releasesSlots(routeId) && concurrencyIndex(limits) >= 0)) {
+	public @Nullable CompiledPolicy override(String routeId, CompiledRoute route, CompiledPolicy base,
+			List<RouteLimit> limits, boolean unnamed) {
+		List<RouteLimit> own = countedHere(route, limits);
+		if (own.isEmpty() || !fits(routeId, route.policy, own)) {
 			return null;
 		}
-		return route.override(List.of(limits, unnamed), key -> {
-			List<RouteLimit> own = unnamed ? renamed(limits, route.byDefault.limits.get(0).name()) : limits;
-			return compile(routeId, OVERRIDE, route.policy, withScope(own, route.policy.scope()));
-		});
+		// where it replaces all limits, the same override is the same policy whatever the client's plan
+		CompiledPolicy from = route.metersTokens ? base : route.byDefault;
+		Object key = route.metersTokens ? List.of(base.plan, limits, unnamed) : List.of(limits, unnamed);
+		return route.override(key, ignored -> compile(routeId, OVERRIDE, route.policy,
+				replaced(from.limits, limit -> true, withScope(own, route.policy.scope()), route.metersTokens, unnamed,
+						routeId)));
 	}
 
 	/**
 	 * An override made on a scope, as a route naming it decides it on top of {@code base} (what the client
 	 * has otherwise): its limits count in the scope, so once across every route naming it, and take the
-	 * place of the scope's limits only; the route's own limits stay. A single limit given no name takes the
-	 * name of the scope's limit it replaces. Null when a request of the route's cost cannot fit them, or the
-	 * route holds and one of them cannot reserve a later slot.
+	 * place of the scope's limits only (on a route that meters tokens, of those of the kinds it names); the
+	 * route's own limits stay. A single limit given no name takes the name of the scope's limit it replaces.
+	 * On a route that meters no tokens its token limits are left out, and one of token limits only changes
+	 * nothing there ({@code base}). Null when a request of the route's cost cannot fit them, or the route holds
+	 * and one of them cannot reserve a later slot.
 	 */
 	public @Nullable CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
 			List<RouteLimit> limits, boolean unnamed) {
-		if (RouteArgs.indexTooSmallFor(base.route.cost(), limits) >= 0
-				|| MaxDelay.indexNotHolding(base.route.maxDelay(), limits) >= 0
-				|| (!releasesSlots(routeId) && concurrencyIndex(limits) >= 0)) {
+		List<RouteLimit> own = countedHere(route, limits);
+		if (own.isEmpty()) {
+			return base;
+		}
+		if (!fits(routeId, base.route, own)) {
 			return null;
 		}
 		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {
-			List<RouteLimit> replaced = base.scopeLimits(scope);
-			List<RouteLimit> own = limits.stream()
-				.map(limit -> limit.inScope(scope))
-				.toList();
-			if (unnamed && !replaced.isEmpty()) {
-				own = renamed(own, replaced.get(0).name());
-			}
-			List<RouteLimit> merged = new ArrayList<>();
-			for (RouteLimit limit : base.limits) {
-				if (!scope.equals(limit.scope())) {
-					merged.add(limit);
-				}
-				else if (limit == replaced.get(0)) {
-					merged.addAll(own);
-				}
-			}
-			if (replaced.isEmpty()) {
-				merged.addAll(own);
-			}
-			return compile(routeId, OVERRIDE, base.route, merged);
+			List<RouteLimit> inScope = own.stream().map(limit -> limit.inScope(scope)).toList();
+			return compile(routeId, OVERRIDE, base.route, replaced(base.limits, limit -> scope.equals(limit.scope()),
+					inScope, route.metersTokens, unnamed, scope));
 		});
+	}
+
+	/** The override's limits that count on the route: on one that meters no tokens, its token limits are left out. */
+	private static List<RouteLimit> countedHere(CompiledRoute route, List<RouteLimit> limits) {
+		return route.metersTokens ? limits : limits.stream().filter(limit -> !limit.countsTokens()).toList();
+	}
+
+	/** Whether a request of the route's cost fits the limits at once, and the route may hold (or release) with them. */
+	private boolean fits(String routeId, RoutePolicy route, List<RouteLimit> limits) {
+		return RouteArgs.indexTooSmallFor(route.cost(), limits) < 0
+				&& MaxDelay.indexNotHolding(route.maxDelay(), limits) < 0
+				&& (releasesSlots(routeId) || concurrencyIndex(limits) < 0);
+	}
+
+	/**
+	 * The limits of {@code base} with the override's in place of those it replaces, in the base's order (the
+	 * override's where the first it replaces was, else after the rest): of the targeted limits, all of them, or
+	 * {@code byKind} those of the kinds the override names. Keys follow a limit's place among its route's (or
+	 * scope's) limits of its unit, so a replacement keeps the keys, and what the client used, of what it replaces.
+	 * @param owner the route or scope named in the name of a single unnamed limit that replaces none
+	 */
+	private static List<RouteLimit> replaced(List<RouteLimit> base, Predicate<RouteLimit> targeted,
+			List<RouteLimit> own, boolean byKind, boolean unnamed, String owner) {
+		Set<RouteLimit.Kind> kinds = own.stream().map(RouteLimit::kind).collect(Collectors.toSet());
+		List<RouteLimit> merged = new ArrayList<>();
+		RouteLimit first = null;
+		for (RouteLimit limit : base) {
+			boolean replace = targeted.test(limit) && (!byKind || kinds.contains(limit.kind()));
+			if (!replace) {
+				merged.add(limit);
+			}
+			else if (first == null) {
+				first = limit;
+				merged.add(null);
+			}
+		}
+		List<RouteLimit> named = own;
+		if (unnamed && (first != null || byKind)) {
+			// RateLimit-Policy keeps naming the limit replaced; one replacing none is named for what it counts
+			String name = (first != null) ? first.name() : owner + "-" + own.get(0).kind().name().toLowerCase().replace('_', '-');
+			named = renamed(own, name);
+		}
+		int at = merged.indexOf(null);
+		if (at < 0) {
+			merged.addAll(named);
+		}
+		else {
+			merged.remove(at);
+			merged.addAll(at, named);
+		}
+		return merged;
 	}
 
 	private static List<RouteLimit> renamed(List<RouteLimit> single, String name) {
@@ -317,11 +410,13 @@ public class PolicyRegistry {
 		RouteArgs.checkOverrideCost(target, routeId, route.cost(), limits);
 	}
 
-	private CompiledRoute compile(String routeId, Map<String, ?> args, SlotRelease release) {
+	private CompiledRoute compile(String routeId, Map<String, ?> args, SlotRelease release, boolean metersTokens) {
 		RoutePolicy policy = RouteArgs.parse(routeId, args);
 		RouteLists lists = RouteArgs.parseLists(routeId, args);
 		if (!policy.usesPlans()) {
-			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of(), lists, release);
+			checkTokensMetered(routeId, policy.limits(), args, metersTokens);
+			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of(), lists, release,
+					metersTokens);
 		}
 		if (!this.plans.containsKey(policy.plan())) {
 			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
@@ -335,12 +430,59 @@ public class PolicyRegistry {
 		}
 		Map<String, CompiledPolicy> byPlan = new LinkedHashMap<>();
 		this.plans.forEach((plan, limits) -> {
-			List<RouteLimit> scoped = withScope(limits, policy.scope());
+			List<RouteLimit> scoped = withScope(countedOn(routeId, policy, plan, limits, metersTokens), policy.scope());
 			RouteArgs.checkCost(routeId, policy.cost(), scoped, " of plan '" + plan + "'");
 			MaxDelay.checkLimits(routeId, policy.maxDelay(), scoped, " of plan '" + plan + "'");
 			byPlan.put(plan, compile(routeId, plan, policy, scoped));
 		});
-		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists, release);
+		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists, release, metersTokens);
+	}
+
+	/**
+	 * A route's own token limit counts only where its adapter meters LLM calls: elsewhere (the
+	 * {@code RequestRateLimiter} filter, a {@code WindowRateLimit} filter without {@code llm}) it would count
+	 * each request as one token, silently.
+	 */
+	private static void checkTokensMetered(String routeId, List<RouteLimit> limits, Map<String, ?> args,
+			boolean metersTokens) {
+		for (int i = 0; i < limits.size() && !metersTokens; i++) {
+			if (limits.get(i).countsTokens()) {
+				boolean single = args.keySet().stream().noneMatch(key -> key.startsWith(RouteArgs.PREFIX + "limits"));
+				throw new InvalidRouteConfigurationException(routeId,
+						RouteArgs.PREFIX + (single ? "" : "limits[" + i + "].") + "unit", "is 'tokens' on a route that "
+								+ "meters no LLM calls",
+						"llm: openai or llm: anthropic on a WindowRateLimit filter, which reads the tokens of each call; "
+								+ "or unit: requests");
+			}
+		}
+	}
+
+	/**
+	 * A plan's limits as they count on the route: all of them where the route meters LLM calls, which needs a
+	 * token limit in every plan (a client on a plan without would have no token budget there); elsewhere
+	 * without its token limits, which count on LLM routes only, and some limit must be left.
+	 */
+	private static List<RouteLimit> countedOn(String routeId, RoutePolicy route, String plan, List<RouteLimit> limits,
+			boolean metersTokens) {
+		boolean tokens = limits.stream().anyMatch(RouteLimit::countsTokens);
+		String which = "is '" + route.plan() + "' and plan '" + plan + "' (which this route's clients may be on)";
+		if (metersTokens && !tokens) {
+			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
+					which + " has no limit counting tokens, on a route that meters LLM calls (llm)",
+					"a token limit in every plan of an LLM route, e.g. " + PLANS + "." + plan
+							+ ".limits[i]: { limit: 100000, window: 1m, unit: tokens }");
+		}
+		if (metersTokens || !tokens) {
+			return limits;
+		}
+		List<RouteLimit> requests = limits.stream().filter(limit -> !limit.countsTokens()).toList();
+		if (requests.isEmpty()) {
+			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
+					which + " has only limits counting tokens, on a route that meters no LLM calls",
+					"a limit of requests in plan '" + plan + "' too (its token limits count on LLM routes only), or llm "
+							+ "on this route's WindowRateLimit filter");
+		}
+		return requests;
 	}
 
 	/** The route's scope is the scope of every limit that names none. */
@@ -366,9 +508,11 @@ public class PolicyRegistry {
 		for (String choice : choices) {
 			CompiledPolicy mine = route.choice(choice);
 			CompiledPolicy theirs = other.choice(choice);
+			// a route that meters no LLM calls counts no tokens in a scope: only the limits both count must agree
+			boolean tokens = route.metersTokens && other.metersTokens;
 			for (String scope : route.scopes) {
-				List<RouteLimit> here = mine.scopeLimits(scope);
-				List<RouteLimit> there = theirs.scopeLimits(scope);
+				List<RouteLimit> here = counted(mine.scopeLimits(scope), tokens);
+				List<RouteLimit> there = counted(theirs.scopeLimits(scope), tokens);
 				if (!here.isEmpty() && !there.isEmpty() && !here.equals(there)) {
 					String forWhom = choice.equals(OWN) ? "for clients without a plan"
 							: "for clients on plan '" + choice + "'";
@@ -382,12 +526,16 @@ public class PolicyRegistry {
 		}
 	}
 
+	private static List<RouteLimit> counted(List<RouteLimit> limits, boolean tokens) {
+		return tokens ? limits : limits.stream().filter(limit -> !limit.countsTokens()).toList();
+	}
+
 	private static String describe(List<RouteLimit> limits) {
 		return limits.stream().map(limit -> {
 			WindowPolicy policy = limit.policy();
 			String burst = (policy.burst() != policy.limit()) ? " burst " + policy.burst() : "";
-			return "'" + limit.name() + "' " + policy.limit() + " per " + window(policy.window()) + " " + policy.algorithm()
-					+ burst;
+			return "'" + limit.name() + "' " + policy.limit() + (limit.countsTokens() ? " tokens" : "") + " per "
+					+ window(policy.window()) + " " + policy.algorithm() + burst;
 		}).collect(Collectors.joining(" + ", "[", "]"));
 	}
 

@@ -47,7 +47,7 @@ public final class RouteArgs {
 	public static final String CREDENTIAL_KEYS = "credential-keys";
 
 	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
-			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for");
+			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for", "unit");
 
 	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
 			"quota-status", MaxDelay.PROPERTY, CREDENTIAL_KEYS);
@@ -61,7 +61,7 @@ public final class RouteArgs {
 
 	/** What a route with a plan may not have: the plan gives its limits. */
 	private static final List<String> OWN_LIMIT_PROPERTIES = List.of("algorithm", "limit", "window", "log-storage",
-			"burst", "name", "calendar", "time-zone", "week-start", "block-for");
+			"burst", "name", "calendar", "time-zone", "week-start", "block-for", "unit");
 
 	/** {@code limits[0].limit} as written, or {@code limits.0.limit} as Boot binds it from YAML into a map. */
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
@@ -81,6 +81,10 @@ public final class RouteArgs {
 	 * (docs/settle.md); this bound keeps one request under about a hundred. The ring takes token-sized limits.
 	 */
 	public static final long MAX_SORTED_SET_LOG_LIMIT = 10_000;
+
+	/** What a limit's {@code unit} may be. */
+	public static final String UNITS = "tokens (the limit counts the tokens of LLM calls; needs llm) or requests (the "
+			+ "default)";
 
 	private static final String WHOLE_NUMBER = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
 
@@ -206,12 +210,16 @@ public final class RouteArgs {
 		}
 	}
 
-	/** The position of the first limit a request of this cost cannot fit at once; -1 when all fit. */
+	/**
+	 * The position of the first limit a request of this cost cannot fit at once; -1 when all fit. A token limit
+	 * takes an LLM call's token estimate instead, capped so that it fits.
+	 */
 	public static int indexTooSmallFor(long cost, List<RouteLimit> limits) {
 		for (int i = 0; i < limits.size(); i++) {
 			WindowPolicy policy = limits.get(i).policy();
 			// a concurrency limit counts a request as one slot, whatever it costs
-			if (!policy.algorithm().countsRequests() && (cost > policy.limit() || cost > policy.burst())) {
+			if (!policy.algorithm().countsRequests() && !limits.get(i).countsTokens()
+					&& (cost > policy.limit() || cost > policy.burst())) {
 				return i;
 			}
 		}
@@ -237,13 +245,13 @@ public final class RouteArgs {
 		else if (this.limitsOnly) {
 			throw invalid(this.prefix + property, "is not a known property",
 					"limits[i].<one of algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, "
-							+ "week-start, block-for> (each prefixed "
+							+ "week-start, block-for, unit> (each prefixed "
 							+ this.prefix + ")");
 		}
 		else {
 			throw invalid(this.prefix + property, "is not a known property",
 					"algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, week-start, "
-							+ "block-for, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
+							+ "block-for, unit, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
 							+ "allow, deny, max-delay, credential-keys (each prefixed " + PREFIX + ")");
 		}
 	}
@@ -298,7 +306,7 @@ public final class RouteArgs {
 		}
 		else {
 			for (String single : List.of("limit", "window", "log-storage", "burst", "name", "calendar", "time-zone",
-					"week-start")) {
+					"week-start", "unit")) {
 				if (this.route.containsKey(single)) {
 					throw invalid(this.prefix + single, "is set beside limits[...]",
 							"either one limit (" + PREFIX + "limit, window...) or limits[i].*, not both");
@@ -366,12 +374,13 @@ public final class RouteArgs {
 					"no block-for with concurrency: a slot frees when a response ends; a penalty on the route's other "
 							+ "limits goes on each of them (limits[i].block-for)");
 		}
+		boolean tokens = countsTokens(prefix, values.get("unit"), algorithm);
 		if (calendar != null) {
 			CalendarArgs.checkCalendar(algorithm, values, problem);
 			if (name.isEmpty()) {
 				throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
 			}
-			return new RouteLimit(name, WindowPolicy.calendar(limit, calendar), scope, blockFor);
+			return new RouteLimit(name, WindowPolicy.calendar(limit, calendar), scope, blockFor, tokens);
 		}
 		Duration window = window(prefix + "window", values.get("window"));
 		if (!WindowPolicy.fitsExactArithmetic(limit, window)) {
@@ -409,7 +418,32 @@ public final class RouteArgs {
 		if (name.isEmpty()) {
 			throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
 		}
-		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope, blockFor);
+		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope, blockFor, tokens);
+	}
+
+	/**
+	 * Whether a limit counts tokens ({@code unit: tokens}) rather than requests ({@code unit: requests}, the
+	 * default). Where tokens are counted is the adapter's to say: a route that meters no LLM calls refuses a
+	 * token limit of its own, and leaves out a plan's.
+	 */
+	private boolean countsTokens(String prefix, @Nullable String unit, Algorithm algorithm) {
+		if (unit == null || unit.equals("requests")) {
+			return false;
+		}
+		if (!unit.equals("tokens")) {
+			throw invalid(this.prefix + prefix + "unit", "is '" + unit + "'", UNITS);
+		}
+		if (algorithm == Algorithm.CONCURRENCY) {
+			throw invalid(this.prefix + prefix + "unit", "is 'tokens' on a limit of algorithm concurrency",
+					"unit: requests (the default) there: a concurrency limit counts requests in flight, one slot each");
+		}
+		if (algorithm == Algorithm.SLIDING_LOG_SORTED_SET) {
+			throw invalid(this.prefix + prefix + "log-storage", "is 'sorted-set' on a limit counting tokens",
+					"the ring (the default log-storage: leave it out), which keeps one entry per call whatever its "
+							+ "tokens; the sorted set keeps one per token, and a call of thousands of them takes "
+							+ "Redis hundreds of ms");
+		}
+		return true;
 	}
 
 	private Algorithm algorithm(String prefix, String id, @Nullable String storage) {
