@@ -73,7 +73,9 @@ final class MvcLlmCalls {
 		}
 		// uncapped: the core caps it at the smallest token limit of the client's own policy
 		TokenEstimate estimate = TokenEstimate.of(call, Long.MAX_VALUE);
-		Admission admission = this.limiter.await(routeId, this.core.admitTokens(routeId, key, estimate.tokens(), onePlan));
+		// within the request's Redis budget, shared with the route's other filters
+		Admission admission = this.limiter.await(routeId,
+				this.limiter.budget(request).bound(this.core.admitTokens(routeId, key, estimate.tokens(), onePlan)));
 		if (!admission.passes()) {
 			return this.limiter.refusal(admission, refusalStatus);
 		}

@@ -215,7 +215,7 @@ public final class MvcRateLimiter {
 	 * What is left of this request's time for Redis: one budget, {@code redis-timeout} in all, for the decisions
 	 * of every WindowRateLimit filter of the request and the settles its response waits for.
 	 */
-	private RedisBudget budget(ServerRequest request) {
+	RedisBudget budget(ServerRequest request) {
 		Object budget = request.attributes().computeIfAbsent(BUDGET, name -> this.core.newBudget());
 		return (budget instanceof RedisBudget known) ? known : this.core.newBudget();
 	}

@@ -74,6 +74,8 @@ public final class RateLimiterCore {
 
 	private final RateLimitMetrics metrics;
 
+	private final @Nullable PlanAssignments assignments;
+
 	private final Clock clock;
 
 	private volatile DenialListener denialListener = DenialListener.NONE;
@@ -121,10 +123,28 @@ public final class RateLimiterCore {
 		this.clock = clock;
 		// a killed Redis is seen by its closed connection, a failed-over master by the cluster's slots
 		guard.follow(script.topology());
+		this.assignments = assignments;
 		if (assignments != null) {
 			// denials given under a client's old plan say nothing about its new one
 			assignments.onChange(denyCache::clear);
 			assignments.checkOverridesWith(this::checkOverride);
+			assignments.readCredentialsInClearWith(this::hashOfInClear);
+		}
+	}
+
+	/**
+	 * The hash a credential an assignment names in clear (made before such keys were hashed) is known by now;
+	 * null when the target keeps its keys as they are, or the key is a hash already.
+	 */
+	private @Nullable String hashOfInClear(String target, String clientKey) {
+		String known = clientKeyOf(target, clientKey);
+		return known.equals(clientKey) ? null : known;
+	}
+
+	/** Which assignments name a credential in clear depends on which routes hash their keys, and how. */
+	private void reindexAssignments() {
+		if (this.assignments != null) {
+			this.assignments.reindex();
 		}
 	}
 
@@ -351,6 +371,7 @@ public final class RateLimiterCore {
 	 */
 	public void setClientKeyHash(ClientKeyHash hash) {
 		this.credentials = this.credentials.withHash(hash);
+		reindexAssignments();
 	}
 
 	/**
@@ -413,7 +434,11 @@ public final class RateLimiterCore {
 			// denials given under the old limits say nothing about the new ones
 			this.denyCache.clear();
 		}
+		boolean credentialsBefore = this.credentials.has(routeId);
 		this.credentials.configure(routeId, args);
+		if (this.credentials.has(routeId) != credentialsBefore) {
+			reindexAssignments();
+		}
 	}
 
 	/**

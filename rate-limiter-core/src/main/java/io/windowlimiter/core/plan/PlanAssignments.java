@@ -97,7 +97,13 @@ public class PlanAssignments implements SmartLifecycle {
 	private final RedisScript<List> readAll;
 
 	/** The assignments last loaded, with their version; version -1 before the first load. */
-	private final AtomicReference<Snapshot> loaded = new AtomicReference<>(new Snapshot(-1, Map.of(), Map.of(), 0));
+	private final AtomicReference<Snapshot> loaded = new AtomicReference<>(
+			new Snapshot(-1, Map.of(), Map.of(), 0, Map.of()));
+
+	private volatile CredentialsInClear credentialsInClear = (target, clientKey) -> null;
+
+	/** How many assignments naming a credential in clear were last logged about. */
+	private volatile int inClearLogged;
 
 	private volatile @Nullable Disposable polling;
 
@@ -180,7 +186,7 @@ public class PlanAssignments implements SmartLifecycle {
 		if (all.isEmpty()) {
 			return null;
 		}
-		Assignment assignment = all.get(field(target, clientKey));
+		Assignment assignment = all.get(loaded.field(field(target, clientKey)));
 		// expiry times are on the Redis clock: this instance's clock, corrected by how far it was off at the last load
 		return (assignment != null && assignment.isLive(this.clock.getAsLong() + loaded.clockOffset())) ? assignment
 				: null;
@@ -220,7 +226,7 @@ public class PlanAssignments implements SmartLifecycle {
 		if (loaded.access().isEmpty()) {
 			return null;
 		}
-		AccessRule rule = loaded.access().get(ACCESS_FIELD + field(target, clientKey));
+		AccessRule rule = loaded.access().get(loaded.field(ACCESS_FIELD + field(target, clientKey)));
 		return (rule != null && rule.isLive(this.clock.getAsLong() + loaded.clockOffset())) ? rule : null;
 	}
 
@@ -236,6 +242,38 @@ public class PlanAssignments implements SmartLifecycle {
 	 */
 	public void checkOverridesWith(BiConsumer<String, List<RouteLimit>> check) {
 		this.overrideCheck = check;
+	}
+
+	/**
+	 * Tells how a client named in clear by an assignment is known now, where the core hashes client keys that are
+	 * credentials (API keys, tokens): assignments, blocks and exemptions made before those keys were hashed name
+	 * the credential as it was, and are found by its hash from then on, as if made under it. The next change an
+	 * operator makes to such a client (an assignment, a block, a clear) writes it under the hash and deletes the
+	 * field in clear, so the credential leaves Redis. Re-read by {@link #reindex} when the routes change.
+	 */
+	public void readCredentialsInClearWith(CredentialsInClear credentials) {
+		this.credentialsInClear = credentials;
+		reindex();
+	}
+
+	/** Finds again which assignments name a credential in clear, after the routes (or the hash's secret) changed. */
+	public void reindex() {
+		Snapshot now;
+		do {
+			now = this.loaded.get();
+		}
+		while (!this.loaded.compareAndSet(now, now.withInClear(inClear(now.assignments().keySet(),
+				now.access().keySet()))));
+		logInClear(this.loaded.get());
+	}
+
+	/** How a client key an assignment names in clear is known now; see {@link #readCredentialsInClearWith}. */
+	@FunctionalInterface
+	public interface CredentialsInClear {
+
+		/** The hash the client is known by on the target, or null when its key is kept as it is (or is a hash). */
+		@Nullable String hashOf(String target, String clientKey);
+
 	}
 
 	/** Called after every reload that changed the assignments (e.g. to forget cached denials). */
@@ -275,13 +313,62 @@ public class PlanAssignments implements SmartLifecycle {
 			String field = String.valueOf(all.get(i));
 			(field.startsWith(ACCESS_FIELD) ? access : entries).put(field, String.valueOf(all.get(i + 1)));
 		}
-		Snapshot snapshot = new Snapshot(version, decode(entries), decodeAccess(access), clockOffset);
+		Snapshot snapshot = new Snapshot(version, decode(entries), decodeAccess(access), clockOffset,
+				inClear(entries.keySet(), access.keySet()));
 		Snapshot before = this.loaded.getAndUpdate(now -> isNewer(version, now.version()) ? snapshot : now);
 		if (!isNewer(version, before.version())) {
 			return false;
 		}
+		logInClear(snapshot);
 		this.listeners.forEach(Runnable::run);
 		return true;
+	}
+
+	/**
+	 * The fields naming a credential in clear, by the field the same client has under its hash: only where no
+	 * field under the hash exists (one made since wins).
+	 */
+	private Map<String, String> inClear(Set<String> assignments, Set<String> access) {
+		Map<String, String> inClear = new HashMap<>();
+		for (Set<String> fields : List.of(assignments, access)) {
+			for (String field : fields) {
+				String lead = field.startsWith(ACCESS_FIELD) ? ACCESS_FIELD : "";
+				int colon = field.indexOf(':', lead.length());
+				if (colon < 0) {
+					continue;
+				}
+				int length;
+				try {
+					length = Integer.parseInt(field.substring(lead.length(), colon));
+				}
+				catch (NumberFormatException ex) {
+					continue;
+				}
+				if (length < 0 || colon + 1 + length > field.length()) {
+					continue;
+				}
+				String target = field.substring(colon + 1, colon + 1 + length);
+				String hash = this.credentialsInClear.hashOf(target, field.substring(colon + 1 + length));
+				if (hash != null) {
+					String hashed = lead + field(target, hash);
+					if (!fields.contains(hashed)) {
+						inClear.put(hashed, field);
+					}
+				}
+			}
+		}
+		return inClear.isEmpty() ? Map.of() : Map.copyOf(inClear);
+	}
+
+	private void logInClear(Snapshot snapshot) {
+		int count = snapshot.inClear().size();
+		if (count > 0 && count != this.inClearLogged) {
+			logger.warn(count + " rate-limit assignment(s), block(s) or exemption(s) name a client of a route keyed "
+					+ "by credentials in clear (made before such keys were hashed): they apply to the client as "
+					+ "before; the next change an operator makes to each (or a clear) stores it under the hash and "
+					+ "deletes the credential from Redis");
+		}
+		this.inClearLogged = count;
 	}
 
 	/** Newer, or Redis has none at all (its keys were lost): what Redis holds is what holds. */
@@ -297,9 +384,24 @@ public class PlanAssignments implements SmartLifecycle {
 	/**
 	 * Assignments as loaded at one version.
 	 * @param clockOffset the Redis clock minus this instance's when loaded, in ms (plus the read's latency)
+	 * @param inClear the fields naming a credential in clear ({@link #inClear}), by the client's field under its hash
 	 */
 	private record Snapshot(long version, Map<String, Assignment> assignments, Map<String, AccessRule> access,
-			long clockOffset) {
+			long clockOffset, Map<String, String> inClear) {
+
+		/** The field a client's entry is kept under: its own, else the field in clear it was made under. */
+		String field(String field) {
+			if (this.inClear.isEmpty()) {
+				return field;
+			}
+			String inClear = this.inClear.get(field);
+			return (inClear != null) ? inClear : field;
+		}
+
+		Snapshot withInClear(Map<String, String> inClear) {
+			return new Snapshot(this.version, this.assignments, this.access, this.clockOffset, inClear);
+		}
+
 	}
 
 	private Mono<Void> write(String target, String clientKey, String value, @Nullable Duration ttl) {
@@ -315,15 +417,19 @@ public class PlanAssignments implements SmartLifecycle {
 		if (ttl != null && ttl.compareTo(MAX_TTL) > 0) {
 			return Mono.error(new IllegalArgumentException("ttl must be at most " + MAX_TTL + " (10 years), was " + ttl));
 		}
+		// the client's entry made in clear goes once this is written: what is written now (or nothing, a clear)
+		// is all that holds for it, and the credential leaves Redis
+		String inClear = this.loaded.get().inClear().get(field);
 		List<String> args = List.of(field, value, (ttl != null) ? Long.toString(ttl.toMillis()) : "",
 				Long.toString(this.maxAssignments));
 		// reloaded here before completing, so the caller's own instance has the change at once
-		return this.redis.execute(this.write, KEYS, args)
+		Mono<Void> written = this.redis.execute(this.write, KEYS, args)
 			.onErrorMap(ex -> String.valueOf(NestedExceptionUtils.getMostSpecificCause(ex).getMessage()).contains(FULL),
 					ex -> new IllegalStateException("Not assigned: " + this.maxAssignments + " assignments already, the "
 							+ "most allowed (window-rate-limiter.assignments.max-entries); clear some first", ex))
 			.then(refresh())
 			.then();
+		return (inClear == null) ? written : written.then(Mono.defer(() -> write(inClear, "", null)));
 	}
 
 	/** Length-prefixed, so no target and client key can spell another pair's field. */
