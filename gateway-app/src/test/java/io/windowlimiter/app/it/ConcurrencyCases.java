@@ -208,15 +208,15 @@ abstract class ConcurrencyCases {
 			HttpResponse<String> second = chat(this.pair.b(), client);
 			assertThat(second.statusCode()).as("a second call through B while it streams through A").isEqualTo(429);
 			assertThat(second.headers().firstValue("Retry-After")).hasValue("1");
-			assertThat(slots("conc-llm", client, 1)).isEqualTo(1);
+			assertThat(slots("conc-llm", client)).isEqualTo(1);
 			// the last chunk with text's finish_reason, then (600 ms later: the usage event the gateway asked for and
 			// keeps from the client) the last event
 			for (String line = in.readLine(); !line.contains("\"finish_reason\":\"stop\""); line = in.readLine()) {
 			}
-			assertThat(slots("conc-llm", client, 1)).as("held until the last event").isEqualTo(1);
+			assertThat(slots("conc-llm", client)).as("held until the last event").isEqualTo(1);
 			for (String line = in.readLine(); !line.contains("[DONE]"); line = in.readLine()) {
 			}
-			await("its slot released once the stream ended", () -> !exists("conc-llm", client, 1));
+			await("its slot released once the stream ended", () -> !exists("conc-llm", client));
 		}
 		assertThat(chat(this.pair.b(), client).statusCode()).isEqualTo(200);
 	}
@@ -269,28 +269,21 @@ abstract class ConcurrencyCases {
 
 	/** Slots the client holds on the route's only limit (its sorted set's members), as Redis has them. */
 	private long slots(String route, String client) {
-		return slots(route, client, 0);
-	}
-
-	private long slots(String route, String client, int index) {
-		return this.redis.sync().zcard(key(route, client, index));
+		return this.redis.sync().zcard(key(route, client));
 	}
 
 	private boolean exists(String route, String client) {
-		return exists(route, client, 0);
-	}
-
-	private boolean exists(String route, String client, int index) {
-		return this.redis.sync().exists(key(route, client, index)) > 0;
+		return this.redis.sync().exists(key(route, client)) > 0;
 	}
 
 	/**
-	 * The concurrency limit's key (docs/algorithms.md, Redis keys): the index left out for the first limit. The
-	 * client is its X-API-Key, a credential, hashed without a secret (none is set) where it enters the limiter.
+	 * The concurrency limit's key (docs/algorithms.md, Redis keys): numbered among the route's limits that count
+	 * requests (a token limit's key is marked apart), the number left out for the first of them, which each route
+	 * here has. The client is its X-API-Key, a credential, hashed without a secret (none is set) where it enters
+	 * the limiter.
 	 */
-	private static String key(String route, String client, int index) {
-		return "wrl:{" + new ClientKeyHash(null).of(client) + "}:" + route + ":cc"
-				+ ((index == 0) ? "" : Integer.toString(index));
+	private static String key(String route, String client) {
+		return "wrl:{" + new ClientKeyHash(null).of(client) + "}:" + route + ":cc";
 	}
 
 	private static void await(String what, BooleanSupplier condition) {
