@@ -245,7 +245,7 @@ abstract class ConcurrencyCases {
 			}
 			socket.close();
 			throw new AssertionError("through " + gateway + ": " + head + "; in Redis at " + System.currentTimeMillis() + ": "
-					+ this.redis.sync().zrangeWithScores(key("conc", client, 0), 0, -1));
+					+ this.redis.sync().zrangeWithScores(key("conc", client), 0, -1));
 		}
 		for (String line = in.readLine(); !line.startsWith("data: first"); line = in.readLine()) {
 			// the head, then a chunk's size, up to the first event
