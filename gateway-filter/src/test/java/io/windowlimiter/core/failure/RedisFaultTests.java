@@ -271,6 +271,70 @@ class RedisFaultTests {
 		assertThat(scriptCalls()).as("scripts the restarted Redis ran").isLessThanOrEqualTo(waited + 6L * peeks[0] + 3);
 	}
 
+	/**
+	 * The script's topology tells the guard when Redis dies, and by then reads the connection as down: the guard
+	 * checks what waits on it at that moment. (Lettuce's DisconnectedEvent comes while the connection still reads
+	 * as open; its deactivation after.)
+	 */
+	@Test
+	void whenRedisDiesTheTopologyTellsAndReadsTheConnectionAsDown() throws Exception {
+		RedisGuard.Topology topology = this.script.topology();
+		CompletableFuture<Boolean> downWhenTold = new CompletableFuture<>();
+		topology.whenDisconnected(() -> downWhenTold.complete(topology.isDisconnected(RedisGuard.ONE_NODE)));
+		long killed = System.nanoTime();
+		this.redis.kill();
+		assertThat(downWhenTold.get(2, java.util.concurrent.TimeUnit.SECONDS))
+			.as("the connection reads as down when the guard is told").isTrue();
+		assertThat((System.nanoTime() - killed) / 1_000_000).as("ms from the kill to the guard being told")
+			.isLessThan(STALL.toMillis() / 4);
+	}
+
+	/**
+	 * A decision waiting on a connection that goes down fails when the guard is told, not at the watchdog's next
+	 * tick: with a stall timeout of 8 s the tick comes every 2 s. Such waits are the commands Lettuce keeps to send
+	 * again after reconnecting, whose write failed on the dying connection (on a fresh Server MVC instance whose
+	 * Redis died under its first burst, the settles then answered 100 to 300 ms after the other requests).
+	 */
+	@Test
+	void aDecisionWaitingOnAConnectionThatGoesDownFailsWhenTheGuardIsTold() {
+		AtomicBoolean down = new AtomicBoolean();
+		List<Runnable> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+		RedisGuard.Topology topology = new RedisGuard.Topology() {
+
+			@Override
+			public boolean isDisconnected(Object node) {
+				return down.get();
+			}
+
+			@Override
+			public java.util.Set<Object> masters() {
+				return null;
+			}
+
+			@Override
+			public void whenDisconnected(Runnable check) {
+				told.add(check);
+			}
+
+		};
+		try (RedisGuard slowTicks = new RedisGuard(Duration.ofSeconds(10), Duration.ofSeconds(8), Duration.ofSeconds(10))) {
+			slowTicks.follow(topology);
+			CompletableFuture<Long> failed = new CompletableFuture<>();
+			// sent, never answered: what Lettuce holds for a reconnect that does not come
+			slowTicks.protect(Mono.never())
+				.subscribe(reply -> failed.completeExceptionally(new AssertionError("answered " + reply)),
+						error -> failed.complete(System.nanoTime()));
+			sleep(100);
+			long wentDown = System.nanoTime();
+			down.set(true);
+			told.forEach(Runnable::run);
+			long failedAfterMillis = (failed.orTimeout(15, java.util.concurrent.TimeUnit.SECONDS).join() - wentDown)
+					/ 1_000_000;
+			assertThat(failedAfterMillis).as("ms from the connection going down to the waiting decision's failure")
+				.isLessThan(100);
+		}
+	}
+
 	@Test
 	void redisKilledUnderLoadHasNoBacklogToRunWhenRestarted() {
 		assertThat(decidedByRedis("open", "alice")).isTrue();

@@ -331,6 +331,11 @@ public final class LimitScript implements SmartLifecycle {
 				return sender.masters();
 			}
 
+			@Override
+			public void whenDisconnected(Runnable check) {
+				sender.whenDisconnected(check);
+			}
+
 		};
 	}
 

@@ -13,6 +13,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.CommandListenerWriter;
@@ -29,6 +31,7 @@ import io.windowlimiter.core.failure.RedisGuard;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.event.connection.ConnectionDeactivatedEvent;
 import io.lettuce.core.output.IntegerListOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
@@ -87,6 +90,12 @@ final class ScriptSender {
 	private final List<Script> scripts;
 
 	private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
+
+	/** Run when a connection of the client goes down (see {@link #whenDisconnected}). */
+	private final List<Runnable> onDisconnect = new CopyOnWriteArrayList<>();
+
+	/** Whether the client's events are followed yet: once, with the first connection. */
+	private final AtomicBoolean followingEvents = new AtomicBoolean();
 
 	/** The handle the connection came from, when it is a dedicated connection of ours to close. */
 	private @Nullable RedisConnection handle;
@@ -433,7 +442,32 @@ final class ScriptSender {
 			this.handle = handle;
 		}
 		this.connection = fetched;
+		followEvents(fetched);
 		return fetched;
+	}
+
+	/** Has {@code check} run each time a connection of this client goes down (a cluster's node connections too). */
+	void whenDisconnected(Runnable check) {
+		this.onDisconnect.add(check);
+	}
+
+	/**
+	 * Lettuce's event bus tells when a connection goes inactive, before the next decision asks: the guard then
+	 * fails what waits on it at once. The deactivation, not the disconnect: Lettuce publishes its
+	 * DisconnectedEvent while the connection still reads as open (measured), its ConnectionDeactivatedEvent after.
+	 * The bus is the client's, shared by its connections; a disconnect is rare, and a needless check costs a pass
+	 * over what is in flight.
+	 */
+	private void followEvents(StatefulConnection<byte[], byte[]> connection) {
+		if (!this.followingEvents.compareAndSet(false, true)) {
+			return;
+		}
+		connection.getResources()
+			.eventBus()
+			.get()
+			.filter(ConnectionDeactivatedEvent.class::isInstance)
+			.subscribe(event -> this.onDisconnect.forEach(Runnable::run), error -> {
+			});
 	}
 
 	/**

@@ -378,6 +378,23 @@ public final class RedisGuard implements AutoCloseable {
 	 */
 	public void follow(Topology topology) {
 		this.topology = topology;
+		topology.whenDisconnected(this::checkNow);
+	}
+
+	/**
+	 * Runs the watchdog's check at once, on its thread: told a connection closed, the decisions waiting on it fail
+	 * now. Those Lettuce keeps to send again after reconnecting (their write failed on the dying connection)
+	 * would otherwise wait for the next tick, up to a quarter of the stall timeout, on top of whatever else
+	 * slows the answer (measured: a fresh Server MVC instance whose Redis died under its first burst answered
+	 * the requests settling then 100 to 250 ms after the others).
+	 */
+	private void checkNow() {
+		try {
+			this.watchdog.execute(this::tick);
+		}
+		catch (RejectedExecutionException ex) {
+			// closed: nothing waits any more
+		}
 	}
 
 	/** A guard for one answer's Redis calls: {@code redis-timeout} in all (see {@link RedisBudget}). */
@@ -414,6 +431,13 @@ public final class RedisGuard implements AutoCloseable {
 
 		/** The masters decisions may go to now (their ids, as decisions name them); null when unknown or not a cluster. */
 		@Nullable Set<Object> masters();
+
+		/**
+		 * Has {@code check} run whenever a connection to Redis goes down, so that the decisions waiting on it fail
+		 * then, not at the watchdog's next tick. A topology that cannot tell does nothing.
+		 */
+		default void whenDisconnected(Runnable check) {
+		}
 
 	}
 
