@@ -31,7 +31,7 @@ class RedisFaultJarIT {
 	/** How long a response may take before its request counts as unanswered (a hang, not a slow answer). */
 	static final Duration UNANSWERED_AFTER = Duration.ofSeconds(5);
 
-	private static final Duration FAULT = Duration.ofSeconds(8);
+	private static final Duration FAULT = Duration.ofSeconds(5);
 
 	private static final int CLIENTS = 64;
 
@@ -45,10 +45,10 @@ class RedisFaultJarIT {
 	/**
 	 * EVAL/EVALSHA calls Redis may run once it is back while no client sends: the decisions in flight when
 	 * it failed (at most one per client here, 65, well under the guard's in-flight bound) and one trial per
-	 * stall timeout of the fault (8 s / 400 ms). Hundreds or thousands mean a backlog: the fail-mode
+	 * stall timeout of the fault (5 s / 400 ms). Hundreds or thousands mean a backlog: the fail-mode
 	 * answered those requests, nobody waited for their commands.
 	 */
-	private static final long REPLAYED_AT_MOST = CLIENTS + 1 + 20 + 50;
+	private static final long REPLAYED_AT_MOST = CLIENTS + 1 + 13 + 50;
 
 	private static final Limits.Route LOAD = new Limits.Route("load",
 			RouteFile.limit("sliding-window-counter", 1_000_000, "1m"), false);
@@ -79,7 +79,7 @@ class RedisFaultJarIT {
 		Resources.close(this.gateway, this.downstream, this.redis);
 	}
 
-	/** SIGSTOP for 8 s: connections stay open, nothing is answered; then SIGCONT. */
+	/** SIGSTOP for 5 s: connections stay open, nothing is answered; then SIGCONT. */
 	@Test
 	void redisFrozenUnderLoad() throws Exception {
 		long[] before = new long[1];
@@ -104,7 +104,7 @@ class RedisFaultJarIT {
 	}
 
 	/**
-	 * SIGKILL for 8 s, then a new, empty Redis on the same port. Health and readiness must keep the
+	 * SIGKILL for 5 s, then a new, empty Redis on the same port. Health and readiness must keep the
 	 * instance in a load balancer meanwhile: the fail-mode keeps it serving.
 	 */
 	@Test
