@@ -26,7 +26,7 @@ class HostileKeysJarIT {
 
 	private static final int CONNECTIONS = 32;
 
-	private static final Duration HOSTILE_FOR = Duration.ofSeconds(20);
+	private static final Duration HOSTILE_FOR = Duration.ofSeconds(8);
 
 	/**
 	 * Heap kept per denied client. A deny-cache entry at a hashed key costs about 300 bytes (a key of ~90

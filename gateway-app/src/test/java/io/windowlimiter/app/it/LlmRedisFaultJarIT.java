@@ -33,7 +33,7 @@ class LlmRedisFaultJarIT {
 
 	private static final int BUDGET = LlmRoutesIT.BUDGET;
 
-	private static final Duration FAULT = Duration.ofSeconds(8);
+	private static final Duration FAULT = Duration.ofSeconds(6);
 
 	/** The stream's events come this far apart: nine events, about 3.6 s. */
 	private static final int EVENT_DELAY_MS = 400;
@@ -42,11 +42,11 @@ class LlmRedisFaultJarIT {
 
 	/**
 	 * Script calls Redis may run once back: the one decision written before the stall was known (the probe
-	 * client's; a frozen Redis only) and the guard's trials, at most one per stall timeout of the fault (8 s /
+	 * client's; a frozen Redis only) and the guard's trials, at most one per stall timeout of the fault (6 s /
 	 * 400 ms); a queued settle or the watched client's calls would add to them, but the exact quota below is
 	 * what tells those.
 	 */
-	private static final long REPLAYED_AT_MOST = 1 + 20 + 2;
+	private static final long REPLAYED_AT_MOST = 1 + 15 + 2;
 
 	private final HttpClient http = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
