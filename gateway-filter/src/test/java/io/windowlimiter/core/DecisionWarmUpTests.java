@@ -1,7 +1,11 @@
 package io.windowlimiter.core;
 
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.List;
+
+import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.gateway.test.RedisProcess;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -14,11 +18,15 @@ import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import io.windowlimiter.gateway.GatewayTestApplication;
 
-/** With Redis not where the configuration says, start-up says which address it tried and what happens meanwhile. */
+/**
+ * What the warm-up runs, and with Redis not where the configuration says, start-up says which address it tried and
+ * what happens meanwhile.
+ */
 @ExtendWith(OutputCaptureExtension.class)
 class DecisionWarmUpTests {
 
@@ -36,6 +44,32 @@ class DecisionWarmUpTests {
 		assertThat(output.getOut()).contains("Rate-limit decisions not warmed up: Redis at 127.0.0.1:" + closed
 				+ " did not answer")
 			.contains("fail-mode");
+	}
+
+	/**
+	 * The warm-up settles and releases as well as it decides, so that a fresh instance's first requests that
+	 * settle do not pay for the settle path's first run: its 100 settles leave their ids in the client's markers.
+	 */
+	@Test
+	void theWarmUpSettlesAsItDecides() {
+		try (RedisProcess redis = RedisProcess.launch()) {
+			LettuceConnectionFactory factory = new LettuceConnectionFactory("127.0.0.1", redis.port());
+			factory.afterPropertiesSet();
+			factory.start();
+			try {
+				ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(factory);
+				new DecisionWarmUp(new LimitScript(template), Duration.ofSeconds(10)).start();
+				List<String> keys = template.scan().collectList().block(Duration.ofSeconds(5));
+				List<Long> settled = keys.stream()
+					.filter(key -> "hash".equals(template.type(key).block(Duration.ofSeconds(5)).code()))
+					.map(key -> template.opsForHash().size(key).block(Duration.ofSeconds(5)))
+					.toList();
+				assertThat(settled).as("the warm-up client's settle markers, among its keys " + keys).containsExactly(100L);
+			}
+			finally {
+				factory.destroy();
+			}
+		}
 	}
 
 	@Test
