@@ -13,7 +13,8 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 /**
  * A {@link RedisCluster} (started by test-support) with clients configured as the limiter's
  * auto-configuration configures them: Lettuce's cluster client with {@link RedisTopologyCustomizer}'s
- * topology refresh. It stays here, not in test-support, because it needs the library's main code.
+ * topology refresh. It lives in the core's tests, not in test-support, because it needs the core's main code;
+ * the adapters' tests get it from the core's test jar.
  *
  * <p>{@link #get()} is one cluster for the whole test JVM; tests that fail nodes over or kill them
  * {@link #start(Duration) start} one of their own and close it.
