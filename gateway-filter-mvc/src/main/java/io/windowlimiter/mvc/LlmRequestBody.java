@@ -6,11 +6,14 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.security.Principal;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 
+import io.windowlimiter.core.BufferedBodies;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletInputStream;
@@ -33,7 +36,8 @@ import org.springframework.web.bind.WebDataBinder;
 import org.springframework.web.servlet.function.ServerRequest;
 
 /**
- * The request body of an LLM call, read once at admission (bounded), and the request the proxy sends upstream
+ * The request body of an LLM call, read once at admission (bounded by {@code max-body-bytes}, and counted against
+ * the instance's {@link BufferedBodies} as it is read), and the request the proxy sends upstream
  * with it: the body as read, or with {@code stream_options.include_usage} added, its {@code Content-Length},
  * and {@code Accept-Encoding: identity} (a compressed answer cannot be read as it passes). Server MVC's proxy
  * copies the servlet request's input stream upstream, so the request it is given carries a servlet request
@@ -42,22 +46,51 @@ import org.springframework.web.servlet.function.ServerRequest;
  */
 final class LlmRequestBody {
 
+	/** What one read asks the servlet input stream for: its buffer's size. */
+	private static final int READ_BYTES = 8192;
+
 	private LlmRequestBody() {
 	}
 
+	/** What {@link #read} gives for a body longer than allowed (or saying it is): answered 413. */
+	static final byte[] TOO_LARGE = new byte[0];
+
+	/** What {@link #read} gives for a body that would take the instance's budget past its bound: answered 503. */
+	static final byte[] OVER_BUDGET = new byte[0];
+
 	/**
-	 * The body, at most {@code max} bytes; null when it is longer (or says it is): then nothing was reserved
-	 * and the call is answered 413.
+	 * The body, at most {@code max} bytes, each taken from {@code lease} as it is read; {@link #TOO_LARGE} or
+	 * {@link #OVER_BUDGET} (the same arrays, compared by identity) with nothing more read. Either way nothing was
+	 * reserved yet; the caller closes the lease.
 	 */
-	static byte @Nullable [] read(ServerRequest request, int max) throws IOException {
+	static byte[] read(ServerRequest request, int max, BufferedBodies.Lease lease) throws IOException {
 		HttpServletRequest servlet = request.servletRequest();
 		if (servlet.getContentLengthLong() > max) {
-			return null;
+			return TOO_LARGE;
 		}
 		InputStream in = servlet.getInputStream();
-		// one byte more than allowed tells a longer body without reading the rest of it
-		byte[] body = in.readNBytes(max + 1);
-		return (body.length > max) ? null : body;
+		// read as it comes, each part taken from the budget before it is kept
+		byte[] scratch = new byte[READ_BYTES];
+		List<byte[]> parts = new ArrayList<>();
+		int total = 0;
+		int n;
+		while ((n = in.read(scratch)) >= 0) {
+			if (total + (long) n > max) {
+				return TOO_LARGE;
+			}
+			if (!lease.take(n)) {
+				return OVER_BUDGET;
+			}
+			parts.add(Arrays.copyOf(scratch, n));
+			total += n;
+		}
+		byte[] body = new byte[total];
+		int at = 0;
+		for (byte[] part : parts) {
+			System.arraycopy(part, 0, body, at, part.length);
+			at += part.length;
+		}
+		return body;
 	}
 
 	/** The request to send upstream with {@code body}. */

@@ -4,6 +4,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.BufferedBodies;
 import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimiterCore;
@@ -15,6 +16,7 @@ import io.windowlimiter.mvc.MeteredServerResponse.Ending;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.servlet.function.HandlerFunction;
@@ -24,7 +26,8 @@ import org.springframework.web.servlet.function.ServerResponse;
 /**
  * The LLM calls of {@code WindowRateLimit} filters with {@code llm} on Server MVC, as the WebFlux filter makes
  * them: answers a client known refused before its body is read; else reads the request body once (at most
- * {@code max-body-bytes}, else 413; a body the upstream could read otherwise than the gateway meters it, 400
+ * {@code max-body-bytes}, else 413; its bytes counted against the instance's {@link BufferedBodies} until the
+ * decision, 503 with Retry-After at once past it; a body the upstream could read otherwise than the gateway meters it, 400
  * naming the field) and has the core reserve its token estimate in the token limits of the client's policy and
  * the route's cost in the others, in one decision, all or nothing; sends the body upstream
  * (asking for a stream's usage when the client did not); meters the response as it is written
@@ -59,23 +62,37 @@ final class MvcLlmCalls {
 		if (known != null && !known.passes()) {
 			return this.limiter.refusal(known, refusalStatus);
 		}
-		byte[] body = LlmRequestBody.read(request, settings.maxBodyBytes());
-		if (body == null) {
-			return tooLarge(settings.maxBodyBytes());
+		BufferedBodies bodies = this.core.bufferedBodies();
+		if (declared > 0 && !bodies.fits(declared)) {
+			return busy(routeId, bodies);
 		}
-		LlmRequest call = LlmRequest.read(settings.api(), body);
-		LlmRequest.Refusal refusal = call.refusal();
-		if (refusal != null) {
-			// the upstream could read this body otherwise than the gateway meters it
-			return ServerResponse.badRequest()
-				.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-				.body(LlmSettings.badRequestProblem(refusal));
+		byte[] body;
+		LlmRequest call;
+		TokenEstimate estimate;
+		Admission admission;
+		// the body's bytes count against the instance's budget as they are read, until its decision, whatever ends it
+		try (BufferedBodies.Lease lease = bodies.lease()) {
+			body = LlmRequestBody.read(request, settings.maxBodyBytes(), lease);
+			if (body == LlmRequestBody.TOO_LARGE) {
+				return tooLarge(settings.maxBodyBytes());
+			}
+			if (body == LlmRequestBody.OVER_BUDGET) {
+				return busy(routeId, bodies);
+			}
+			call = LlmRequest.read(settings.api(), body);
+			LlmRequest.Refusal refusal = call.refusal();
+			if (refusal != null) {
+				// the upstream could read this body otherwise than the gateway meters it
+				return ServerResponse.badRequest()
+					.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+					.body(LlmSettings.badRequestProblem(refusal));
+			}
+			// uncapped: the core caps it at the smallest token limit of the client's own policy
+			estimate = TokenEstimate.of(call, Long.MAX_VALUE);
+			// within the request's Redis budget, shared with the route's other filters
+			admission = this.limiter.await(routeId,
+					this.limiter.budget(request).bound(this.core.admitTokens(routeId, key, estimate.tokens(), onePlan)));
 		}
-		// uncapped: the core caps it at the smallest token limit of the client's own policy
-		TokenEstimate estimate = TokenEstimate.of(call, Long.MAX_VALUE);
-		// within the request's Redis budget, shared with the route's other filters
-		Admission admission = this.limiter.await(routeId,
-				this.limiter.budget(request).bound(this.core.admitTokens(routeId, key, estimate.tokens(), onePlan)));
 		if (!admission.passes()) {
 			return this.limiter.refusal(admission, refusalStatus);
 		}
@@ -120,6 +137,18 @@ final class MvcLlmCalls {
 	private static TokenEstimate reserved(TokenEstimate estimate, @Nullable Reservation reservation) {
 		return (reservation != null && reservation.tokens() > 0)
 				? new TokenEstimate(estimate.promptTokens(), estimate.outputTokens(), reservation.tokens()) : estimate;
+	}
+
+	/**
+	 * A 503 problem answer with Retry-After, before any quota is used: the body would take the instance's budget
+	 * of buffered bodies past its bound (the instance is busy, not the client over its quota).
+	 */
+	private ServerResponse busy(String routeId, BufferedBodies bodies) {
+		this.core.metrics().bufferFull(routeId);
+		return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, BufferedBodies.RETRY_AFTER_SECONDS)
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(bodies.refusalProblem());
 	}
 
 	/** A 413 problem answer naming the limit, before any quota is used. */

@@ -107,6 +107,22 @@ public class RateLimitMetrics {
 		}
 	}
 
+	/**
+	 * An LLM call was answered 503 before admission: its body would have taken the instance's buffered bodies
+	 * past {@code window-rate-limiter.llm.max-buffered-bytes}.
+	 */
+	public void bufferFull(String route) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("buffer-full\n" + route,
+					k -> Counter.builder("gateway.ratelimit.llm.buffer_full")
+						.description("LLM calls answered 503 before admission: their body would have taken the "
+								+ "instance's buffered request bodies past llm.max-buffered-bytes")
+						.tags("route", route)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
 	/** A decision went to the route's fail-mode at once, because too many decisions waited on Redis. */
 	public void shed(String route) {
 		if (this.registry != null) {

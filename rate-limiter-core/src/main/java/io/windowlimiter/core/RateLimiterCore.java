@@ -92,6 +92,9 @@ public final class RateLimiterCore {
 
 	private volatile HeldRequests held = new HeldRequests(HeldRequests.DEFAULT_MAX);
 
+	/** The request-body bytes LLM routes buffer before admission, all together. */
+	private volatile BufferedBodies bufferedBodies = new BufferedBodies(BufferedBodies.defaultMax());
+
 	/** Reservations of a cost per limit made here and not settled yet: the client view's {@code reservedHere}. */
 	private final ReservationsHere reservationsHere = new ReservationsHere();
 
@@ -358,6 +361,16 @@ public final class RateLimiterCore {
 	 */
 	public void setClientAccess(ClientAccess access) {
 		this.access = access;
+	}
+
+	/** Bounds the request-body bytes LLM routes buffer before admission (an eighth of the heap until set). */
+	public void setBufferedBodies(BufferedBodies bufferedBodies) {
+		this.bufferedBodies = bufferedBodies;
+	}
+
+	/** The request-body bytes LLM routes buffer before admission: each body takes its share through a lease. */
+	public BufferedBodies bufferedBodies() {
+		return this.bufferedBodies;
 	}
 
 	/** Counts (and logs) allowed requests near a limit; off unless set. */

@@ -7,6 +7,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.windowlimiter.core.Admission;
+import io.windowlimiter.core.BufferedBodies;
 import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimiterCore;
@@ -34,7 +35,8 @@ import org.springframework.web.server.ServerWebExchange;
 
 /**
  * The LLM calls of one {@code WindowRateLimit} filter with {@code llm}: answers a client known refused before its
- * body is read; else reads the request body once (bounded) and has the core reserve its token estimate in the
+ * body is read; else reads the request body once (bounded by {@code max-body-bytes}, and its bytes counted against
+ * the instance's {@link BufferedBodies} until the decision: 503 at once past it) and has the core reserve its token estimate in the
  * token limits of the client's policy and the request's cost in the others, in one decision;
  * sends the body upstream (asking for a stream's usage when the client did not), meters the response as it
  * passes, and settles the token limits to the usage read when the exchange ends: completed, failed or
@@ -46,6 +48,8 @@ final class LlmCalls {
 	static final String REMAINING_TOKENS = "X-RateLimit-Remaining-Tokens";
 
 	private static final byte[] TOO_LARGE = new byte[0];
+
+	private static final byte[] OVER_BUDGET = new byte[0];
 
 	private final RateLimiterCore core;
 
@@ -92,7 +96,22 @@ final class LlmCalls {
 			Mono<String> plan, Function<Admission, @Nullable Mono<Void>> answer, Runnable refused,
 			BooleanSupplier refusedLater) {
 		int max = this.settings.maxBodyBytes();
-		return DataBufferUtils.join(exchange.getRequest().getBody(), max)
+		BufferedBodies bodies = this.core.bufferedBodies();
+		long declared = exchange.getRequest().getHeaders().getContentLength();
+		if (declared > 0 && !bodies.fits(declared)) {
+			refused.run();
+			return busy(exchange.getResponse(), bodies);
+		}
+		// the body's bytes count against the instance's budget as they are buffered, until its decision
+		BufferedBodies.Lease lease = bodies.lease();
+		Flux<DataBuffer> counted = exchange.getRequest().getBody().map(buffer -> {
+			if (!lease.take(buffer.readableByteCount())) {
+				DataBufferUtils.release(buffer);
+				throw OverBudget.INSTANCE;
+			}
+			return buffer;
+		});
+		return DataBufferUtils.join(counted, max)
 			.map(joined -> {
 				byte[] bytes = new byte[joined.readableByteCount()];
 				joined.read(bytes);
@@ -101,28 +120,36 @@ final class LlmCalls {
 			})
 			.defaultIfEmpty(new byte[0])
 			.onErrorResume(DataBufferLimitException.class, tooMuch -> Mono.just(TOO_LARGE))
+			.onErrorResume(OverBudget.class, busy -> Mono.just(OVER_BUDGET))
 			.flatMap(body -> {
-				if (body == TOO_LARGE) {
+				if (body == OVER_BUDGET || body == TOO_LARGE) {
+					lease.close();
 					refused.run();
-					return tooLarge(exchange.getResponse(), max);
+					return (body == OVER_BUDGET) ? busy(exchange.getResponse(), bodies)
+							: tooLarge(exchange.getResponse(), max);
 				}
 				LlmRequest request = LlmRequest.read(this.settings.api(), body);
 				LlmRequest.Refusal refusal = request.refusal();
 				if (refusal != null) {
 					// the upstream could read this body otherwise than the gateway meters it
+					lease.close();
 					refused.run();
 					return badRequest(exchange.getResponse(), refusal);
 				}
-				return admit(exchange, chain, key, plan, request, body, answer, refusedLater);
-			});
+				return admit(exchange, chain, key, plan, request, body, answer, refusedLater, lease);
+			})
+			// every other end gives the bytes back too: the client gone, an error, the call's end
+			.doFinally(signal -> lease.close());
 	}
 
 	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
 			LlmRequest request, byte[] body, Function<Admission, @Nullable Mono<Void>> answer,
-			BooleanSupplier refusedLater) {
+			BooleanSupplier refusedLater, BufferedBodies.Lease lease) {
 		// uncapped: the core caps it at the smallest token limit of the client's own policy
 		TokenEstimate estimate = TokenEstimate.of(request, Long.MAX_VALUE);
 		return this.core.admitTokens(this.policyId, key, estimate.tokens(), plan).flatMap(admission -> {
+			// decided: the body is the call's now (bounded by the route's limits), no longer waiting on the budget
+			lease.close();
 			Mono<Void> instead = answer.apply(admission);
 			if (instead != null) {
 				return instead;
@@ -203,6 +230,31 @@ final class LlmCalls {
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		response.getHeaders().setContentLength(body.length);
 		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	}
+
+	/**
+	 * A 503 problem answer with Retry-After: the body would take the instance's budget of buffered bodies past its
+	 * bound (the instance is busy, not the client over its quota).
+	 */
+	private Mono<Void> busy(ServerHttpResponse response, BufferedBodies bodies) {
+		this.core.metrics().bufferFull(this.policyId);
+		response.setStatusCode(HttpStatusCode.valueOf(503));
+		byte[] body = bodies.refusalProblem().getBytes(StandardCharsets.UTF_8);
+		response.getHeaders().set(HttpHeaders.RETRY_AFTER, BufferedBodies.RETRY_AFTER_SECONDS);
+		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		response.getHeaders().setContentLength(body.length);
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	}
+
+	/** The body's next bytes would take the budget past its bound; thrown where they arrive, without a trace. */
+	private static final class OverBudget extends RuntimeException {
+
+		static final OverBudget INSTANCE = new OverBudget();
+
+		private OverBudget() {
+			super("over max-buffered-bytes", null, false, false);
+		}
+
 	}
 
 	/** A 413 problem answer naming the limit. */

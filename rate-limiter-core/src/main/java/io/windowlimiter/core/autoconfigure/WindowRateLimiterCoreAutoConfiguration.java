@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.windowlimiter.core.BufferedBodies;
 import io.windowlimiter.core.DecisionWarmUp;
 import io.micrometer.core.instrument.Gauge;
 import io.windowlimiter.core.DenyCache;
@@ -143,6 +144,19 @@ public class WindowRateLimiterCoreAutoConfiguration {
 		core.setNearLimit(nearLimit);
 		HeldRequests held = new HeldRequests(properties.getMaxDelayed());
 		core.setHeldRequests(held);
+		BufferedBodies bodies = new BufferedBodies(properties.getLlm().maxBufferedBytes());
+		core.setBufferedBodies(bodies);
+		// how close this instance is to window-rate-limiter.llm.max-buffered-bytes
+		meterRegistry.ifAvailable(meters -> {
+			Gauge.builder(BufferedBodies.GAUGE, bodies, BufferedBodies::buffered)
+				.description("Request-body bytes of LLM calls buffered before admission now, all routes together")
+				.baseUnit("bytes")
+				.register(meters);
+			Gauge.builder(BufferedBodies.MAX_GAUGE, bodies, BufferedBodies::max)
+				.description("The most request-body bytes of LLM calls buffered at once (llm.max-buffered-bytes)")
+				.baseUnit("bytes")
+				.register(meters);
+		});
 		// how close this instance is to window-rate-limiter.max-delayed
 		meterRegistry.ifAvailable(meters -> Gauge.builder(HeldRequests.GAUGE, held, HeldRequests::held)
 			.description("Requests of routes with a max-delay held (or waiting for Redis with leave to be held) now")

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.windowlimiter.core.BufferedBodies;
 import io.windowlimiter.core.HeldRequests;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.access.ClientList;
@@ -16,6 +17,7 @@ import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 import org.springframework.validation.annotation.Validated;
 
 /**
@@ -181,6 +183,13 @@ public class WindowRateLimiterProperties {
 
 	/** Plans and overrides assigned to clients at run time. */
 	private final Assignments assignments = new Assignments();
+
+	/** Settings of LLM routes ({@code WindowRateLimit} with {@code llm}) shared by all of them. */
+	private final Llm llm = new Llm();
+
+	public Llm getLlm() {
+		return this.llm;
+	}
 
 	public Map<String, Plan> getPlans() {
 		return this.plans;
@@ -723,6 +732,39 @@ public class WindowRateLimiterProperties {
 
 		public void setBlockFor(String blockFor) {
 			this.blockFor = blockFor;
+		}
+
+	}
+
+	/** Settings of LLM routes shared by all of them. */
+	public static class Llm {
+
+		/**
+		 * The most request-body bytes this instance buffers at once to meter LLM calls, all connections and
+		 * routes together: a body is read (up to its route's max-body-bytes) before its call is admitted, and a
+		 * body that would take the total past this is answered 503 with Retry-After: 1 at once, nothing charged.
+		 * Unset, an eighth of the JVM's largest heap (-Xmx).
+		 */
+		private DataSize maxBufferedBytes;
+
+		public DataSize getMaxBufferedBytes() {
+			return this.maxBufferedBytes;
+		}
+
+		public void setMaxBufferedBytes(DataSize maxBufferedBytes) {
+			this.maxBufferedBytes = maxBufferedBytes;
+		}
+
+		/** The bound in bytes: as set, else the default's. */
+		public long maxBufferedBytes() {
+			if (this.maxBufferedBytes == null) {
+				return BufferedBodies.defaultMax();
+			}
+			if (this.maxBufferedBytes.toBytes() < 1) {
+				throw new IllegalStateException(PREFIX + ".llm.max-buffered-bytes is " + this.maxBufferedBytes
+						+ "; it must be 1 byte or more (such as 64MB), or unset for an eighth of the heap");
+			}
+			return this.maxBufferedBytes.toBytes();
 		}
 
 	}
