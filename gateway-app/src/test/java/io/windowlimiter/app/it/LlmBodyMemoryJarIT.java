@@ -30,7 +30,10 @@ class LlmBodyMemoryJarIT {
 		this.redis = RedisProcess.launch();
 		this.upstream = FakeLlmServer.start();
 		RouteFile routes = new RouteFile(this.upstream.baseUrl());
-		routes.windowRateLimit("llm", List.of(HeldBodiesCase.routeArgs()));
+		java.util.Map<String, Object> args = HeldBodiesCase.routeArgs();
+		// the MVC route file names its key resolver itself; this one takes it from the arguments
+		args.put("key-resolver", "#{@headerKeyResolver}");
+		routes.windowRateLimit("llm", List.of(args));
 		this.gateway = GatewayJar.start("llm-held-bodies", this.redis.port(), routes.write(),
 				List.of(HeldBodiesCase.HEAP), "--management.endpoints.web.exposure.include=health,prometheus");
 		HeldBodiesCase.run(this.gateway, "llm", "WebFlux");
