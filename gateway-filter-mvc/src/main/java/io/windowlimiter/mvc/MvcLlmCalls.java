@@ -26,9 +26,10 @@ import org.springframework.web.servlet.function.ServerResponse;
 /**
  * The LLM calls of {@code WindowRateLimit} filters with {@code llm} on Server MVC, as the WebFlux filter makes
  * them: answers a client known refused before its body is read; else reads the request body once (at most
- * {@code max-body-bytes}, else 413; its bytes counted against the instance's {@link BufferedBodies} until the
- * decision, 503 with Retry-After at once past it; a body the upstream could read otherwise than the gateway meters it, 400
- * naming the field) and has the core reserve its token estimate in the token limits of the client's policy and
+ * {@code max-body-bytes}, else 413; a body in a content coding, 415 before it is read; its bytes counted against the
+ * instance's {@link BufferedBodies} until the decision, 503 with Retry-After at once past it; a body the upstream
+ * could read otherwise than the gateway meters it, 400 naming the field) and has the core reserve its token
+ * estimate in the token limits of the client's policy and
  * the route's cost in the others, in one decision, all or nothing; sends the body upstream
  * (asking for a stream's usage when the client did not); meters the response as it is written
  * ({@link MeteredServerResponse}); and settles the token limits to the usage read once the writing ended,
@@ -50,6 +51,14 @@ final class MvcLlmCalls {
 
 	ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next, String routeId, String key,
 			LlmSettings settings, Mono<String> plan, int refusalStatus) throws Exception {
+		String encoded = LlmSettings.unsupportedEncodingProblem(request.headers().header(HttpHeaders.CONTENT_ENCODING));
+		if (encoded != null) {
+			// a compressed body the meter cannot read: refused before it is read, nothing charged
+			return ServerResponse.status(LlmSettings.UNSUPPORTED_ENCODING_STATUS)
+				.header(HttpHeaders.ACCEPT_ENCODING, "identity")
+				.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+				.body(encoded);
+		}
 		long declared = request.servletRequest().getContentLengthLong();
 		if (declared > settings.maxBodyBytes()) {
 			return tooLarge(settings.maxBodyBytes());

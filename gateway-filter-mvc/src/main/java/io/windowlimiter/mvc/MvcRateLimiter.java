@@ -20,6 +20,7 @@ import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.failure.FailMode;
 import io.windowlimiter.core.failure.RedisBudget;
+import io.windowlimiter.core.key.ConflictingCredentialsException;
 import io.windowlimiter.core.key.CredentialKeys;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledRoute;
@@ -141,7 +142,14 @@ public final class MvcRateLimiter {
 			WindowRateLimitConfig config) throws Exception {
 		String routeId = routeId(request);
 		configured(routeId, config);
-		String key = keyResolver(config).resolve(request);
+		String key;
+		try {
+			key = keyResolver(config).resolve(request);
+		}
+		catch (ConflictingCredentialsException conflict) {
+			// before any limit is asked: the upstream could authenticate it by another key than it is counted under
+			return ServerResponse.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(conflict.problem());
+		}
 		if (!StringUtils.hasText(key)) {
 			if (config.isDenyEmptyKey()) {
 				return ServerResponse.status(config.emptyKeyRefusalStatus()).build();

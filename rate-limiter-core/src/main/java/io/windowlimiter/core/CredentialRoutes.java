@@ -12,6 +12,7 @@ import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.RouteArgs;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which routes key their clients by credentials ({@code window-rate-limiter.credential-keys: true}, which the
@@ -78,6 +79,16 @@ public final class CredentialRoutes {
 	 */
 	String stored(String policyId, String clientKey) {
 		return (has(policyId) && !RedisKeys.EMPTY_KEY.equals(clientKey)) ? this.hash.of(clientKey) : clientKey;
+	}
+
+	/**
+	 * The hash the lists of a target keyed by credentials are matched by ({@link
+	 * io.windowlimiter.core.access.ClientList#matchesHashed}): this one there, null elsewhere and for the shared key
+	 * of keyless requests, which is kept as it is.
+	 * @param credentials whether the target's keys are credentials
+	 */
+	@Nullable ClientKeyHash listHash(boolean credentials, String clientKey) {
+		return (credentials && !RedisKeys.EMPTY_KEY.equals(clientKey)) ? this.hash : null;
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package io.windowlimiter.core;
 
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
@@ -131,6 +132,47 @@ public record LlmSettings(LlmApi api, int maxBodyBytes) {
 	public static boolean usageMissing(UsageMeter meter, int status) {
 		Usage.Outcome outcome = meter.usage().outcome();
 		return status < 400 && (outcome == Usage.Outcome.NONE || outcome == Usage.Outcome.PARTIAL);
+	}
+
+	/** The status a request body in a content coding is refused with: one the server will not take (RFC 9110). */
+	public static final int UNSUPPORTED_ENCODING_STATUS = 415;
+
+	/**
+	 * The 415 problem body for a request whose body is in a content coding ({@code Content-Encoding} other than
+	 * {@code identity}: gzip, deflate, br ...), or null for a body as it is. The meter reads the body as JSON to
+	 * estimate it, find its duplicated fields and ask for a stream's usage; a compressed body it cannot read, while
+	 * the upstream may decode it, so it is refused before it is read, nothing charged, nothing sent upstream. The
+	 * answer carries {@code Accept-Encoding: identity}, naming the only coding taken (RFC 9110, 15.5.16).
+	 * @param contentEncoding the request's {@code Content-Encoding} values, each possibly a comma-separated list
+	 */
+	public static @Nullable String unsupportedEncodingProblem(@Nullable List<String> contentEncoding) {
+		if (contentEncoding == null) {
+			return null;
+		}
+		for (String value : contentEncoding) {
+			for (String coding : value.split(",", -1)) {
+				String name = coding.strip();
+				if (!name.isEmpty() && !name.equalsIgnoreCase("identity")) {
+					String detail = "The request body is in a content coding (Content-Encoding: "
+							+ printable(String.join(", ", contentEncoding)) + "), which this LLM route does not "
+							+ "read: its tokens are estimated and metered from the JSON as sent; send it uncompressed";
+					return "{\"type\":\"about:blank\",\"title\":\"Unsupported Media Type\",\"status\":"
+							+ UNSUPPORTED_ENCODING_STATUS + ",\"detail\":" + QuotaProblem.jsonString(detail)
+							+ ",\"header\":\"Content-Encoding\"}";
+				}
+			}
+		}
+		return null;
+	}
+
+	/** A header value as echoed in an answer: at most 64 printable ASCII characters. */
+	private static String printable(String value) {
+		StringBuilder out = new StringBuilder();
+		for (int i = 0; i < value.length() && i < 64; i++) {
+			char c = value.charAt(i);
+			out.append((c >= 0x20 && c < 0x7f) ? c : '?');
+		}
+		return (value.length() > 64) ? out + "..." : out.toString();
 	}
 
 	/**

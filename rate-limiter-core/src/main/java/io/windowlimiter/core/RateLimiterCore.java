@@ -218,7 +218,7 @@ public final class RateLimiterCore {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
 		}
 		String id = this.credentials.any() ? this.credentials.stored(policyIdOf(routeId), clientKey) : clientKey;
-		Access access = this.access.of(routeId, route.scopes, route.lists, id, clientKey);
+		Access access = this.access.of(routeId, route.scopes, route.lists, id, listHash(routeId, clientKey));
 		if (access != null) {
 			// an exempt client is answered (and counted) once, by the admission
 			return access.exempt() ? Mono.empty() : ReadyAnswer.of(byAccess(routeId, route, access));
@@ -268,7 +268,7 @@ public final class RateLimiterCore {
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
 		}
 		String id = this.credentials.any() ? this.credentials.stored(policyIdOf(routeId), clientKey) : clientKey;
-		Access access = this.access.of(routeId, route.scopes, route.lists, id, clientKey);
+		Access access = this.access.of(routeId, route.scopes, route.lists, id, listHash(routeId, clientKey));
 		if (access != null) {
 			// not Mono.just: see ReadyAnswer
 			return ReadyAnswer.of(byAccess(routeId, route, access));
@@ -410,8 +410,15 @@ public final class RateLimiterCore {
 			return this.access.rule(target, clientKey);
 		}
 		CompiledRoute route = route(target);
-		// lists written in configuration may name a credential as it is: the key as given is matched too
-		return (route != null) ? this.access.of(target, route.scopes, route.lists, clientKey, client) : null;
+		// as a request of the client is decided: its hash against the lists' entries, hashed too
+		return (route != null) ? this.access.of(target, route.scopes, route.lists, clientKey,
+				this.credentials.listHash(this.credentials.has(policyIdOf(target)), clientKey)) : null;
+	}
+
+	/** The hash the route's lists are matched by, for a request's client ({@link CredentialRoutes#listHash}). */
+	private @Nullable ClientKeyHash listHash(String routeId, String clientKey) {
+		return this.credentials.any() ? this.credentials.listHash(this.credentials.has(policyIdOf(routeId)), clientKey)
+				: null;
 	}
 
 	/** The route's own limits, else those set on the gateway's default filters; null when it has none. */

@@ -125,6 +125,35 @@ class CredentialKeysTests {
 		assertThat(this.core.accessOf(routeId, token)).as("read by the key").isNotNull();
 	}
 
+	/**
+	 * The hash of a listed client is shown (the endpoint, topDenied, logs): a client sending it as its key must not
+	 * be taken for that client, whether the list names the client by its hash or in clear, nor get an operator's
+	 * exemption made by the hash.
+	 */
+	@Test
+	void aClientSendingAListedHashAsItsKeyIsNotTheListedClient() {
+		ClientKeyHash hash = new ClientKeyHash(SECRET);
+		String vip = "sk-vip-" + this.run;
+		String inClear = "sk-clear-" + this.run;
+		String banned = "sk-banned-" + this.run;
+		String routeId = route("hash-sent", "credential-keys", "true", "allow", hash.of(vip) + "," + inClear, "deny",
+				hash.of(banned));
+		this.core.setClientAccess(new ClientAccess(RouteLists.NONE, null));
+		assertThat(passes(routeId, vip) && passes(routeId, vip) && passes(routeId, vip)).as("listed by its hash").isTrue();
+		assertThat(passes(routeId, inClear) && passes(routeId, inClear) && passes(routeId, inClear)).as("listed in clear")
+			.isTrue();
+		assertThat(this.core.admit(routeId, banned, Mono.empty()).block(WAIT).forbidden()).as("denied by its hash").isTrue();
+		for (String sent : List.of(hash.of(vip), hash.of(inClear))) {
+			assertThat(List.of(passes(routeId, sent), passes(routeId, sent), passes(routeId, sent)))
+				.as("the hash sent as the key: limited, 2 an hour").containsExactly(true, true, false);
+		}
+		assertThat(this.core.admit(routeId, hash.of(banned), Mono.empty()).block(WAIT).forbidden())
+			.as("the denied hash sent as the key").isFalse();
+		// the operator reads the client by the key or by its hash, as the endpoint shows it: both find the list entry
+		assertThat(this.core.accessOf(routeId, vip)).isNotNull();
+		assertThat(this.core.accessOf(routeId, hash.of(inClear))).isNotNull();
+	}
+
 	@Test
 	void withoutASecretTheHashIsAPlainSha256() {
 		this.core.setClientKeyHash(new ClientKeyHash(null));

@@ -9,14 +9,17 @@ import org.springframework.web.servlet.function.ServerRequest;
 /**
  * Keys a request by its API key as the official SDKs send it ({@link ApiKeys}): the token of
  * {@code Authorization: Bearer}, else {@code x-api-key}, else {@code api-key}. The keys are credentials: the
- * limiter hashes them where they enter it, so none is kept or shown in clear. No key gives no key.
+ * limiter hashes them where they enter it, so none is kept or shown in clear. No key gives no key. Headers
+ * carrying different keys throw {@link io.windowlimiter.core.key.ConflictingCredentialsException}, which the
+ * {@code WindowRateLimit} filter answers 400 naming them.
  */
 public class ApiKeyMvcKeyResolver implements MvcKeyResolver, CredentialKeys {
 
 	@Override
 	public @Nullable String resolve(ServerRequest request) {
 		ServerRequest.Headers headers = request.headers();
-		return ApiKeys.of(headers::firstHeader);
+		// different keys in its headers: thrown, and answered 400 by the WindowRateLimit filter
+		return ApiKeys.of(headers::header);
 	}
 
 	@Override

@@ -2,6 +2,7 @@ package io.windowlimiter.mvc.key;
 
 import java.util.List;
 
+import io.windowlimiter.core.key.ConflictingCredentialsException;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.converter.HttpMessageConverter;
@@ -9,6 +10,7 @@ import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.web.servlet.function.ServerRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ApiKeyMvcKeyResolverUnitTests {
 
@@ -25,14 +27,24 @@ class ApiKeyMvcKeyResolverUnitTests {
 	}
 
 	@Test
-	void aBearerTokenComesFirstThenXApiKeyThenApiKeyAsOnWebFlux() {
-		assertThat(key("Authorization", "Bearer sk-proj-abc", "x-api-key", "from-x")).isEqualTo("sk-proj-abc");
+	void theKeyIsABearerTokenOrXApiKeyOrApiKeyAsOnWebFlux() {
+		assertThat(key("Authorization", "Bearer sk-proj-abc", "x-api-key", "sk-proj-abc")).isEqualTo("sk-proj-abc");
 		assertThat(key("Authorization", "Basic dXNlcjpwYXNz", "x-api-key", "sk-ant-abc")).isEqualTo("sk-ant-abc");
 		assertThat(key("api-key", "azure-abc")).isEqualTo("azure-abc");
 		assertThat(key()).isNull();
 		assertThat(this.resolver.keysAreCredentials()).isTrue();
 		assertThat(new HeaderMvcKeyResolver("Cookie").keysAreCredentials()).isTrue();
 		assertThat(new HeaderMvcKeyResolver("X-Tenant").keysAreCredentials()).isFalse();
+	}
+
+	@Test
+	void differentKeysInItsHeadersAreRefusedNamingThem() {
+		assertThatThrownBy(() -> key("Authorization", "Bearer rnd-1", "x-api-key", "sk-real"))
+			.isInstanceOfSatisfying(ConflictingCredentialsException.class,
+					conflict -> assertThat(conflict.headers()).containsExactly("Authorization", "x-api-key"));
+		assertThatThrownBy(() -> key("x-api-key", "sk-a", "x-api-key", "sk-b")).as("one header twice")
+			.isInstanceOfSatisfying(ConflictingCredentialsException.class,
+					conflict -> assertThat(conflict.headers()).containsExactly("x-api-key"));
 	}
 
 }

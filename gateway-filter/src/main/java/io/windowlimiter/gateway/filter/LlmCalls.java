@@ -66,15 +66,22 @@ final class LlmCalls {
 	/**
 	 * @param answer given the admission: the answer to send instead of going on (a refusal), or null to go on
 	 * (it has set the admission's headers)
-	 * @param refused called when the request is refused before admission (its body too large, or one the upstream
-	 * could read otherwise than the gateway meters it)
+	 * @param refused called when the request is refused before admission (its body too large, compressed, or one
+	 * the upstream could read otherwise than the gateway meters it)
 	 * @param refusedLater whether another filter of the route refused the request after this one admitted it:
 	 * then nothing is charged, request limits included
 	 */
 	Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain, String key, Mono<String> plan,
 			Function<Admission, @Nullable Mono<Void>> answer, Runnable refused, BooleanSupplier refusedLater) {
 		int max = this.settings.maxBodyBytes();
-		long declared = exchange.getRequest().getHeaders().getContentLength();
+		HttpHeaders headers = exchange.getRequest().getHeaders();
+		String encoded = LlmSettings.unsupportedEncodingProblem(headers.get(HttpHeaders.CONTENT_ENCODING));
+		if (encoded != null) {
+			// a compressed body the meter cannot read: refused before it is read, nothing charged
+			refused.run();
+			return unsupportedEncoding(exchange.getResponse(), encoded);
+		}
+		long declared = headers.getContentLength();
 		if (declared > max) {
 			refused.run();
 			return tooLarge(exchange.getResponse(), max);
@@ -241,6 +248,16 @@ final class LlmCalls {
 		response.setStatusCode(HttpStatusCode.valueOf(503));
 		byte[] body = bodies.refusalProblem().getBytes(StandardCharsets.UTF_8);
 		response.getHeaders().set(HttpHeaders.RETRY_AFTER, BufferedBodies.RETRY_AFTER_SECONDS);
+		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		response.getHeaders().setContentLength(body.length);
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	}
+
+	/** The 415 answer to a body in a content coding, naming the one coding taken. */
+	private static Mono<Void> unsupportedEncoding(ServerHttpResponse response, String problem) {
+		response.setStatusCode(HttpStatusCode.valueOf(LlmSettings.UNSUPPORTED_ENCODING_STATUS));
+		byte[] body = problem.getBytes(StandardCharsets.UTF_8);
+		response.getHeaders().set(HttpHeaders.ACCEPT_ENCODING, "identity");
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		response.getHeaders().setContentLength(body.length);
 		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));

@@ -12,6 +12,7 @@ import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.Slots;
 import io.windowlimiter.core.failure.RedisBudget;
+import io.windowlimiter.core.key.ConflictingCredentialsException;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
@@ -88,34 +89,40 @@ final class WindowRateLimitFilter implements GatewayFilter {
 			case FIRST -> {
 			}
 		}
-		return this.keyResolver.resolve(exchange).defaultIfEmpty(RedisKeys.EMPTY_KEY).flatMap(key -> {
-			if (RedisKeys.EMPTY_KEY.equals(key) && this.settings.denyEmptyKey()) {
+		return this.keyResolver.resolve(exchange).defaultIfEmpty(RedisKeys.EMPTY_KEY)
+			// answered here, before any limit is asked; completes empty, so nothing below runs
+			.onErrorResume(ConflictingCredentialsException.class, conflict -> {
 				limits.refuse();
-				exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(this.settings.emptyKeyStatus()));
-				return exchange.getResponse().setComplete();
-			}
-			RedisBudget budget = limits.budget(this.core);
-			if (this.llm != null) {
-				// its decision, and those of the route's later filters, share the answer's budget
-				return budget.bound(this.llm.filter(exchange, chain, key, plan(exchange), admission -> {
-					if (!admission.passes()) {
-						return refuse(exchange, limits, admission);
-					}
-					if (limits.closest(admission.remaining())) {
-						admission.headers().forEach(exchange.getResponse().getHeaders()::set);
-					}
-					return null;
-				}, limits::refuse, limits::refused));
-			}
-			return decide(exchange, key, budget).flatMap(decided -> {
-				if (decided.badCost() != null) {
+				return problem(exchange.getResponse(), 400, conflict.problem()).then(Mono.<String>empty());
+			})
+			.flatMap(key -> {
+				if (RedisKeys.EMPTY_KEY.equals(key) && this.settings.denyEmptyKey()) {
 					limits.refuse();
-					return badRequest(exchange.getResponse(), decided.badCost());
+					exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(this.settings.emptyKeyStatus()));
+					return exchange.getResponse().setComplete();
 				}
-				Admission admission = decided.admission();
-				return admission.passes() ? pass(exchange, chain, limits, admission) : refuse(exchange, limits, admission);
+				RedisBudget budget = limits.budget(this.core);
+				if (this.llm != null) {
+					// its decision, and those of the route's later filters, share the answer's budget
+					return budget.bound(this.llm.filter(exchange, chain, key, plan(exchange), admission -> {
+						if (!admission.passes()) {
+							return refuse(exchange, limits, admission);
+						}
+						if (limits.closest(admission.remaining())) {
+							admission.headers().forEach(exchange.getResponse().getHeaders()::set);
+						}
+						return null;
+					}, limits::refuse, limits::refused));
+				}
+				return decide(exchange, key, budget).flatMap(decided -> {
+					if (decided.badCost() != null) {
+						limits.refuse();
+						return badRequest(exchange.getResponse(), decided.badCost());
+					}
+					Admission admission = decided.admission();
+					return admission.passes() ? pass(exchange, chain, limits, admission) : refuse(exchange, limits, admission);
+				});
 			});
-		});
 	}
 
 	/**
@@ -276,6 +283,15 @@ final class WindowRateLimitFilter implements GatewayFilter {
 		response.getHeaders().setContentLength(body.length);
 		DataBuffer buffer = response.bufferFactory().wrap(body);
 		return response.writeWith(Mono.just(buffer));
+	}
+
+	/** A problem-details answer of {@code status} with the body given. */
+	private static Mono<Void> problem(ServerHttpResponse response, int status, String problem) {
+		response.setStatusCode(HttpStatusCode.valueOf(status));
+		byte[] body = problem.getBytes(StandardCharsets.UTF_8);
+		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		response.getHeaders().setContentLength(body.length);
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
 	}
 
 	/** A header value as echoed in an answer: at most 64 printable ASCII characters. */

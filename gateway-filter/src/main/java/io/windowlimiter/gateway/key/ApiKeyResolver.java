@@ -12,14 +12,17 @@ import org.springframework.web.server.ServerWebExchange;
  * Keys a request by its API key as the official SDKs send it ({@link ApiKeys}): the token of
  * {@code Authorization: Bearer}, else {@code x-api-key}, else {@code api-key}. The keys are credentials: the
  * limiter hashes them where they enter it, so none is kept or shown in clear. No key gives no key (refused
- * with 403 unless the route lets keyless requests share one quota).
+ * with 403 unless the route lets keyless requests share one quota). Headers carrying different keys are a
+ * {@link io.windowlimiter.core.key.ConflictingCredentialsException}, which the {@code WindowRateLimit} filter
+ * answers 400 naming them.
  */
 public class ApiKeyResolver implements KeyResolver, CredentialKeys {
 
 	@Override
 	public Mono<String> resolve(ServerWebExchange exchange) {
 		HttpHeaders headers = exchange.getRequest().getHeaders();
-		return Mono.justOrEmpty(ApiKeys.of(headers::getFirst));
+		// different keys in its headers: an error, which the WindowRateLimit filter answers 400
+		return Mono.fromCallable(() -> ApiKeys.of(headers::get));
 	}
 
 	@Override

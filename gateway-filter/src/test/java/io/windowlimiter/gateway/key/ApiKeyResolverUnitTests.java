@@ -1,5 +1,6 @@
 package io.windowlimiter.gateway.key;
 
+import io.windowlimiter.core.key.ConflictingCredentialsException;
 import io.windowlimiter.core.key.CredentialKeys;
 import org.junit.jupiter.api.Test;
 
@@ -7,6 +8,7 @@ import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ApiKeyResolverUnitTests {
 
@@ -28,14 +30,31 @@ class ApiKeyResolverUnitTests {
 	}
 
 	@Test
-	void aBearerTokenComesFirstThenXApiKeyThenApiKey() {
-		assertThat(key("Authorization", "Bearer from-bearer", "x-api-key", "from-x", "api-key", "from-azure"))
-			.isEqualTo("from-bearer");
+	void theKeyIsABearerTokenOrXApiKeyOrApiKey() {
+		assertThat(key("Authorization", "Bearer from-bearer")).isEqualTo("from-bearer");
 		// what the Anthropic SDKs send
-		assertThat(key("x-api-key", "sk-ant-abc", "api-key", "from-azure")).isEqualTo("sk-ant-abc");
+		assertThat(key("x-api-key", "sk-ant-abc")).isEqualTo("sk-ant-abc");
 		assertThat(key("X-Api-Key", "sk-ant-abc")).as("any case").isEqualTo("sk-ant-abc");
 		// what the Azure OpenAI SDKs send
 		assertThat(key("api-key", "azure-abc")).isEqualTo("azure-abc");
+		// one key in several headers is one credential
+		assertThat(key("Authorization", "Bearer sk-1", "x-api-key", "sk-1", "api-key", " sk-1 ")).isEqualTo("sk-1");
+	}
+
+	/**
+	 * The gateway would count the request under one key while the upstream authenticates it by another (Anthropic
+	 * reads x-api-key): a random Bearer beside the real key would be a fresh budget on every call.
+	 */
+	@Test
+	void differentKeysInItsHeadersAreAnErrorNamingThem() {
+		assertThatThrownBy(() -> key("Authorization", "Bearer rnd-1", "x-api-key", "sk-real"))
+			.isInstanceOfSatisfying(ConflictingCredentialsException.class,
+					conflict -> assertThat(conflict.headers()).containsExactly("Authorization", "x-api-key"));
+		assertThatThrownBy(() -> key("x-api-key", "sk-ant-abc", "api-key", "from-azure"))
+			.isInstanceOfSatisfying(ConflictingCredentialsException.class,
+					conflict -> assertThat(conflict.problem()).contains("\"status\":400", "\"header\":\"x-api-key, api-key\""));
+		assertThatThrownBy(() -> key("x-api-key", "sk-a", "x-api-key", "sk-b")).as("one header twice")
+			.isInstanceOf(ConflictingCredentialsException.class);
 	}
 
 	@Test

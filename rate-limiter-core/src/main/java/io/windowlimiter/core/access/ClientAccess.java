@@ -2,6 +2,7 @@ package io.windowlimiter.core.access;
 
 import java.util.List;
 
+import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.core.plan.PlanAssignments;
 import org.jspecify.annotations.Nullable;
 
@@ -45,16 +46,18 @@ public final class ClientAccess {
 	 * @param lists the route's own lists
 	 */
 	public @Nullable Access of(String routeId, List<String> scopes, RouteLists lists, String clientKey) {
-		return of(routeId, scopes, lists, clientKey, clientKey);
+		return of(routeId, scopes, lists, clientKey, null);
 	}
 
 	/**
-	 * As {@link #of(String, List, RouteLists, String)}, for a client whose key the core hashed (a credential):
-	 * operators' rules know it by {@code clientKey}, the hash; the lists, written in configuration, by either.
-	 * @param listedAs the key as the resolver gave it
+	 * As {@link #of(String, List, RouteLists, String)}, for a client of a route keyed by credentials: every rule and
+	 * list knows it by {@code clientKey}, the hash the core made of its credential; the lists' entries in clear are
+	 * hashed alike ({@link ClientList#matchesHashed}). The credential as the client sent it is matched against
+	 * nothing, so a client sending an entry's hash as its key is not that entry.
+	 * @param hash the hash of the route's keys; null for a route whose keys are not credentials
 	 */
 	public @Nullable Access of(String routeId, List<String> scopes, RouteLists lists, String clientKey,
-			String listedAs) {
+			@Nullable ClientKeyHash hash) {
 		PlanAssignments rules = this.rules;
 		if (rules != null && rules.hasAccessRules()) {
 			Access found = rule(rules, routeId, clientKey);
@@ -65,23 +68,23 @@ public final class ClientAccess {
 				return found;
 			}
 		}
-		if (matches(lists.deny(), clientKey, listedAs)) {
+		if (matches(lists.deny(), clientKey, hash)) {
 			return Access.ROUTE_DENIED;
 		}
-		if (matches(lists.allow(), clientKey, listedAs)) {
+		if (matches(lists.allow(), clientKey, hash)) {
 			return Access.ROUTE_ALLOWED;
 		}
-		if (matches(this.gateway.deny(), clientKey, listedAs)) {
+		if (matches(this.gateway.deny(), clientKey, hash)) {
 			return Access.GATEWAY_DENIED;
 		}
-		if (matches(this.gateway.allow(), clientKey, listedAs)) {
+		if (matches(this.gateway.allow(), clientKey, hash)) {
 			return Access.GATEWAY_ALLOWED;
 		}
 		return null;
 	}
 
-	private static boolean matches(ClientList list, String clientKey, String listedAs) {
-		return list.matches(clientKey) || (!listedAs.equals(clientKey) && list.matches(listedAs));
+	private static boolean matches(ClientList list, String clientKey, @Nullable ClientKeyHash hash) {
+		return (hash != null) ? list.matchesHashed(clientKey, hash) : list.matches(clientKey);
 	}
 
 	/** The operator's rule for the client on exactly this route or scope, or null. */

@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
+import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.core.key.IpAddresses;
 import io.windowlimiter.core.key.IpRange;
 import org.jspecify.annotations.Nullable;
@@ -32,6 +33,9 @@ public final class ClientList {
 	private final List<IpRange> ranges;
 
 	private final List<String> entries;
+
+	/** {@link #keys} as a route keyed by credentials knows them, by the hash they were made with; null until asked. */
+	private volatile @Nullable Hashed hashed;
 
 	private ClientList(Set<String> keys, List<IpRange> ranges, List<String> entries) {
 		this.keys = keys;
@@ -148,6 +152,29 @@ public final class ClientList {
 		return false;
 	}
 
+	/**
+	 * Whether a client of a route keyed by credentials is listed: its key's hash ({@code hashedKey}, what the core
+	 * made of the credential it sent) against each entry's, an entry in clear hashed once with the same hash, an
+	 * entry written as a hash of this instance's form taken as it is. The credential the client sent is never
+	 * compared to an entry as it is: a client that sends an entry's hash text as its key has it hashed again, so it
+	 * matches nothing (the hash is shown by the endpoint and logs; knowing it must not exempt anyone).
+	 */
+	public boolean matchesHashed(String hashedKey, ClientKeyHash hash) {
+		if (this.keys.isEmpty()) {
+			return false;
+		}
+		Hashed hashed = this.hashed;
+		if (hashed == null || hashed.hash != hash) {
+			Set<String> keys = new HashSet<>();
+			for (String key : this.keys) {
+				keys.add(hash.isHash(key) ? key : hash.of(key));
+			}
+			hashed = new Hashed(hash, Set.copyOf(keys));
+			this.hashed = hashed;
+		}
+		return hashed.keys.contains(hashedKey);
+	}
+
 	/** The first entry both lists name as written, or null: an entry in both is a mistake. */
 	public @Nullable String sharedWith(ClientList other) {
 		for (String entry : this.entries) {
@@ -164,6 +191,10 @@ public final class ClientList {
 		}
 		int value = Integer.parseInt(text);
 		return (value <= max) ? value : -1;
+	}
+
+	/** The client keys of a list, hashed with {@code hash}. */
+	private record Hashed(ClientKeyHash hash, Set<String> keys) {
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package io.windowlimiter.core.key;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
@@ -11,7 +12,9 @@ import org.jspecify.annotations.Nullable;
  * {@code Authorization: Bearer <key>} (OpenAI, and Anthropic with an OAuth token), else {@code x-api-key}
  * (Anthropic), else {@code api-key} (Azure OpenAI). The key is the token alone, without the scheme, so a
  * client is one client whichever of the headers it uses. No key (or an {@code Authorization} of another
- * scheme, such as Basic, and neither other header): none.
+ * scheme, such as Basic, and neither other header): none. Headers that carry different keys are refused
+ * ({@link ConflictingCredentialsException}): the upstream reads the one its API names, which need not be the
+ * one the request would be counted under.
  */
 public final class ApiKeys {
 
@@ -34,25 +37,58 @@ public final class ApiKeys {
 	}
 
 	/**
-	 * @param firstHeader the request's first value of a header, by name (whatever its case), or null
+	 * @param allValues every value of a header, by name (whatever its case); null or empty when the request has
+	 * none
 	 * @return the key, or null when the request has none
+	 * @throws ConflictingCredentialsException when the headers carry more than one credential (a {@code Bearer}
+	 * token, an {@code x-api-key}, an {@code api-key}, or a header repeated with another value): the upstream
+	 * could authenticate the request by another than the one it is counted under
 	 */
-	public static @Nullable String of(Function<String, @Nullable String> firstHeader) {
-		String authorization = firstHeader.apply(AUTHORIZATION);
-		if (authorization != null && authorization.length() > BEARER.length()
-				&& authorization.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
-			String token = authorization.substring(BEARER.length()).strip();
-			if (!token.isEmpty()) {
-				return token;
+	public static @Nullable String of(Function<String, @Nullable List<String>> allValues) {
+		String key = null;
+		List<String> carrying = new ArrayList<>(3);
+		boolean conflict = false;
+		for (String header : new String[] { AUTHORIZATION, X_API_KEY, API_KEY }) {
+			List<String> values = allValues.apply(header);
+			if (values == null) {
+				continue;
+			}
+			for (String value : values) {
+				String credential = credential(header, value);
+				if (credential == null) {
+					continue;
+				}
+				if (!carrying.contains(header)) {
+					carrying.add(header);
+				}
+				if (key == null) {
+					key = credential;
+				}
+				else if (!key.equals(credential)) {
+					conflict = true;
+				}
 			}
 		}
-		for (String header : new String[] { X_API_KEY, API_KEY }) {
-			String value = firstHeader.apply(header);
-			if (value != null && !value.isBlank()) {
-				return value.strip();
-			}
+		if (conflict) {
+			throw new ConflictingCredentialsException(carrying);
 		}
-		return null;
+		return key;
+	}
+
+	/** The credential a value of the header carries: a Bearer token without its scheme, a key; null for none. */
+	private static @Nullable String credential(String header, @Nullable String value) {
+		if (value == null) {
+			return null;
+		}
+		if (AUTHORIZATION.equals(header)) {
+			if (value.length() > BEARER.length() && value.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+				String token = value.substring(BEARER.length()).strip();
+				return token.isEmpty() ? null : token;
+			}
+			// another scheme (Basic ...) is no API key
+			return null;
+		}
+		return value.isBlank() ? null : value.strip();
 	}
 
 	/** Whether the header is one of {@code credentialHeaders}, whatever the case of either. */
