@@ -424,6 +424,42 @@ class WindowRateLimitMvcTests {
 		assertThat(send("POST", client, "{\"clear\": true}").statusCode()).isEqualTo(200);
 	}
 
+	/**
+	 * An operator's POST does exactly what it says or nothing (issue 44, attack r2 10), as on WebFlux: a field the
+	 * endpoint does not take, a field given twice, or a scope no route names is a 400 naming the field, nothing stored.
+	 */
+	@Test
+	void aBodyThatSaysMoreOrOtherThanTheEndpointTakesIsRefusedNamingTheFieldAndNothingIsApplied() throws Exception {
+		String[][] cases = {
+				{ "{\"limit\": 1, \"window\": \"1h\", \"block-for\": \"10m\"}", "block-for",
+						"block-for is not a field of this endpoint; allowed: blockFor (the endpoint's fields are camelCase" },
+				{ "{\"limit\": 1, \"window\": \"1h\", \"algorithm\": \"sliding-log\", \"log-storage\": \"sorted-set\"}",
+						"log-storage", "allowed: logStorage" },
+				{ "{\"limit\": 1, \"window\": \"1h\", \"bogus\": \"x\"}", "bogus",
+						"bogus is not a field of this endpoint; allowed: one of plan, limit, window," },
+				{ "{\"block\": \"10m\", \"bogus\": true}", "bogus", "bogus is not a field of this endpoint" },
+				{ "{\"limit\": 5000, \"window\": \"1h\", \"unit\": \"tokens\", \"unit\": \"requests\"}", "unit",
+						"unit is given more than once; allowed: each field once" },
+				{ "{\"limit\": 1, \"limit\": 100, \"window\": \"1h\"}", "limit", "limit is given more than once" },
+				{ "{\"limit\": 1, \"window\": \"1h\", \"scope\": \"nosuch\"}", "scope",
+						"scope is 'nosuch', which no route names" } };
+		for (String[] refused : cases) {
+			String key = "ops-body-" + RUN + "-" + refused[1];
+			String client = "/actuator/ratelimits/ops/" + key;
+			HttpResponse<String> answer = send("POST", client, refused[0]);
+			assertThat(answer.statusCode()).as(refused[0] + " -> " + answer.body()).isEqualTo(400);
+			assertThat(answer.body()).as(refused[0]).contains("\"field\":\"" + refused[1] + "\"").contains(refused[2]);
+			HttpResponse<String> read = send("GET", client, null);
+			assertThat(read.body()).as("nothing stored for " + refused[0]).contains("\"assignment\":null", "\"access\":null");
+		}
+		HttpResponse<String> written = send("POST", "/actuator/ratelimits/ops/ops-body-ok-" + RUN,
+				"{\"limit\": 1, \"window\": \"1h\", \"blockFor\": \"10m\"}");
+		assertThat(written.statusCode()).as(written.body()).isEqualTo(200);
+		assertThat(written.body()).contains("\"blockFor\":\"PT10M\"");
+		assertThat(send("POST", "/actuator/ratelimits/ops/ops-body-ok-" + RUN, "{\"clear\": true}").statusCode())
+			.isEqualTo(200);
+	}
+
 	private HttpResponse<String> send(String method, String path, String json) throws IOException, InterruptedException {
 		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
 			.timeout(Duration.ofSeconds(10))

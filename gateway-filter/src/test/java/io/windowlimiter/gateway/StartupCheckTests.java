@@ -248,6 +248,60 @@ class StartupCheckTests {
 					+ "'leaky-bucket'; allowed: one of fixed-window, sliding-log, sliding-window-counter, token-bucket, concurrency");
 	}
 
+	/** Plan {@code free} as docs/llm-routes.md declares it: 60 requests a minute and 100,000 tokens a day. */
+	private static final List<String> FREE_PLAN = List.of("window-rate-limiter.plans.free.limits[0].limit=60",
+			"window-rate-limiter.plans.free.limits[0].window=1m", "window-rate-limiter.plans.free.limits[1].limit=100000",
+			"window-rate-limiter.plans.free.limits[1].window=1d", "window-rate-limiter.plans.free.limits[1].unit=tokens");
+
+	/** Route 'chat' (index 1): a WindowRateLimit filter metering OpenAI calls, its limits from plan free. */
+	private static List<String> llmRouteOnPlanFree() {
+		String chat = "spring.cloud.gateway.server.webflux.routes[1].";
+		List<String> properties = new ArrayList<>(List.of(chat + "id=chat", chat + "uri=http://127.0.0.1:9",
+				chat + "predicates[0]=Path=/chat/**", chat + "filters[0].name=WindowRateLimit",
+				chat + "filters[0].args.key-resolver=#{@apiKeyResolver}", chat + "filters[0].args.llm=openai",
+				chat + "filters[0].args.plan=free"));
+		properties.addAll(FREE_PLAN);
+		return properties;
+	}
+
+	/** Issue 44 (attack r2, 6): a plan's unit was dropped by the properties, so plan free had no token limit. */
+	@Test
+	void aPlansTokenLimitFromThePropertiesCountsTokensOnAnLlmRoute() {
+		List<String> properties = llmRouteOnPlanFree();
+		properties.add(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}");
+		properties.add(ROUTE + "filters[0].args.window-rate-limiter.plan=free");
+		try (ConfigurableApplicationContext context = startWith(properties)) {
+			io.windowlimiter.core.RateLimiterCore core = context.getBean(io.windowlimiter.core.RateLimiterCore.class);
+			assertThat(core.plans().get("free")).extracting(io.windowlimiter.core.policy.RouteLimit::countsTokens)
+				.containsExactly(false, true);
+		}
+	}
+
+	/** A plan of token limits only on a route that meters no LLM calls would count requests as tokens. */
+	@Test
+	void aPlanOfTokenLimitsOnlyOnARouteWithoutLlmStopsStartUpNamingRouteAndPlan() {
+		assertThat(startUpFailure(List.of(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.plan=tokonly",
+				"window-rate-limiter.plans.tokonly.limits[0].limit=3",
+				"window-rate-limiter.plans.tokonly.limits[0].window=10m",
+				"window-rate-limiter.plans.tokonly.limits[0].unit=tokens")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageContaining("route 'orders'")
+			.hasMessageContaining("window-rate-limiter.plan is 'tokonly' and plan 'tokonly'")
+			.hasMessageContaining("has only limits counting tokens, on a route that meters no LLM calls");
+	}
+
+	@Test
+	void aPlansUnknownUnitStopsStartUpNamingPlanAndProperty() {
+		List<String> properties = new ArrayList<>(List.of(ROUTE + "filters[0].args.rate-limiter=#{@windowRateLimiter}",
+				ROUTE + "filters[0].args.window-rate-limiter.plan=free"));
+		properties.addAll(FREE_PLAN);
+		properties.add("window-rate-limiter.plans.free.limits[1].unit=token");
+		assertThat(startUpFailure(properties)).isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on plan 'free': window-rate-limiter.plans.free.limits[1].unit is 'token'; "
+					+ "allowed: " + io.windowlimiter.core.policy.RouteArgs.UNITS);
+	}
+
 	@Test
 	void aScopeWithOtherLimitsOnTwoRoutesStopsStartUpNamingBoth() {
 		String second = "spring.cloud.gateway.server.webflux.routes[1].";

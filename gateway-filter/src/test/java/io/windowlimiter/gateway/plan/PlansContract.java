@@ -703,7 +703,9 @@ abstract class PlansContract {
 				"{\"limit\": 5, \"window\": \"1m\", \"logStorage\": \"ring\"}"), "logStorage", "logStorage is 'ring'");
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"later\"}"),
 				"expires", "expires is 'later'");
-		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plna\": \"pro\"}"), "plan", "plan is missing");
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plna\": \"pro\"}"), "plna",
+				"plna is not a field of this endpoint; allowed: one of plan, ");
+		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{}"), "plan", "plan is missing");
 		// thousands of years would be stored and then ignored by every instance: refused instead
 		assertRefused(operator(0, HttpMethod.POST, "orders/" + client, "{\"plan\": \"pro\", \"expires\": \"1000000d\"}"),
 				"expires", "expires is '1000000d'; allowed: a duration of at least 1ms and at most 3650d");

@@ -595,7 +595,8 @@ public class WindowRateLimiterProperties {
 	}
 
 	/**
-	 * One limit of a plan, as text: it is checked like a route's limit, with the same messages.
+	 * One limit of a plan, as text: it is checked like a route's limit, with the same messages. It has every
+	 * property of a route's limit ({@code RouteArgs.limitProperties()}): Boot drops one it lacks without a word.
 	 */
 	public static class PlanLimit {
 
@@ -632,12 +633,18 @@ public class WindowRateLimiterProperties {
 		/** How long a client that runs past this limit is refused, whatever the window; none by default. */
 		private String blockFor;
 
+		/**
+		 * What the limit counts: requests (the default) or tokens, the tokens of LLM calls, counted on routes
+		 * that meter them (llm) and left out elsewhere.
+		 */
+		private String unit;
+
 		Map<String, String> arguments() {
 			Map<String, String> arguments = new LinkedHashMap<>();
 			String[][] all = { { "algorithm", this.algorithm }, { "limit", this.limit }, { "window", this.window },
 					{ "log-storage", this.logStorage }, { "burst", this.burst }, { "name", this.name },
 					{ "scope", this.scope }, { "calendar", this.calendar }, { "time-zone", this.timeZone },
-					{ "week-start", this.weekStart }, { "block-for", this.blockFor } };
+					{ "week-start", this.weekStart }, { "block-for", this.blockFor }, { "unit", this.unit } };
 			for (String[] pair : all) {
 				if (pair[1] != null) {
 					arguments.put(pair[0], pair[1]);
@@ -732,6 +739,14 @@ public class WindowRateLimiterProperties {
 
 		public void setBlockFor(String blockFor) {
 			this.blockFor = blockFor;
+		}
+
+		public String getUnit() {
+			return this.unit;
+		}
+
+		public void setUnit(String unit) {
+			this.unit = unit;
 		}
 
 	}

@@ -310,13 +310,22 @@ public class RateLimitOperations {
 		}
 	}
 
-	/** An override made on a scope counts in that scope: another scope named in it would be ignored, so refused. */
+	/**
+	 * An override made on a scope counts in that scope: another scope named in it would be ignored, so refused.
+	 * A scope no route names would start counters of its own that nothing else shares (a typo, most likely), so
+	 * refused too.
+	 */
 	private void checkScope(String target, @Nullable Map<String, String> limit) {
 		String scope = (limit != null) ? limit.get("scope") : null;
 		if (scope != null && this.limiter.isScope(target) && !scope.equals(target)) {
 			throw new AssignmentRequest.InvalidAssignmentException(target, "scope", "is '" + scope
 					+ "' on an override made on scope '" + target + "'", "'" + target + "' or none: an override on a "
 							+ "scope replaces that scope's limits and counts in it");
+		}
+		if (scope != null && !this.limiter.scopes().containsKey(scope)) {
+			throw new AssignmentRequest.InvalidAssignmentException(target, "scope", "is '" + scope
+					+ "', which no route names", this.limiter.scopes().isEmpty() ? "none: no route names a scope"
+							: "one of " + String.join(", ", this.limiter.scopes().keySet()) + ", or none");
 		}
 	}
 

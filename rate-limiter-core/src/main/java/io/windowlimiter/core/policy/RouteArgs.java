@@ -49,6 +49,14 @@ public final class RouteArgs {
 	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
 			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for", "unit");
 
+	/**
+	 * The properties of one limit, as a route's {@code limits[i]}, a plan's and an override's take them: whatever
+	 * binds a plan's limits from the properties must take every one (Boot drops one it lacks without a word).
+	 */
+	public static Set<String> limitProperties() {
+		return LIMIT_PROPERTIES;
+	}
+
 	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
 			"quota-status", MaxDelay.PROPERTY, CREDENTIAL_KEYS);
 
