@@ -8,18 +8,18 @@
 -- (a gateway a period behind, which should never be).
 --
 -- Key      "c:<period start>:<period end>:<count>", the same key as the fixed window (a change between a
---          rolling window and a calendar keeps what was used). Expires when its period ends.
+--          rolling window and a calendar keeps what was used; after one, several windows, see fixed_window.lua).
+--          Expires when its period ends (the last window held ends).
 -- Returns  as the fixed window: allowed, remaining, reset = until the period ends, retry-after = until the
 --          period ends (0 when allowed, -1 when the cost is above the limit), record.
 --
 -- A stored period of these edges counts; one ahead of Redis's now (its clock stepped back across an edge)
--- keeps counting until it ends, as the fixed window's does. Anything else stored (a rolling fixed window, a
--- calendar of another zone or unit) that has not ended before the current period began stays used in it:
--- at most the limit, written in the current period's terms at once, even when denied. One that ended
--- before reads as zero.
-local function calendar_value(start, finish, count)
-  return string.format('c:%d:%d:%d', start, finish, count)
-end
+-- keeps counting until it ends, as the fixed window's does. A change between policies (a rolling fixed
+-- window, a calendar of another zone or unit) keeps what the client used under both, as the fixed window
+-- does (see fixed_window.lua): the key holds this period and the other policies' windows that have not
+-- ended; the current period starts, after a change, from the most any of them counted that had not ended
+-- before it began, at most the limit, written at once on a request (never on a peek); a recorded request
+-- counts in every window held.
 
 -- The edges Java sent, and the period among them that holds now.
 local function calendar_period(extra, now)
@@ -39,32 +39,17 @@ end
 
 algorithms['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, cost, extra)
   local edges, start, finish = calendar_period(extra, now)
-
-  local count = 0
-  local stored = redis.call('GET', key)
-  if stored then
-    local stored_start, stored_end, stored_count = calendar_read(stored)
-    local same = false
-    if stored_start then
-      -- this period, or a later one of the same edges (Redis's clock stepped back): keep counting in it
-      same = stored_start >= start and ((stored_start == edges[2] and stored_end == edges[3])
-        or (stored_start == edges[3] and stored_end == edges[4]) or (stored_start == start and stored_end == finish))
-    else
-      local index, length
-      index, length, stored_count = fixed_window_read(stored)
-      if index then
-        stored_end = (index + 1) * length
-      end
-    end
-    if same then
-      start, finish, count = stored_start, stored_end, stored_count
-    elseif stored_end and stored_end > start then
-      -- another policy's window, not over before this period began: what it counted stays used here
-      count = math.min(stored_count, limit)
-      redis.call('SET', key, calendar_value(start, finish, count), 'PX', math.max(1, finish - now))
-    end
+  -- a period of these edges (the previous one too: rolled, not another policy)
+  local function ours(part)
+    return not part.length and ((part.start == edges[1] and part.finish == edges[2])
+      or (part.start == edges[2] and part.finish == edges[3]) or (part.start == edges[3] and part.finish == edges[4])
+      or (part.start == start and part.finish == finish))
   end
-  local until_end = math.max(1, finish - now)
+  local mine, kept, restated = windows_state(redis.call('GET', key), {start = start, finish = finish}, ours, limit, now)
+  if restated and cost > 0 then
+    windows_write(key, mine, kept, 0, now)
+  end
+  local count, until_end = mine.count, math.max(1, mine.finish - now)
 
   if cost > limit then
     return false, math.max(0, limit - count), until_end, -1
@@ -73,34 +58,40 @@ algorithms['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, cost, ex
     return false, math.max(0, limit - count), until_end, until_end
   end
   return true, limit - count - cost, until_end, 0, function()
-    redis.call('SET', key, calendar_value(start, finish, count + cost), 'PX', until_end)
+    windows_write(key, mine, kept, cost, now)
   end
 end
 
 -- Settle (see settle.lua). As the fixed window: a refund comes out of the period the reservation was
 -- counted in (the one ending at at + reset) while that period is stored and has not ended; a late charge
 -- is counted in the stored period while it has not ended, else in the period holding now, even past the
--- limit: the client is then refused until that period ends, no longer.
+-- limit: the client is then refused until that period ends, no longer. Windows kept from other policies
+-- give back and are charged as the fixed window's are.
 settles['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, at, reserved, actual, extra, reset)
-  local start, finish, count
   local stored = redis.call('GET', key)
-  if stored then
-    start, finish, count = calendar_read(stored)
+  local parts = stored and windows_read(stored) or {}
+  local first, kept = parts[1], {}
+  for i = 2, #parts do
+    if parts[i].finish > now then
+      kept[#kept + 1] = parts[i]
+    end
   end
   if actual < reserved then
-    if not start or finish ~= at + reset or finish <= now then
+    if not first or first.length or first.finish ~= at + reset or first.finish <= now then
       return 0
     end
-    local back = math.min(reserved - actual, count)
-    redis.call('SET', key, calendar_value(start, finish, count - back), 'PX', finish - now)
+    local back = math.min(reserved - actual, first.count)
+    for _, part in ipairs(kept) do
+      part.count = part.count - math.min(back, part.count) + back
+    end
+    windows_write(key, first, kept, -back, now)
     return -back
   end
   local charge = actual - reserved
-  if not start or finish <= now then
-    local _
-    _, start, finish = calendar_period(extra, now)
-    count = 0
+  if not first or first.finish <= now then
+    local _, start, finish = calendar_period(extra, now)
+    first = {start = start, finish = finish, count = 0}
   end
-  redis.call('SET', key, calendar_value(start, finish, count + charge), 'PX', math.max(1, finish - now))
+  windows_write(key, first, kept, charge, now)
   return charge
 end

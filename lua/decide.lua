@@ -5,7 +5,7 @@
 --   algorithms[name] = function(key, limit, window, now, cost, extra)
 --     -> allowed (boolean), remaining, reset ms, retry-after ms, record (function writing the request)
 --
--- A check writes nothing that counts (it may restate the stored state in the current policy's terms,
+-- A check writes nothing that counts (on a request, not a peek, it may restate the stored state in the current policy's terms,
 -- once, after a change of window, limit or burst); `record` is called for every limit once all have
 -- allowed. A cost above what a limit allows at once is denied with retry-after -1: it never passes.
 --

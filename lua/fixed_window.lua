@@ -13,13 +13,23 @@
 --
 -- A stored window of the current length that ended before the current one began reads as zero; one
 -- ahead of now (the Redis clock stepped back, as after a failover to a lagging replica) keeps counting
--- until it ends. A changed limit applies at once to the same count. A stored window of another length
--- (a plan changed, an override began or ended, a config edit) that has not ended before the current
--- window began (or a calendar quota's period, see calendar.lua): what it counted stays used, in the current
--- window of the current length, written at once
--- even when the request is denied; at most the limit is carried (a count the current policy could have
--- reached). So a change of policy never locks a client out past the current window's end, and never hands
--- out a fresh window. One that ended before the current window began reads as zero.
+-- until it ends. A changed limit applies at once to the same count.
+--
+-- A change of window (a plan changed, an override began or ended, a config edit; or a calendar quota's
+-- period, see calendar.lua) keeps what the client used, under both policies:
+-- - The key then holds several windows, ";"-separated, each in one of the layouts above (or a calendar
+--   period's): first the window of the policy that wrote last, then the windows of other policies that
+--   have not ended (at most two, the latest-ending kept), so that what a longer window counted is there
+--   again when its policy comes back. The key expires when the last of them ends.
+-- - A decision counts in this policy's own window (the current one, or one ahead of the clock) where the
+--   key holds it, kept or first. Where it does not and the first window is another policy's (the policy
+--   has just changed), the current window starts from the most any stored window counted that had not
+--   ended before it began, at most the limit (a count this policy could have reached): no fresh quota,
+--   and refused at most until this window ends. Written at once on a request (even a denied one, so that
+--   its Retry-After holds), never on a peek (cost 0), which reads the same and writes nothing.
+-- - A recorded request counts in every window the key holds: the one deciding and each kept one. So when
+--   an override of an hour ends into the route's day, the day holds what the client used before and during
+--   the hour.
 local FIXED_WINDOW_EPOCH = 1735689600000
 
 -- The stored window's index (in its own length), length in ms and count, or nil for a value of no known
@@ -68,36 +78,97 @@ local function fixed_window_value(index, window, count)
   return string.format('%d:%s:%d', index, digits, window)
 end
 
-algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
-  local index = math.floor(now / window)
+local function calendar_value(start, finish, count)
+  return string.format('c:%d:%d:%d', start, finish, count)
+end
 
-  local count = 0
-  local stored = redis.call('GET', key)
-  if stored then
-    local stored_index, stored_window, stored_count = fixed_window_read(stored)
-    if stored_index and stored_window == window then
-      -- this window, or one ahead of the clock: keep counting in it
-      if stored_index >= index then
-        index, count = stored_index, stored_count
-      end
+-- The windows a stored value holds, in order, each {start, finish, count} and, for a rolling window, its
+-- index and length (a calendar period has none); parts of no known layout are left out.
+local function windows_read(stored)
+  local parts = {}
+  for text in string.gmatch(stored, '[^;]+') do
+    local start, finish, count = calendar_read(text)
+    if start then
+      parts[#parts + 1] = {start = start, finish = finish, count = count}
     else
-      local stored_end
-      if stored_index then
-        stored_end = (stored_index + 1) * stored_window
-      else
-        -- a calendar quota's period (the policy changed from a calendar to a rolling window)
-        local _
-        _, stored_end, stored_count = calendar_read(stored)
-      end
-      if stored_end and stored_end > index * window then
-        -- another length, not over before this window began: restated in this window's terms at once, so
-        -- that the old window's end is never read again
-        count = math.min(stored_count, limit)
-        redis.call('SET', key, fixed_window_value(index, window, count), 'PX', (index + 1) * window - now)
+      local index, length
+      index, length, count = fixed_window_read(text)
+      if index then
+        parts[#parts + 1] = {start = index * length, finish = (index + 1) * length, count = count, index = index,
+          length = length}
       end
     end
   end
-  local until_end = (index + 1) * window - now
+  return parts
+end
+
+local function window_text(part)
+  if part.length then
+    return fixed_window_value(part.index, part.length, part.count)
+  end
+  return calendar_value(part.start, part.finish, part.count)
+end
+
+-- The window counting now under a policy whose current window is `current` ({start, finish, and index and
+-- length for a rolling window}; ours(part) tells a window of this policy), the other policies' windows kept
+-- (not ended, at most two), and whether the counting window was restated from another policy's (see above).
+local function windows_state(stored, current, ours, limit, now)
+  local parts = stored and windows_read(stored) or {}
+  local mine
+  for _, part in ipairs(parts) do
+    if ours(part) and part.start >= current.start and (not mine or part.start > mine.start) then
+      mine = part
+    end
+  end
+  local restated = false
+  if not mine then
+    mine = {start = current.start, finish = current.finish, count = 0, index = current.index, length = current.length}
+    if parts[1] and not ours(parts[1]) then
+      -- the policy changed: what the other windows counted stays used, at most this policy's limit
+      local carried = 0
+      for _, part in ipairs(parts) do
+        if part.finish > current.start then
+          carried = math.max(carried, part.count)
+        end
+      end
+      mine.count, restated = math.min(carried, limit), true
+    end
+  end
+  local kept = {}
+  for _, part in ipairs(parts) do
+    if part ~= mine and not ours(part) and part.finish > now then
+      kept[#kept + 1] = part
+    end
+  end
+  if #kept > 2 then
+    table.sort(kept, function(a, b) return a.finish > b.finish end)
+    kept = {kept[1], kept[2]}
+  end
+  return mine, kept, restated
+end
+
+-- Adds `added` to the counting window and to every kept one, and writes them (the counting one first),
+-- expiring when the last ends.
+local function windows_write(key, mine, kept, added, now)
+  mine.count = mine.count + added
+  local texts, finish = {window_text(mine)}, mine.finish
+  for _, part in ipairs(kept) do
+    part.count = part.count + added
+    texts[#texts + 1] = window_text(part)
+    finish = math.max(finish, part.finish)
+  end
+  redis.call('SET', key, table.concat(texts, ';'), 'PX', math.max(1, finish - now))
+end
+
+algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
+  local index = math.floor(now / window)
+  local mine, kept, restated = windows_state(redis.call('GET', key),
+    {start = index * window, finish = (index + 1) * window, index = index, length = window},
+    function(part) return part.length == window end, limit, now)
+  if restated and cost > 0 then
+    windows_write(key, mine, kept, 0, now)
+  end
+  local count, until_end = mine.count, mine.finish - now
 
   if cost > limit then
     return false, math.max(0, limit - count), until_end, -1
@@ -106,7 +177,7 @@ algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
     return false, math.max(0, limit - count), until_end, until_end
   end
   return true, limit - count - cost, until_end, 0, function()
-    redis.call('SET', key, fixed_window_value(index, window, count + cost), 'PX', until_end)
+    windows_write(key, mine, kept, cost, now)
   end
 end
 
@@ -116,25 +187,36 @@ end
 -- restated the count in another length leaves nothing to tell the reservation's part by: nothing either).
 -- A late charge is counted in the window now counting (the stored one while it has not ended, whatever its
 -- length, ahead of the clock included; else this window of the reservation's length), even past the
--- limit: the client is then refused until that window ends, no longer.
+-- limit: the client is then refused until that window ends, no longer. Windows kept from other policies
+-- (see above) counted the reservation too: a refund comes out of each (at most what it holds), a late charge
+-- is added to each.
 settles['FIXED_WINDOW'] = function(key, limit, window, now, at, reserved, actual, extra, reset)
-  local index, length, count
   local stored = redis.call('GET', key)
-  if stored then
-    index, length, count = fixed_window_read(stored)
+  local parts = stored and windows_read(stored) or {}
+  local first, kept = parts[1], {}
+  for i = 2, #parts do
+    if parts[i].finish > now then
+      kept[#kept + 1] = parts[i]
+    end
   end
   if actual < reserved then
-    if not index or length ~= window or index ~= math.floor((at + reset - 1) / window) or (index + 1) * window <= now then
+    if not first or first.length ~= window or first.index ~= math.floor((at + reset - 1) / window)
+        or first.finish <= now then
       return 0
     end
-    local back = math.min(reserved - actual, count)
-    redis.call('SET', key, fixed_window_value(index, window, count - back), 'PX', (index + 1) * window - now)
+    local back = math.min(reserved - actual, first.count)
+    -- out of the kept windows too, which counted the reservation with it
+    for _, part in ipairs(kept) do
+      part.count = part.count - math.min(back, part.count) + back
+    end
+    windows_write(key, first, kept, -back, now)
     return -back
   end
   local charge = actual - reserved
-  if not index or (index + 1) * length <= now then
-    index, length, count = math.floor(now / window), window, 0
+  if not first or first.finish <= now then
+    local index = math.floor(now / window)
+    first = {start = index * window, finish = (index + 1) * window, count = 0, index = index, length = window}
   end
-  redis.call('SET', key, fixed_window_value(index, length, count + charge), 'PX', (index + 1) * length - now)
+  windows_write(key, first, kept, charge, now)
   return charge
 end

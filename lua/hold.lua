@@ -11,7 +11,8 @@
 --        at slot), left now (before the request)
 --
 -- Writes nothing that counts but for record, as the checks (a restatement after a change of policy, or
--- a token bucket time pulled back within reach, may be written at once).
+-- a token bucket time pulled back within reach, may be written at once on a request; a peek writes
+-- nothing).
 local holds = {}
 
 -- The token bucket (GCRA) takes a request at time t when max(tat, t) + cost * interval - burst * interval
@@ -25,7 +26,9 @@ holds['TOKEN_BUCKET'] = function(key, limit, window, now, cost, extra, at, max_d
   local furthest = now + burst * interval + max_delay
   if tat > furthest then
     tat = furthest
-    redis.call('SET', key, string.format('%.17g', tat), 'PX', math.ceil(tat - now))
+    if cost > 0 then
+      redis.call('SET', key, string.format('%.17g', tat), 'PX', math.ceil(tat - now))
+    end
   end
   local left_now = math.max(0, math.floor((now - (tat - burst * interval)) / interval))
   if cost > burst then
@@ -46,20 +49,14 @@ end
 -- never more than the limit in a window, at most some room left unused.)
 holds['FIXED_WINDOW'] = function(key, limit, window, now, cost, extra, at)
   local current = math.floor(now / window)
-  local index, count = current, 0
-  local stored = redis.call('GET', key)
-  if stored then
-    local stored_index, stored_window, stored_count = fixed_window_read(stored)
-    if stored_index and stored_window == window then
-      if stored_index >= current then
-        index, count = stored_index, stored_count
-      end
-    elseif stored_index and (stored_index + 1) * stored_window > current * window then
-      -- another length, not over: restated in this window, as the check does
-      count = math.min(stored_count, limit)
-      redis.call('SET', key, fixed_window_value(current, window, count), 'PX', (current + 1) * window - now)
-    end
+  -- the window counting now, and other policies' windows kept, as the check reads them (fixed_window.lua)
+  local mine, kept, restated = windows_state(redis.call('GET', key),
+    {start = current * window, finish = (current + 1) * window, index = current, length = window},
+    function(part) return part.length == window end, limit, now)
+  if restated and cost > 0 then
+    windows_write(key, mine, kept, 0, now)
   end
+  local index, count = mine.index, mine.count
   local left_now = (index == current) and math.max(0, limit - count) or 0
   if cost > limit then
     return nil, left_now, (index + 1) * window - now, nil, left_now
@@ -71,7 +68,9 @@ holds['FIXED_WINDOW'] = function(key, limit, window, now, cost, extra, at)
   end
   local until_end = (slot_index + 1) * window - now
   return math.max(at, slot_index * window), limit - used - cost, until_end, function()
-    redis.call('SET', key, fixed_window_value(slot_index, window, used + cost), 'PX', until_end)
+    local slot = {start = slot_index * window, finish = (slot_index + 1) * window, count = used, index = slot_index,
+      length = window}
+    windows_write(key, slot, kept, cost, now)
   end, left_now
 end
 

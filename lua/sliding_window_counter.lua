@@ -25,7 +25,7 @@
 -- current policy could have reached). A changed window length: what the stored counts estimated for
 -- their own window at now (rounded up, at most the limit) becomes the current count of the new window,
 -- so the client keeps what it used and nothing is handed out afresh; this one rewrite is made even when
--- the request is denied. So a change of policy (a plan changed, an override began or ended, a config
+-- the request is denied (never on a peek, cost 0, which reads the same and writes nothing). So a change of policy (a plan changed, an override began or ended, a config
 -- edit) refuses a client at most until the current window ends and the previous one's weight has faded
 -- by this request's share of the limit. A stored window ahead of now (the
 -- Redis clock stepped back, as after a failover to a lagging replica) stays the current window, with
@@ -114,7 +114,7 @@ algorithms['SLIDING_WINDOW_COUNTER'] = function(key, limit, window, now, cost)
   end
   -- negative while the stored window is ahead of the clock
   local elapsed = now - index * window
-  if stored_window and stored_window ~= window then
+  if stored_window and stored_window ~= window and cost > 0 then
     -- Stored in the new terms at once, allowed or not: read later in the old terms, the counts would
     -- fade by the old window and break the Retry-After given now.
     redis.call('SET', key, counter_value(index, current, 0, window), 'PX', 2 * window - elapsed)

@@ -11,7 +11,7 @@
 --
 -- The TAT is read as at most now + burst * interval of the current policy, an empty bucket: no state of
 -- this policy lies further ahead; a TAT further ahead is rewritten so at once, even when the request is
--- denied. So after a change of limit, window or burst (a plan changed, an override began or ended, a
+-- denied (never on a peek, cost 0). So after a change of limit, window or burst (a plan changed, an override began or ended, a
 -- config edit) the time owed is paid at the new rate but never exceeds a full refill of the new bucket,
 -- and a TAT left ahead by a Redis clock stepping back waits no longer than it would have on the earlier
 -- clock. The bucket keeps time owed, not requests: a longer interval counts the same time as fewer.
@@ -20,9 +20,12 @@ algorithms['TOKEN_BUCKET'] = function(key, limit, window, now, cost, extra)
   local interval = window / limit
   local tat = math.max(tonumber(redis.call('GET', key)) or now, now)
   if tat > now + burst * interval then
-    -- written at once, allowed or not, so that the Retry-After given now holds
+    -- written at once on a request, allowed or not, so that the Retry-After given now holds; a peek (cost 0)
+    -- reads the same and writes nothing
     tat = now + burst * interval
-    redis.call('SET', key, string.format('%.17g', tat), 'PX', math.ceil(tat - now))
+    if cost > 0 then
+      redis.call('SET', key, string.format('%.17g', tat), 'PX', math.ceil(tat - now))
+    end
   end
 
   if cost > burst then

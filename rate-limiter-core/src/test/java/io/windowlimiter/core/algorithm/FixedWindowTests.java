@@ -145,7 +145,9 @@ class FixedWindowTests extends ScriptTestSupport {
 		// twenty minutes in, the limit becomes 10 a minute: the hour's ten are used in this minute, not
 		// until the hour ends
 		assertThat(decide(this.tenPerMinute, T0 + 1_200_000)).isEqualTo(new Decision(false, 0, 60_000, 60_000));
-		assertThat(stored()).isEqualTo((MINUTES + 20) + "6" + "10" + "142");
+		// the minute's window first, then the hour's, kept with its ten while it lasts (and the key with it)
+		assertThat(stored()).isEqualTo((MINUTES + 20) + "6" + "10" + "142" + ";" + (MINUTES / 60) + "36" + "10" + "252");
+		assertThat(pttl()).isBetween(3_600_000 - 1_200_000 - 1_000L, 3_600_000 - 1_200_000L);
 		assertThat(decide(this.tenPerMinute, T0 + 1_259_999).allowed()).isFalse();
 		assertThat(burst(this.tenPerMinute, T0 + 1_260_000, 20)).isEqualTo(10);
 	}
