@@ -78,6 +78,7 @@ class WindowRateLimitMvcTests {
 		registry.add("window-rate-limiter.plans.small.limits[0].limit", () -> "2");
 		registry.add("window-rate-limiter.plans.small.limits[0].window", () -> "1m");
 		route(registry, 13, "planned-costly", "plan=small", "cost-from-header=X-Cost");
+		route(registry, 14, "daily", "limit=30", "window=1d", "algorithm=fixed-window");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
@@ -398,12 +399,13 @@ class WindowRateLimitMvcTests {
 			.doesNotContain("\"body\"");
 
 		HttpResponse<String> override = send("POST", client,
-				"{\"limit\": 5, \"window\": \"1h\", \"algorithm\": \"fixed-window\", \"name\": \"raised\"}");
+				"{\"limit\": 5, \"window\": \"1h\", \"name\": \"raised\"}");
 		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
 		assertThat(override.body()).contains("\"change\":\"override\"", "\"name\":\"raised\"");
-		for (int i = 1; i <= 5; i++) {
+		// counted by the route's algorithm in the route's key: the 2 used stay used (issue 44, attack r2 2(b))
+		for (int i = 1; i <= 3; i++) {
 			HttpResponse<String> passed = get("/ops/x", key, null);
-			assertThat(passed.statusCode()).as("request " + i + " of the override's 5").isEqualTo(200);
+			assertThat(passed.statusCode()).as("request " + i + " of the override's 5, 2 used").isEqualTo(200);
 			assertThat(passed.headers().firstValue("RateLimit-Policy")).hasValue("\"raised\";q=5;w=3600");
 		}
 		assertThat(get("/ops/x", key, null).statusCode()).as("the override's sixth").isEqualTo(429);
@@ -411,7 +413,7 @@ class WindowRateLimitMvcTests {
 
 		HttpResponse<String> reset = send("DELETE", client, null);
 		assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
-		assertThat(reset.body()).as("the route's count and the override's").contains("\"deletedKeys\":2");
+		assertThat(reset.body()).as("the route's count, which the override counts in").contains("\"deletedKeys\":1");
 		assertThat(get("/ops/x", key, null).statusCode()).as("reset: the override's quota afresh").isEqualTo(200);
 		assertThat(send("GET", client, null).body()).contains("\"remaining\":4");
 
@@ -422,6 +424,45 @@ class WindowRateLimitMvcTests {
 		assertThat(bad.statusCode()).as(bad.body()).isEqualTo(400);
 		assertThat(bad.body()).contains("\"field\":\"window\"");
 		assertThat(send("POST", client, "{\"clear\": true}").statusCode()).isEqualTo(200);
+	}
+
+	/**
+	 * As on WebFlux ({@code OverrideAlgorithmEndpointTests}), issue 44 attack r2 2(b): an override naming no
+	 * algorithm counts by the route's fixed window, in its key, so what the client used stays used under it and
+	 * after it; one naming another algorithm is a 400 naming {@code algorithm}, nothing applied.
+	 */
+	@Test
+	void anOverrideNamingNoAlgorithmKeepsWhatTheClientUsedAndOneNamingAnotherIs400() throws Exception {
+		long hour = 3_600_000;
+		long intoHour = System.currentTimeMillis() % hour;
+		if (intoHour > hour - 15_000) {
+			// the day's use is read as the override's hour's within that hour
+			Thread.sleep(hour - intoHour + 100);
+		}
+		String key = "algo-" + RUN;
+		String client = "/actuator/ratelimits/daily/" + key;
+		for (int i = 0; i < 12; i++) {
+			assertThat(get("/daily/x", key, null).statusCode()).isEqualTo(200);
+		}
+		HttpResponse<String> other = send("POST", client,
+				"{\"limit\": 20, \"window\": \"1h\", \"algorithm\": \"sliding-log\"}");
+		assertThat(other.statusCode()).as(other.body()).isEqualTo(400);
+		assertThat(other.body()).contains("\"field\":\"algorithm\"",
+				"is 'sliding-log (ring)' but the limit 'daily' on route 'daily', whose count it takes over, is fixed-window");
+		assertThat(send("GET", client, null).body()).as("nothing applied").contains("\"remaining\":18");
+
+		HttpResponse<String> override = send("POST", client, "{\"limit\": 20, \"window\": \"1h\"}");
+		assertThat(override.statusCode()).as(override.body()).isEqualTo(200);
+		assertThat(send("GET", client, null).body()).as("20 an hour, 12 used in it").contains("\"remaining\":8");
+		int passed = 0;
+		for (int i = 0; i < 10; i++) {
+			passed += (get("/daily/x", key, null).statusCode() == 200) ? 1 : 0;
+		}
+		assertThat(passed).as("8 of the override's 20 left, not 20 fresh").isEqualTo(8);
+
+		assertThat(send("POST", client, "{\"clear\": true}").statusCode()).isEqualTo(200);
+		assertThat(send("GET", client, null).body()).as("the day's 30 less 12 + 8: spent under the override stays spent")
+			.contains("\"remaining\":10");
 	}
 
 	/**

@@ -141,9 +141,10 @@ final class PlanSource {
 	private @Nullable CompiledPolicy overridden(String routeId, CompiledRoute route, Found found, CompiledPolicy base) {
 		Assignment assignment = found.assignment();
 		CompiledPolicy override = found.onRoute(routeId)
-				? this.registry.override(routeId, route, base, assignment.limits(), assignment.unnamed())
+				? this.registry.override(routeId, route, base, assignment.limits(), assignment.unnamed(),
+						assignment.keepsAlgorithm())
 				: this.registry.scopeOverride(routeId, route, base, found.target(), assignment.limits(),
-						assignment.unnamed());
+						assignment.unnamed(), assignment.keepsAlgorithm());
 		if (override == null && this.refusedOverrideLog.isDue()) {
 			this.refusedOverrideLog.warn(() -> refused(() -> PolicyRegistry.checkOverrideCost(found.target(), routeId,
 					base.route, assignment.limits())));

@@ -24,6 +24,7 @@ import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.key.ClientKeyHash;
+import io.windowlimiter.core.plan.Assignment;
 import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
@@ -1035,6 +1036,16 @@ public final class RateLimiterCore {
 	 * cost of the first route it does not fit, or {@code limits[i].unit}
 	 */
 	public void checkOverride(String target, List<RouteLimit> limits) {
+		checkOverride(target, new Assignment(null, limits, 0));
+	}
+
+	/**
+	 * As {@link #checkOverride(String, List)}, and an override's limit of another algorithm than the limit it
+	 * replaces (whose count it would not take over) is refused ({@link PolicyRegistry#checkOverrideAlgorithms}).
+	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException also naming {@code limits[i].algorithm}
+	 */
+	public void checkOverride(String target, Assignment override) {
+		List<RouteLimit> limits = override.limits();
 		List<String> scopeRoutes = scopeRoutes(target);
 		this.registry.checkOverrideTokens(target, (scopeRoutes != null) ? scopeRoutes : List.of(target), limits);
 		for (String routeId : (scopeRoutes != null) ? scopeRoutes : List.of(target)) {
@@ -1043,6 +1054,7 @@ public final class RateLimiterCore {
 				PolicyRegistry.checkOverrideCost(target, routeId, route.policy, limits);
 				this.registry.checkOverrideReleased(target, routeId, limits);
 				MaxDelay.checkOverride(target, routeId, route.policy, limits);
+				this.registry.checkOverrideAlgorithms(target, routeId, route, limits, override.keepsAlgorithm());
 			}
 		}
 	}

@@ -230,8 +230,9 @@ public class RateLimitOperations {
 			type = LimitChange.OVERRIDE;
 			List<Map<String, String>> limits = List.of(request.limit());
 			// a limit below the cost of a request on a route of the target would refuse the client for good
+			// and one of another algorithm than the limit it replaces would count from zero
 			AssignmentRequest.fieldNamed(
-					() -> this.limiter.checkOverride(target, PolicyRegistry.overrideLimits(target, limits)));
+					() -> this.limiter.checkOverride(target, PlanAssignments.overrideOf(target, limits, 0)));
 			write = assignments.override(target, client, limits, request.expires());
 		}
 		return written(assignments, write, type, target, client, principal);

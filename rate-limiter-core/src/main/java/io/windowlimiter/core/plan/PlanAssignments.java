@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
@@ -91,7 +92,7 @@ public class PlanAssignments implements SmartLifecycle {
 
 	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
-	private volatile BiConsumer<String, List<RouteLimit>> overrideCheck = (target, limits) -> {
+	private volatile BiConsumer<String, Assignment> overrideCheck = (target, override) -> {
 	};
 
 	private final RedisScript<List> readAll;
@@ -161,7 +162,7 @@ public class PlanAssignments implements SmartLifecycle {
 	 */
 	public Mono<Void> override(String target, String clientKey, List<? extends Map<String, ?>> limits,
 			@Nullable Duration ttl) {
-		this.overrideCheck.accept(target, PolicyRegistry.overrideLimits(target, limits));
+		this.overrideCheck.accept(target, overrideOf(target, limits, 0));
 		StringBuilder value = new StringBuilder(LIMITS);
 		for (Map<String, ?> limit : limits) {
 			StringBuilder line = new StringBuilder();
@@ -240,7 +241,7 @@ public class PlanAssignments implements SmartLifecycle {
 	 * the cost of the routes it applies on.
 	 * @param check throws {@link io.windowlimiter.core.policy.InvalidRouteConfigurationException} to refuse it
 	 */
-	public void checkOverridesWith(BiConsumer<String, List<RouteLimit>> check) {
+	public void checkOverridesWith(BiConsumer<String, Assignment> check) {
 		this.overrideCheck = check;
 	}
 
@@ -487,8 +488,24 @@ public class PlanAssignments implements SmartLifecycle {
 		}
 		String target = field.substring(field.indexOf(':') + 1, field.indexOf(':') + 1
 				+ Integer.parseInt(field.substring(0, field.indexOf(':'))));
+		return overrideOf(target, limits, expiresAt);
+	}
+
+	/**
+	 * An override as given (the endpoint's body, or stored): its limits checked by the rules of a route's, whether
+	 * it is one limit given no name, and which of its limits name no algorithm.
+	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException naming the target and property, if
+	 * a limit is wrong
+	 */
+	public static Assignment overrideOf(String target, List<? extends Map<String, ?>> limits, long expiresAt) {
 		boolean unnamed = limits.size() == 1 && !limits.get(0).containsKey("name");
-		return new Assignment(null, PolicyRegistry.overrideLimits(target, limits), expiresAt, unnamed);
+		Set<Integer> keepsAlgorithm = new HashSet<>();
+		for (int i = 0; i < limits.size(); i++) {
+			if (!limits.get(i).containsKey("algorithm")) {
+				keepsAlgorithm.add(i);
+			}
+		}
+		return new Assignment(null, PolicyRegistry.overrideLimits(target, limits), expiresAt, unnamed, keepsAlgorithm);
 	}
 
 	private static String encode(String text) {

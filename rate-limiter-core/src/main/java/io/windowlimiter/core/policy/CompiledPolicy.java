@@ -131,17 +131,34 @@ public final class CompiledPolicy {
 		// limit. A token limit's key is marked as such: so the n-th token limit of a client's policy and the n-th
 		// request limit never share a key, whichever order a plan or override lists them in, and a change of
 		// policy keeps the tokens a client used in its token limits, the requests in its request limits
-		Map<String, Integer> places = new HashMap<>();
+		int[] places = keyPlaces(limits);
 		for (int i = 0; i < limits.size(); i++) {
 			RouteLimit limit = limits.get(i);
 			String scope = limit.scope();
 			this.scoped[i] = scope != null;
 			this.owners[i] = (scope != null) ? scope : routeId;
-			String unit = limit.countsTokens() ? TOKEN_KEY_MARK : "";
-			int place = places.merge(unit + ((scope != null) ? "scope:" + scope : ""), 1, Integer::sum) - 1;
-			String suffix = unit + limit.policy().algorithm().keySuffix();
-			this.suffixes[i] = (place == 0) ? suffix : suffix + place;
+			String suffix = (limit.countsTokens() ? TOKEN_KEY_MARK : "") + limit.policy().algorithm().keySuffix();
+			this.suffixes[i] = (places[i] == 0) ? suffix : suffix + places[i];
 		}
+	}
+
+	/**
+	 * Which keys a limit's are numbered among: those of its route's (or its scope's) limits that count what it
+	 * counts (tokens, or requests). Two limits of two policies share a key when they are of the same group, at
+	 * the same place in it and of the same algorithm.
+	 */
+	static String keyGroup(RouteLimit limit) {
+		return (limit.countsTokens() ? TOKEN_KEY_MARK : "") + ((limit.scope() != null) ? "scope:" + limit.scope() : "");
+	}
+
+	/** Each limit's place among the limits of its {@link #keyGroup}, in order: what numbers its key. */
+	static int[] keyPlaces(List<RouteLimit> limits) {
+		Map<String, Integer> places = new HashMap<>();
+		int[] place = new int[limits.size()];
+		for (int i = 0; i < limits.size(); i++) {
+			place[i] = places.merge(keyGroup(limits.get(i)), 1, Integer::sum) - 1;
+		}
+		return place;
 	}
 
 	/** Before a token limit's algorithm suffix in its key: {@code t} ({@code tc}, {@code tfl} ...). */

@@ -3,6 +3,7 @@ package io.windowlimiter.core.policy;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -46,7 +47,8 @@ public final class CompiledRoute {
 
 	private final Map<String, CompiledPolicy> plans;
 
-	private final Cache<Object, CompiledPolicy> overrides = Caffeine.newBuilder()
+	/** Empty for an override that does not fit the route: worked out once too. */
+	private final Cache<Object, Optional<CompiledPolicy>> overrides = Caffeine.newBuilder()
 		.maximumSize(MAX_OVERRIDES)
 		.build();
 
@@ -85,9 +87,12 @@ public final class CompiledRoute {
 		return this.plans.isEmpty() ? List.of(this.byDefault) : List.copyOf(this.plans.values());
 	}
 
-	/** @param key what the override is made of: its limits, and for one on a scope the scope and base plan */
-	public CompiledPolicy override(Object key, Function<Object, CompiledPolicy> compile) {
-		return this.overrides.get(key, compile);
+	/**
+	 * @param key what the override is made of: its limits, and for one on a scope the scope and base plan
+	 * @param compile the override's policy, or null when it does not fit the route
+	 */
+	public @Nullable CompiledPolicy override(Object key, Function<Object, @Nullable CompiledPolicy> compile) {
+		return this.overrides.get(key, k -> Optional.ofNullable(compile.apply(k))).orElse(null);
 	}
 
 }

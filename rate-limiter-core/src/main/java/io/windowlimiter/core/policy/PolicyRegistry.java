@@ -13,6 +13,7 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.core.access.RouteLists;
+import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import org.jspecify.annotations.Nullable;
 
@@ -289,9 +290,9 @@ public class PolicyRegistry {
 		return this.routes.get(routeId);
 	}
 
-	/** An override made on the route with its limits named as given; see the other {@code override}. */
+	/** An override made on the route with its limits named as given, each of the algorithm it names; see the other {@code override}. */
 	public @Nullable CompiledPolicy override(String routeId, CompiledRoute route, List<RouteLimit> limits) {
-		return override(routeId, route, route.byDefault, limits, false);
+		return override(routeId, route, route.byDefault, limits, false, Set.of());
 	}
 
 	/**
@@ -300,53 +301,135 @@ public class PolicyRegistry {
 	 * client's plan, or the route's default) of the kinds the override names: a token limit the token limits,
 	 * a request limit the request limits, a concurrency limit the concurrency limits; the others stay. Elsewhere
 	 * they replace all of the route's limits, and a token limit among them is left out. A single limit given no
-	 * name takes the name of the first limit it replaces. Null when a request of the route's cost cannot fit
+	 * name takes the name of the first limit it replaces; a limit that names no algorithm, the algorithm of the
+	 * limit whose key it takes ({@link #replaced}). Null when a request of the route's cost cannot fit
 	 * them (an override written before this check, or by hand): the caller falls back to the client's plan or
 	 * the route's default rather than refuse the client for good; so it does when the route holds (max-delay)
 	 * and a limit cannot reserve a later slot, and when nothing is left of it here.
+	 * @param keepsAlgorithm the positions of the override's limits that name no algorithm
 	 */
 	public @Nullable CompiledPolicy override(String routeId, CompiledRoute route, CompiledPolicy base,
-			List<RouteLimit> limits, boolean unnamed) {
-		List<RouteLimit> own = countedHere(route, limits);
-		if (own.isEmpty() || !fits(routeId, route.policy, own)) {
-			return null;
-		}
+			List<RouteLimit> limits, boolean unnamed, Set<Integer> keepsAlgorithm) {
 		// where it replaces all limits, the same override is the same policy whatever the client's plan
 		CompiledPolicy from = route.metersTokens ? base : route.byDefault;
-		Object key = route.metersTokens ? List.of(base.plan, limits, unnamed) : List.of(limits, unnamed);
-		return route.override(key, ignored -> compile(routeId, OVERRIDE, route.policy,
-				replaced(from.limits, limit -> true, withScope(own, route.policy.scope()), route.metersTokens, unnamed,
-						routeId)));
+		Object key = route.metersTokens ? List.of(base.plan, limits, unnamed, keepsAlgorithm)
+				: List.of(limits, unnamed, keepsAlgorithm);
+		return route.override(key, ignored -> {
+			Replacement replacement = replacement(from.limits, limit -> true, countedHere(route, limits, keepsAlgorithm),
+					route.policy.scope(), route.metersTokens, unnamed, routeId);
+			List<RouteLimit> own = replacement.own();
+			if (own.isEmpty() || !fits(routeId, route.policy, own)) {
+				return null;
+			}
+			return compile(routeId, OVERRIDE, route.policy, replacement.limits());
+		});
 	}
 
 	/**
 	 * An override made on a scope, as a route naming it decides it on top of {@code base} (what the client
 	 * has otherwise): its limits count in the scope, so once across every route naming it, and take the
 	 * place of the scope's limits only (on a route that meters tokens, of those of the kinds it names); the
-	 * route's own limits stay. A single limit given no name takes the name of the scope's limit it replaces.
+	 * route's own limits stay. A single limit given no name takes the name of the scope's limit it replaces; a
+	 * limit that names no algorithm, the algorithm of the limit whose key it takes.
 	 * On a route that meters no tokens its token limits are left out, and one of token limits only changes
 	 * nothing there ({@code base}). Null when a request of the route's cost cannot fit them, or the route holds
 	 * and one of them cannot reserve a later slot.
+	 * @param keepsAlgorithm the positions of the override's limits that name no algorithm
 	 */
 	public @Nullable CompiledPolicy scopeOverride(String routeId, CompiledRoute route, CompiledPolicy base, String scope,
-			List<RouteLimit> limits, boolean unnamed) {
-		List<RouteLimit> own = countedHere(route, limits);
-		if (own.isEmpty()) {
+			List<RouteLimit> limits, boolean unnamed, Set<Integer> keepsAlgorithm) {
+		Counted counted = countedHere(route, limits, keepsAlgorithm);
+		if (counted.limits().isEmpty()) {
 			return base;
 		}
-		if (!fits(routeId, base.route, own)) {
-			return null;
-		}
-		return route.override(List.of(base.plan, scope, limits, unnamed), key -> {
-			List<RouteLimit> inScope = own.stream().map(limit -> limit.inScope(scope)).toList();
-			return compile(routeId, OVERRIDE, base.route, replaced(base.limits, limit -> scope.equals(limit.scope()),
-					inScope, route.metersTokens, unnamed, scope));
+		return route.override(List.of(base.plan, scope, limits, unnamed, keepsAlgorithm), key -> {
+			Replacement replacement = scopeReplacement(base, scope, counted, route.metersTokens, unnamed);
+			if (!fits(routeId, base.route, replacement.own())) {
+				return null;
+			}
+			return compile(routeId, OVERRIDE, base.route, replacement.limits());
 		});
 	}
 
-	/** The override's limits that count on the route: on one that meters no tokens, its token limits are left out. */
-	private static List<RouteLimit> countedHere(CompiledRoute route, List<RouteLimit> limits) {
-		return route.metersTokens ? limits : limits.stream().filter(limit -> !limit.countsTokens()).toList();
+	private static Replacement scopeReplacement(CompiledPolicy base, String scope, Counted counted, boolean byKind,
+			boolean unnamed) {
+		Counted inScope = new Counted(counted.limits().stream().map(limit -> limit.inScope(scope)).toList(),
+				counted.keepsAlgorithm(), counted.indices());
+		return replacement(base.limits, limit -> scope.equals(limit.scope()), inScope, null, byKind, unnamed, scope);
+	}
+
+	/**
+	 * An override's limits that count on a route, each with whether it names no algorithm: on a route that
+	 * meters no tokens, its token limits are left out.
+	 */
+	private record Counted(List<RouteLimit> limits, List<Boolean> keepsAlgorithm, List<Integer> indices) {
+	}
+
+	private static Counted countedHere(CompiledRoute route, List<RouteLimit> limits, Set<Integer> keepsAlgorithm) {
+		List<RouteLimit> counted = new ArrayList<>();
+		List<Boolean> keeps = new ArrayList<>();
+		List<Integer> indices = new ArrayList<>();
+		for (int i = 0; i < limits.size(); i++) {
+			if (route.metersTokens || !limits.get(i).countsTokens()) {
+				counted.add(limits.get(i));
+				keeps.add(keepsAlgorithm.contains(i));
+				indices.add(i);
+			}
+		}
+		return new Counted(counted, keeps, indices);
+	}
+
+	/**
+	 * An override's limit takes the key of the limit it replaces only when it counts by the same algorithm: one
+	 * that names another would count in keys of its own, from zero, handing the client fresh quota (and what it
+	 * spent under the override would be lost to the route's count once the override ends). Checked on every
+	 * policy the override may replace limits of on the route: the route's own, or each plan's.
+	 * @param target the route or scope the override is for, named in the message
+	 * @param routeId a route the override applies on
+	 * @param keepsAlgorithm the positions of the override's limits that name no algorithm
+	 * @throws InvalidRouteConfigurationException naming {@code limits[i].algorithm} and the algorithm of the limit
+	 * it replaces, or {@code limits[i].limit} when the replaced limit's algorithm cannot count a limit that names
+	 * none (a sliding log above its most)
+	 */
+	public void checkOverrideAlgorithms(String target, String routeId, CompiledRoute route, List<RouteLimit> limits,
+			Set<Integer> keepsAlgorithm) {
+		Counted counted = countedHere(route, limits, keepsAlgorithm);
+		if (counted.limits().isEmpty()) {
+			return;
+		}
+		boolean onScope = !target.equals(routeId);
+		Set<CompiledPolicy> bases = new java.util.LinkedHashSet<>();
+		bases.add(route.byDefault);
+		if (onScope || route.metersTokens) {
+			this.plans.keySet().forEach(plan -> bases.add(route.choice(plan)));
+		}
+		for (CompiledPolicy base : bases) {
+			Replacement replacement = onScope ? scopeReplacement(base, target, counted, route.metersTokens, false)
+					: replacement(base.limits, limit -> true, counted, route.policy.scope(), route.metersTokens, false,
+							routeId);
+			for (int k = 0; k < replacement.own().size(); k++) {
+				RouteLimit replaced = replacement.replaced().get(k);
+				Algorithm algorithm = replacement.own().get(k).policy().algorithm();
+				if (replaced == null || replaced.policy().algorithm() == algorithm) {
+					continue;
+				}
+				Algorithm theirs = replaced.policy().algorithm();
+				String whose = (base.plan.equals(OWN) ? "" : "plan '" + base.plan + "''s ") + "limit '" + replaced.name()
+						+ "' on route '" + routeId + "'";
+				int index = counted.indices().get(k);
+				if (!counted.keepsAlgorithm().get(k)) {
+					throw new InvalidRouteConfigurationException("override for", target, "limits[" + index + "].algorithm",
+							"is '" + algorithm + "' but the " + whose + ", whose count it takes over, is " + theirs,
+							theirs + ", or no algorithm (it then counts by the replaced limit's): a limit of another "
+									+ "algorithm counts in keys of its own, from zero, and would hand the client fresh quota");
+				}
+				RouteLimit given = counted.limits().get(k);
+				throw new InvalidRouteConfigurationException("override for", target, "limits[" + index + "].limit",
+						"is '" + given.policy().limit() + "' per " + given.policy().window() + ", which " + theirs
+								+ " (the algorithm of the " + whose + ", which it counts by) cannot count",
+						"a limit " + theirs + " counts (see the route's limits)");
+			}
+		}
 	}
 
 	/** Whether a request of the route's cost fits the limits at once, and the route may hold (or release) with them. */
@@ -357,23 +440,44 @@ public class PolicyRegistry {
 	}
 
 	/**
+	 * An override in place on a policy.
+	 * @param limits the policy's limits with the override's in place of those it replaces
+	 * @param own the override's limits as they count there (named, scoped, of the algorithm they count by)
+	 * @param replaced for each of {@code own}, the limit of the policy whose key it takes; null where it takes
+	 * none (a limit the policy did not have)
+	 */
+	private record Replacement(List<RouteLimit> limits, List<RouteLimit> own, List<@Nullable RouteLimit> replaced) {
+	}
+
+	/**
 	 * The limits of {@code base} with the override's in place of those it replaces, in the base's order (the
 	 * override's where the first it replaces was, else after the rest): of the targeted limits, all of them, or
 	 * {@code byKind} those of the kinds the override names. Keys follow a limit's place among its route's (or
-	 * scope's) limits of its unit, so a replacement keeps the keys, and what the client used, of what it replaces.
+	 * scope's) limits of its unit, so a replacement keeps the keys of what it replaces, and what the client used,
+	 * when it counts by the same algorithm: an override's limit that names no algorithm takes the algorithm of the
+	 * replaced limit at its place (of its kind), else an operator's change would count from zero in another key.
+	 * @param scope the route's scope, given to each of the override's limits that names none; null for none
 	 * @param owner the route or scope named in the name of a single unnamed limit that replaces none
 	 */
-	private static List<RouteLimit> replaced(List<RouteLimit> base, Predicate<RouteLimit> targeted,
-			List<RouteLimit> own, boolean byKind, boolean unnamed, String owner) {
+	private static Replacement replacement(List<RouteLimit> base, Predicate<RouteLimit> targeted, Counted counted,
+			@Nullable String scope, boolean byKind, boolean unnamed, String owner) {
+		List<RouteLimit> own = withScope(counted.limits(), scope);
 		Set<RouteLimit.Kind> kinds = own.stream().map(RouteLimit::kind).collect(Collectors.toSet());
 		List<RouteLimit> merged = new ArrayList<>();
+		List<RouteLimit> replaced = new ArrayList<>();
+		int[] basePlaces = CompiledPolicy.keyPlaces(base);
+		List<Integer> replacedPlaces = new ArrayList<>();
 		RouteLimit first = null;
-		for (RouteLimit limit : base) {
+		for (int i = 0; i < base.size(); i++) {
+			RouteLimit limit = base.get(i);
 			boolean replace = targeted.test(limit) && (!byKind || kinds.contains(limit.kind()));
 			if (!replace) {
 				merged.add(limit);
+				continue;
 			}
-			else if (first == null) {
+			replaced.add(limit);
+			replacedPlaces.add(basePlaces[i]);
+			if (first == null) {
 				first = limit;
 				merged.add(null);
 			}
@@ -386,13 +490,51 @@ public class PolicyRegistry {
 		}
 		int at = merged.indexOf(null);
 		if (at < 0) {
-			merged.addAll(named);
+			at = merged.size();
 		}
 		else {
 			merged.remove(at);
-			merged.addAll(at, named);
 		}
-		return merged;
+		merged.addAll(at, named);
+		int[] places = CompiledPolicy.keyPlaces(merged);
+		List<RouteLimit> result = new ArrayList<>();
+		List<@Nullable RouteLimit> counterparts = new ArrayList<>();
+		for (int k = 0; k < named.size(); k++) {
+			RouteLimit limit = named.get(k);
+			RouteLimit counterpart = null;
+			for (int j = 0; j < replaced.size() && counterpart == null; j++) {
+				RouteLimit candidate = replaced.get(j);
+				boolean sameKey = candidate.kind() == limit.kind()
+						&& CompiledPolicy.keyGroup(candidate).equals(CompiledPolicy.keyGroup(limit))
+						&& replacedPlaces.get(j) == places[at + k];
+				counterpart = sameKey ? candidate : null;
+			}
+			counterparts.add(counterpart);
+			RouteLimit applied = (counterpart != null && counted.keepsAlgorithm().get(k))
+					? withAlgorithmOf(limit, counterpart) : limit;
+			merged.set(at + k, applied);
+			result.add(applied);
+		}
+		return new Replacement(merged, result, counterparts);
+	}
+
+	/**
+	 * The limit counted by the algorithm (and log storage) of {@code replaced}, its limit and window kept; as it is
+	 * when that algorithm cannot count it (a limit above a sliding log's most, read back from Redis where it was
+	 * written before this was checked): counted by the algorithm it was parsed with, from zero.
+	 */
+	private static RouteLimit withAlgorithmOf(RouteLimit limit, RouteLimit replaced) {
+		Algorithm algorithm = replaced.policy().algorithm();
+		if (algorithm == limit.policy().algorithm()) {
+			return limit;
+		}
+		try {
+			WindowPolicy policy = new WindowPolicy(algorithm, limit.policy().limit(), limit.policy().window());
+			return new RouteLimit(limit.name(), policy, limit.scope(), limit.blockFor(), limit.countsTokens());
+		}
+		catch (IllegalArgumentException ex) {
+			return limit;
+		}
 	}
 
 	private static List<RouteLimit> renamed(List<RouteLimit> single, String name) {

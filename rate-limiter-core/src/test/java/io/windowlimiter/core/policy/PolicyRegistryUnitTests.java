@@ -188,9 +188,9 @@ class PolicyRegistryUnitTests {
 		registry.put("orders", route("limit=4", "window=1m"));
 		CompiledRoute orders = registry.route("orders");
 		List<RouteLimit> limits = PolicyRegistry.overrideLimits("orders", List.of(Map.of("limit", 40, "window", "1m")));
-		assertThat(registry.override("orders", orders, orders.byDefault, limits, true).reported.policyHeader())
+		assertThat(registry.override("orders", orders, orders.byDefault, limits, true, java.util.Set.of()).reported.policyHeader())
 			.isEqualTo("\"orders\";q=40;w=60");
-		assertThat(registry.override("orders", orders, orders.byDefault, limits, false).reported.policyHeader()).as("named as given")
+		assertThat(registry.override("orders", orders, orders.byDefault, limits, false, java.util.Set.of()).reported.policyHeader()).as("named as given")
 			.isEqualTo("\"orders-0\";q=40;w=60");
 	}
 
