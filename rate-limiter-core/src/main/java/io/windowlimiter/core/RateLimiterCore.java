@@ -618,8 +618,9 @@ public final class RateLimiterCore {
 	 * Settles a reservation to the request's actual cost, once its response has told it: each limit gives
 	 * back what it still holds of a lower cost, or counts a higher one now, even past the limit (see
 	 * {@code docs/settle.md}). One more Redis round trip, through the same guard as decisions: it waits no
-	 * longer than a decision, and when Redis cannot take it the settle is dropped (counted as such), never
-	 * queued or tried again; the request then stays charged what was reserved. An actual cost equal to the
+	 * longer than a decision; when Redis cannot take it the settle is kept and sent once more when Redis answers
+	 * again ({@code DEFERRED}, see {@link #sent}), and only one dropped beyond that leaves the request charged what
+	 * was reserved. An actual cost equal to the
 	 * reservation sends nothing; a second settle of the same reservation sends nothing and changes nothing.
 	 * Never fails.
 	 * @param actualCost what the request cost, 0 or more (0: the whole reservation is given back)
