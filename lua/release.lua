@@ -1,7 +1,8 @@
 -- Releases the concurrency slots of one request when its response ends (completed, failed, or the client
--- gone): removes its id from each of its concurrency limits' sets. Idempotent: a second call (Lettuce sending
--- the command again after a reconnect) finds nothing to remove. Never sent twice by the gateway itself, never
--- queued or retried: a release Redis cannot take is dropped, and the slot expires after its window.
+-- gone): removes its id from each of its concurrency limits' sets. Idempotent: a second call finds nothing to
+-- remove, whenever it comes (Lettuce sending the command again after a reconnect; the gateway's second send of a
+-- release Redis could not take, once it answers again, which may follow a first send that ran on thawing). A
+-- release dropped beyond the gateway's bound of kept calls leaves the slot to expire after its window.
 --
 -- KEYS[i]  the client's key of each concurrency limit of the request (all share one hash tag)
 -- ARGV[1]  the request's id, as decide.lua recorded it

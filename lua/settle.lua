@@ -11,9 +11,12 @@
 -- would be full again after it).
 --
 -- Idempotent: the first call adds the reservation's id to the client's markers (a hash, HSETNX), and a call
--- that finds it there changes nothing. A second call can only be Lettuce sending the same command again after
--- a reconnect, which it does only until the guard gives the call up (redis-timeout: it writes no cancelled
--- command, and cancels a merged one when every settle in it was given up), and the gateway sends no second call itself. So a marker need live only seconds; the hash lives a
+-- that finds it there changes nothing. A second call is Lettuce sending the same command again after a
+-- reconnect, which it does only until the guard gives the call up (redis-timeout: it writes no cancelled
+-- command, and cancels a merged one when every settle in it was given up), or the gateway's one second send of
+-- a settle Redis could not take, once Redis answers again: the same command, within 50 s of the first send when
+-- that one may have been written (RateLimiterCore.SETTLE_SENT_AGAIN_WITHIN). So a marker need live under a
+-- minute from the run that wrote it; the hash lives a
 -- minute after each settle written to it, and the gateway names one hash per client and minute of its own
 -- clock (a re-sent command names the same), so a client's hash holds at most its settles of about two
 -- minutes. One field in a hash the client has already costs Redis less, in time and memory, than a key with

@@ -2,6 +2,7 @@ package io.windowlimiter.mvc;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.BufferedBodies;
@@ -49,8 +50,13 @@ final class MvcLlmCalls {
 		this.limiter = limiter;
 	}
 
+	/**
+	 * The call's first attempt. Once admitted, its other attempts (a {@code Retry} filter listed before this one)
+	 * are recorded in {@code attempts} for {@code filter}: each sends the body read here, none is decided again.
+	 */
 	ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next, String routeId, String key,
-			LlmSettings settings, Mono<String> plan, int refusalStatus) throws Exception {
+			LlmSettings settings, Mono<String> plan, int refusalStatus, MvcAttempts attempts, Object filter)
+			throws Exception {
 		String encoded = LlmSettings.unsupportedEncodingProblem(request.headers().header(HttpHeaders.CONTENT_ENCODING));
 		if (encoded != null) {
 			// a compressed body the meter cannot read: refused before it is read, nothing charged
@@ -105,25 +111,92 @@ final class MvcLlmCalls {
 		if (!admission.passes()) {
 			return this.limiter.refusal(admission, refusalStatus);
 		}
-		Reservation reservation = admission.reservation();
-		UsageMeter meter = UsageMeter.of(call, reserved(estimate, reservation));
-		ServerRequest sent = LlmRequestBody.sending(request, call.needsIncludeUsage() ? call.withIncludeUsage(body) : body);
-		ServerResponse response;
-		try {
-			response = next.handle(sent);
+		Call admitted = new Call(routeId, settings, call, reserved(estimate, admission.reservation()),
+				admission.reservation(), admission.headers(), call.needsIncludeUsage() ? call.withIncludeUsage(body) : body);
+		attempts.unsettled(admitted);
+		attempts.first(filter, admitted);
+		return admitted.again(request, next);
+	}
+
+	/**
+	 * An admitted call through every attempt a {@code Retry} filter makes of it: each sends the same body and is
+	 * metered as it is written; only the response the client gets is written, and its writing settles the call,
+	 * once. A call no written response settled (every attempt failed, the proxy failed) is settled by its last
+	 * attempt when the request's handling ends: an error before any token refunded.
+	 */
+	private final class Call implements MvcAttempts.Attempt, MvcAttempts.Unsettled {
+
+		private final String routeId;
+
+		private final LlmSettings settings;
+
+		private final LlmRequest call;
+
+		private final TokenEstimate estimate;
+
+		private final @Nullable Reservation reservation;
+
+		private final Map<String, String> headers;
+
+		private final byte[] body;
+
+		private final AtomicBoolean settled = new AtomicBoolean();
+
+		/** The last attempt's meter and status, for a call no written response settled. */
+		private @Nullable UsageMeter lastMeter;
+
+		private int lastStatus = HttpStatus.INTERNAL_SERVER_ERROR.value();
+
+		Call(String routeId, LlmSettings settings, LlmRequest call, TokenEstimate estimate,
+				@Nullable Reservation reservation, Map<String, String> headers, byte[] body) {
+			this.routeId = routeId;
+			this.settings = settings;
+			this.call = call;
+			this.estimate = estimate;
+			this.reservation = reservation;
+			this.headers = headers;
+			this.body = body;
 		}
-		catch (Exception ex) {
-			// no response: the upstream unreachable or the proxy failed before any token; refunded
-			settle(routeId, settings, reservation, meter, MvcRateLimiter.failedStatus(ex), Ending.FAILED);
-			throw ex;
+
+		@Override
+		public ServerResponse again(ServerRequest request, HandlerFunction<ServerResponse> next) throws Exception {
+			UsageMeter meter = UsageMeter.of(this.call, this.estimate);
+			this.lastMeter = meter;
+			ServerRequest sent = LlmRequestBody.sending(request, this.body);
+			ServerResponse response;
+			try {
+				response = next.handle(sent);
+			}
+			catch (Exception ex) {
+				// no response: the upstream unreachable or the proxy failed before any token; refunded when final
+				this.lastStatus = MvcRateLimiter.failedStatus(ex);
+				throw ex;
+			}
+			this.lastStatus = response.statusCode().value();
+			MvcRateLimiter.addHeaders(response, this.headers);
+			long remaining = (this.reservation != null) ? this.reservation.remainingTokens() : -1;
+			if (remaining >= 0) {
+				MvcRateLimiter.addHeaders(response, Map.of(REMAINING_TOKENS, Long.toString(remaining)));
+			}
+			return new MeteredServerResponse(response, sent.servletRequest(), meter,
+					(status, ending) -> settleOnce(meter, status, ending));
 		}
-		MvcRateLimiter.addHeaders(response, admission.headers());
-		long remaining = (reservation != null) ? reservation.remainingTokens() : -1;
-		if (remaining >= 0) {
-			MvcRateLimiter.addHeaders(response, Map.of(REMAINING_TOKENS, Long.toString(remaining)));
+
+		@Override
+		public void settleByLastAttempt() {
+			UsageMeter meter = this.lastMeter;
+			if (meter != null) {
+				// never written: nothing of it read, so an error status is refunded, any other charged its reservation
+				settleOnce(meter, this.lastStatus, Ending.FAILED);
+			}
 		}
-		return new MeteredServerResponse(response, sent.servletRequest(), meter,
-				(status, ending) -> settle(routeId, settings, reservation, meter, status, ending));
+
+		private void settleOnce(UsageMeter meter, int status, Ending ending) {
+			if (this.settled.compareAndSet(false, true)) {
+				settle(this.routeId, this.settings, this.reservation, meter, status, ending);
+			}
+		}
+
 	}
 
 	/**

@@ -17,7 +17,6 @@ import io.windowlimiter.core.QuotaProblem;
 import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
-import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.failure.FailMode;
 import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.key.ConflictingCredentialsException;
@@ -57,8 +56,10 @@ import org.springframework.web.servlet.function.ServerResponse;
  * virtual thread the wait parks the virtual thread, not its carrier.
  *
  * <p>With {@code count-statuses} or {@code cost-from-response-header} the request's reservation is settled
- * once the downstream's response is known (its status and headers, before its body is written), as the
- * WebFlux filter settles when its response starts: the client's next request finds the refund made. The
+ * as the downstream's response starts to be written (its status and headers known, nothing of its body written),
+ * as the WebFlux filter settles when its response starts: the client's next request finds the refund made. A
+ * {@code Retry} filter listed before this one makes its attempts the same client request, decided and settled
+ * once ({@link MvcAttempts}). The
  * decisions of every WindowRateLimit filter of a request and that settle share one budget, {@code redis-timeout}
  * in all ({@link RedisBudget}): a settle that cannot finish in what is left goes on after the response; one Redis
  * cannot take in time is dropped (the request stays charged what was reserved), counted, never retried.
@@ -137,9 +138,28 @@ public final class MvcRateLimiter {
 		return this.settlesGivenUp.get();
 	}
 
-	/** Limits the request by the filter's arguments, on its route. */
+	/**
+	 * Limits the request by the filter's arguments, on its route. Another attempt of a {@code Retry} filter listed
+	 * before this one is the same client request: it goes as its first attempt decided ({@link MvcAttempts}).
+	 */
 	public ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next,
 			WindowRateLimitConfig config) throws Exception {
+		MvcAttempts attempts = MvcAttempts.of(request);
+		MvcAttempts.Attempt earlier = attempts.earlier(config);
+		if (earlier != null) {
+			return earlier.again(request, next);
+		}
+		ServerResponse response = firstAttempt(request, next, config, attempts);
+		if (attempts.earlier(config) == null) {
+			// answered here (refused, a bad cost or key): a retry of it is answered the same, never sent on, nothing asked
+			attempts.first(config, (again, nextAgain) -> response);
+		}
+		return response;
+	}
+
+	/** The request's first pass through this filter: decided, and when admitted, sent on. */
+	private ServerResponse firstAttempt(ServerRequest request, HandlerFunction<ServerResponse> next,
+			WindowRateLimitConfig config, MvcAttempts attempts) throws Exception {
 		String routeId = routeId(request);
 		configured(routeId, config);
 		String key;
@@ -160,7 +180,7 @@ public final class MvcRateLimiter {
 		LlmSettings llm = config.llmSettings();
 		if (llm != null) {
 			return this.llmCalls.filter(request, next, routeId, key, llm, requestedPlan(request),
-					config.refusalStatus());
+					config.refusalStatus(), attempts, config);
 		}
 		long cost = -1;
 		String costHeader = config.getCostFromHeader();
@@ -186,37 +206,22 @@ public final class MvcRateLimiter {
 			return refusal(admission, config.refusalStatus());
 		}
 		Reservation reservation = admission.reservation();
-		ServerResponse response;
+		MvcAttempts.Attempt admitted;
 		if (reservation == null || !config.settlesOnResponse()) {
-			response = next.handle(request);
+			admitted = (attempt, nextAttempt) -> {
+				ServerResponse response = nextAttempt.handle(attempt);
+				addHeaders(response, admission.headers());
+				return response;
+			};
 		}
 		else {
-			response = handleAndSettle(request, next, config, reservation, budget);
+			// settled once, by the response the client gets (a Retry before this filter may make several attempts)
+			MvcResponseSettle settle = new MvcResponseSettle(this, config, reservation, budget, admission.headers());
+			attempts.unsettled(settle);
+			admitted = settle;
 		}
-		addHeaders(response, admission.headers());
-		return response;
-	}
-
-	/**
-	 * The downstream's response, the reservation settled to what it says the request cost. An exception
-	 * (downstream unreachable, timed out) is settled by the status the client will be answered, as on
-	 * WebFlux, where the gateway's error handling answers it before the settle.
-	 */
-	private ServerResponse handleAndSettle(ServerRequest request, HandlerFunction<ServerResponse> next,
-			WindowRateLimitConfig config, Reservation reservation, RedisBudget budget) throws Exception {
-		ServerResponse response;
-		try {
-			response = next.handle(request);
-		}
-		catch (Exception ex) {
-			settle(reservation, ResponseCost.actual(config.statusesThatCount(), failedStatus(ex), null,
-					reservation.cost()), budget);
-			throw ex;
-		}
-		String header = config.getCostFromResponseHeader();
-		settle(reservation, ResponseCost.actual(config.statusesThatCount(), response.statusCode().value(),
-				(header != null) ? response.headers().getFirst(header) : null, reservation.cost()), budget);
-		return response;
+		attempts.first(config, admitted);
+		return admitted.again(request, next);
 	}
 
 	/**
@@ -239,7 +244,7 @@ public final class MvcRateLimiter {
 	 * cannot finish by then goes on after the response (bounded by the guard; one Redis cannot take is dropped,
 	 * and the request stays charged what was reserved). Nothing is sent when the cost is as reserved.
 	 */
-	private void settle(Reservation reservation, long actual, RedisBudget budget) {
+	void settle(Reservation reservation, long actual, RedisBudget budget) {
 		if (actual != reservation.cost()) {
 			awaitSettle(reservation.routeId(), budget.waitAtMost(this.core.settle(reservation, actual)));
 		}

@@ -15,7 +15,7 @@ import com.sun.net.httpserver.HttpServer;
 /**
  * A real HTTP server behind the gateway: counts what reached it, per path and X-API-Key, and answers 200,
  * or what the query asks: {@code status=401} that status, {@code cost=2} an {@code X-Actual-Cost: 2} header,
- * {@code delay=300} after 300 ms.
+ * {@code delay=300} after 300 ms, {@code fail=2} 502 to the first two requests of that path and key.
  */
 final class Downstream implements AutoCloseable {
 
@@ -32,7 +32,7 @@ final class Downstream implements AutoCloseable {
 		}
 		this.server.createContext("/", exchange -> {
 			String key = exchange.getRequestHeaders().getFirst("X-API-Key");
-			this.hits.computeIfAbsent(exchange.getRequestURI().getPath() + " " + key, k -> new AtomicInteger())
+			int hit = this.hits.computeIfAbsent(exchange.getRequestURI().getPath() + " " + key, k -> new AtomicInteger())
 				.incrementAndGet();
 			Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
 			if (query.containsKey("delay")) {
@@ -47,7 +47,11 @@ final class Downstream implements AutoCloseable {
 				exchange.getResponseHeaders().set("X-Actual-Cost", query.get("cost"));
 			}
 			byte[] body = "downstream".getBytes(StandardCharsets.US_ASCII);
-			exchange.sendResponseHeaders(Integer.parseInt(query.getOrDefault("status", "200")), body.length);
+			int status = Integer.parseInt(query.getOrDefault("status", "200"));
+			if (hit <= Integer.parseInt(query.getOrDefault("fail", "0"))) {
+				status = 502;
+			}
+			exchange.sendResponseHeaders(status, body.length);
 			exchange.getResponseBody().write(body);
 			exchange.close();
 		});

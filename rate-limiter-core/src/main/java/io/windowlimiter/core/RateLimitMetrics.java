@@ -17,7 +17,9 @@ import org.jspecify.annotations.Nullable;
  * {@code gateway.ratelimit.redis.shed} counts decisions given to the fail-mode because too many waited on Redis;
  * {@code gateway.ratelimit.settles} counts settles of reservations by result;
  * {@code gateway.ratelimit.releases} counts releases of concurrency slots by result;
- * {@code gateway.ratelimit.releases.given_up} the releases of the slots of decisions given up. Without a
+ * {@code gateway.ratelimit.releases.given_up} the releases of the slots of decisions given up;
+ * {@code gateway.ratelimit.releases.deferred} and {@code gateway.ratelimit.settles.deferred} the releases and
+ * settles Redis could not take at first, sent again once it answered. Without a
  * registry it records nothing.
  */
 public class RateLimitMetrics {
@@ -136,8 +138,9 @@ public class RateLimitMetrics {
 	}
 
 	/**
-	 * A reservation's settle ended so ({@code applied}, {@code unchanged}, {@code duplicate}, {@code dropped}:
-	 * Redis could not take it, and the request stays charged what was reserved).
+	 * A reservation's settle ended so ({@code applied}, {@code unchanged}, {@code duplicate}; {@code deferred}:
+	 * Redis could not take it now, it is sent again once Redis answers; {@code dropped}: Redis could not take it
+	 * nor was it kept, and the request stays charged what was reserved).
 	 */
 	public void settle(String route, String result) {
 		if (this.registry != null) {
@@ -153,7 +156,8 @@ public class RateLimitMetrics {
 
 	/**
 	 * A request's concurrency slots were released so ({@code released}; {@code gone}: none was held any more,
-	 * the response outlived the window; {@code dropped}: Redis could not take it, the slots expire after their
+	 * the response outlived the window; {@code deferred}: Redis could not take it now, it is sent again once
+	 * Redis answers; {@code dropped}: Redis could not take it nor was it kept, the slots expire after their
 	 * window).
 	 */
 	public void release(String route, String result) {
@@ -161,6 +165,41 @@ public class RateLimitMetrics {
 			this.counters.computeIfAbsent("release\n" + route + '\n' + result,
 					k -> Counter.builder("gateway.ratelimit.releases")
 						.description("Releases of concurrency slots by route and result; dropped: Redis could not take it")
+						.tags("route", route, "result", result)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/**
+	 * A release Redis could not take at first ({@code deferred} in {@code gateway.ratelimit.releases}) was sent
+	 * again once Redis answered: {@code released}, {@code gone} (none held: the first send had run on thawing, or
+	 * the window ended), {@code dropped} (Redis could not take it then either; the slots expire after their window).
+	 */
+	public void deferredRelease(String route, String result) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("deferred-release\n" + route + '\n' + result,
+					k -> Counter.builder("gateway.ratelimit.releases.deferred")
+						.description("Releases of concurrency slots Redis could not take at first, sent again once "
+								+ "it answered, by route and result")
+						.tags("route", route, "result", result)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/**
+	 * A settle Redis could not take at first ({@code deferred} in {@code gateway.ratelimit.settles}) was sent
+	 * again once Redis answered: {@code applied}, {@code duplicate} (the first send had run on thawing),
+	 * {@code dropped} (Redis could not take it then either, or it might have run too long ago to be told apart:
+	 * the reservation stands as charged).
+	 */
+	public void deferredSettle(String route, String result) {
+		if (this.registry != null) {
+			this.counters.computeIfAbsent("deferred-settle\n" + route + '\n' + result,
+					k -> Counter.builder("gateway.ratelimit.settles.deferred")
+						.description("Settles Redis could not take at first, sent again once it answered, by route "
+								+ "and result")
 						.tags("route", route, "result", result)
 						.register(this.registry))
 				.increment();

@@ -56,6 +56,13 @@ public final class RateLimiterCore {
 	/** Time from the Redis server's clock, for reads made by operators. */
 	private static final String REDIS_CLOCK = "";
 
+	/**
+	 * How long after its first send a settle that may have run is sent again: the settle script's marker, which
+	 * makes a second run change nothing, lives a minute from the run that wrote it (settle.lua), and that run came
+	 * after the first send; the margin covers the second send's own wait ({@code redis-timeout}, a second at most).
+	 */
+	static final Duration SETTLE_SENT_AGAIN_WITHIN = Duration.ofSeconds(50);
+
 	/** Fail-mode closed: denied, retry in a second, when Redis may well be back. */
 	private static final Decision CLOSED_DENIAL = new Decision(false, 0, 1_000, 1_000);
 
@@ -551,12 +558,8 @@ public final class RateLimiterCore {
 	 */
 	private Mono<Released> releaseGivenUp(String routeId, CompiledPolicy policy, List<String> keys, long requestId) {
 		List<String> slots = policy.concurrencyKeys(keys);
-		String denyKey = denyKey(policy, keys);
-		return Mono.defer(() -> this.guard.protect(this.script.nodeOf(slots),
-				this.script.release(slots, Reservation.idText(requestId)), this.script.probe(slots)))
-			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE)
-			// a client refused for want of the slots this held is decided by Redis again
-			.doOnNext(released -> this.denyCache.forget(denyKey))
+		// a client refused for want of the slots this held is decided by Redis again
+		return released(slots, Reservation.idText(requestId), denyKey(policy, keys))
 			.onErrorResume(error -> Mono.just(Released.DROPPED))
 			.doOnNext(released -> this.metrics.givenUpRelease(routeId, released.tag));
 	}
@@ -578,9 +581,13 @@ public final class RateLimiterCore {
 
 	/**
 	 * Releases the concurrency slots a reservation took, once its response has ended: one Redis call through
-	 * the same guard as settles (bounded by {@code redis-timeout}, refused at once while Redis is stalled), never
-	 * queued or retried; a release Redis cannot take is dropped, and the slots expire after their window.
-	 * Idempotent in Redis (removing an id twice removes it once). Never fails.
+	 * the same guard as settles (bounded by {@code redis-timeout}, refused at once while Redis is stalled). A
+	 * release Redis cannot take then (stalled, down, timed out, too many waiting) is kept by the guard and sent
+	 * once more when Redis answers again ({@code deferred}; its outcome counted in
+	 * {@code gateway.ratelimit.releases.deferred}): dropped, the slots stayed held until their window ended, a
+	 * client refused for the whole window after a freeze of seconds. Dropped only beyond the guard's bound of
+	 * kept calls, or when Redis cannot take the second send either. Idempotent in Redis (removing an id twice
+	 * removes it once), so the second send harms nothing if the first was written and ran on thawing. Never fails.
 	 */
 	Mono<Released> release(Reservation reservation) {
 		CompiledPolicy policy = reservation.policy();
@@ -588,17 +595,28 @@ public final class RateLimiterCore {
 		List<String> keys = policy.concurrencyKeys(all);
 		String routeId = reservation.routeId();
 		String denyKey = denyKey(policy, all);
+		String id = reservation.id();
 		// forgotten as the release goes, so a client asking again as Redis frees the slot is not refused from
 		// memory; and again on the reply, for a refusal Redis gave meanwhile
 		return Mono.defer(() -> {
 			this.denyCache.forget(denyKey);
-			return this.guard.protect(this.script.nodeOf(keys), this.script.release(keys, reservation.id()),
-					this.script.probe(keys));
+			return released(keys, id, denyKey);
 		})
-			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE)
-			.doOnNext(released -> this.denyCache.forget(denyKey))
-			.onErrorResume(error -> Mono.just(Released.DROPPED))
+			.onErrorResume(error -> {
+				Mono<Released> later = released(keys, id, denyKey).onErrorResume(again -> Mono.just(Released.DROPPED))
+					.doOnNext(released -> this.metrics.deferredRelease(routeId, released.tag));
+				return Mono.just(this.guard.sendWhenAnswering(error, this.script.nodeOf(keys), later,
+						this.script.probe(keys)) ? Released.DEFERRED : Released.DROPPED);
+			})
 			.doOnNext(released -> this.metrics.release(routeId, released.tag));
+	}
+
+	/** The release script for one request's slots, through the guard; fails when Redis cannot take it. */
+	private Mono<Released> released(List<String> keys, String id, String denyKey) {
+		return Mono.defer(() -> this.guard.protect(this.script.nodeOf(keys), this.script.release(keys, id),
+				this.script.probe(keys)))
+			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE)
+			.doOnNext(released -> this.denyCache.forget(denyKey));
 	}
 
 	/** What became of a release of concurrency slots. */
@@ -608,8 +626,10 @@ public final class RateLimiterCore {
 		RELEASED,
 		/** Redis held none of them: released before, or expired (the response outlived the window). */
 		GONE,
-		/** Redis could not take it in time: the slots expire after their window. */
-		DROPPED;
+		/** Redis could not take it in time, nor keep it for later: the slots expire after their window. */
+		DROPPED,
+		/** Redis could not take it now: sent once more when Redis answers again. */
+		DEFERRED;
 
 		final String tag = name().toLowerCase();
 
@@ -619,8 +639,9 @@ public final class RateLimiterCore {
 	 * Settles a reservation to the request's actual cost, once its response has told it: each limit gives
 	 * back what it still holds of a lower cost, or counts a higher one now, even past the limit (see
 	 * {@code docs/settle.md}). One more Redis round trip, through the same guard as decisions: it waits no
-	 * longer than a decision, and when Redis cannot take it the settle is dropped (counted as such), never
-	 * queued or tried again; the request then stays charged what was reserved. An actual cost equal to the
+	 * longer than a decision; when Redis cannot take it the settle is kept and sent once more when Redis answers
+	 * again ({@code DEFERRED}, see {@link #sent}), and only one dropped beyond that leaves the request charged what
+	 * was reserved. An actual cost equal to the
 	 * reservation sends nothing; a second settle of the same reservation sends nothing and changes nothing.
 	 * Never fails.
 	 * @param actualCost what the request cost, 0 or more (0: the whole reservation is given back)
@@ -692,10 +713,36 @@ public final class RateLimiterCore {
 	}
 
 	/**
-	 * The settle script's call through the guard, its outcome counted: the one way both settles go to Redis.
+	 * The settle script's call through the guard, its outcome counted: the one way both settles go to Redis. A
+	 * settle Redis cannot take (stalled, down, timed out, too many waiting) is kept by the guard and sent once
+	 * more when Redis answers again ({@code deferred}; its outcome counted in
+	 * {@code gateway.ratelimit.settles.deferred}), the same command (the same markers): dropped, the client
+	 * stayed charged its whole reservation. Sent twice, the settle script applies it once while its marker lives
+	 * (a minute from the run that wrote it): a settle that may have been written (it timed out rather than
+	 * failing at once) is therefore sent again only within {@link #SETTLE_SENT_AGAIN_WITHIN} of its first send,
+	 * and dropped after; one that failed at once was never written, and goes whenever Redis answers.
 	 * @param refunded whether some limit cost less than it reserved (a refund)
 	 */
 	private Mono<Settled> sent(Reservation reservation, Mono<Settlement> call, boolean refunded) {
+		List<String> keys = reservation.keys();
+		String routeId = reservation.routeId();
+		return Mono.defer(() -> {
+			long first = System.nanoTime();
+			return settled(reservation, call, refunded).onErrorResume(error -> {
+				boolean written = !RedisGuard.failedAtOnce(error);
+				Mono<Settled> later = Mono.defer(() -> (written
+						&& System.nanoTime() - first > SETTLE_SENT_AGAIN_WITHIN.toNanos())
+						? Mono.just(Settled.DROPPED) : settled(reservation, call, refunded))
+					.onErrorResume(again -> Mono.just(Settled.DROPPED))
+					.doOnNext(settled -> this.metrics.deferredSettle(routeId, settled.tag));
+				return Mono.just(this.guard.sendWhenAnswering(error, this.script.nodeOf(keys), later,
+						this.script.probe(keys)) ? Settled.DEFERRED : Settled.DROPPED);
+			});
+		}).doOnNext(settled -> this.metrics.settle(routeId, settled.tag));
+	}
+
+	/** The settle script's call through the guard; fails when Redis cannot take it. */
+	private Mono<Settled> settled(Reservation reservation, Mono<Settlement> call, boolean refunded) {
 		List<String> keys = reservation.keys();
 		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
 			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
@@ -704,9 +751,7 @@ public final class RateLimiterCore {
 					// a refund may let the client in before a denial remembered meanwhile ends
 					this.denyCache.forget(denyKey(reservation.policy(), keys));
 				}
-			})
-			.onErrorResume(error -> Mono.just(Settled.DROPPED))
-			.doOnNext(settled -> this.metrics.settle(reservation.routeId(), settled.tag));
+			});
 	}
 
 	/**
@@ -753,8 +798,13 @@ public final class RateLimiterCore {
 		UNCHANGED,
 		/** The reservation was settled before: nothing changed. */
 		DUPLICATE,
-		/** Redis could not take it in time (down, frozen, too many waiting): the reservation stands as charged. */
-		DROPPED;
+		/**
+		 * Redis could not take it in time (down, frozen, too many waiting), nor keep it for later: the reservation
+		 * stands as charged.
+		 */
+		DROPPED,
+		/** Redis could not take it now: sent once more when Redis answers again. */
+		DEFERRED;
 
 		final String tag = name().toLowerCase();
 

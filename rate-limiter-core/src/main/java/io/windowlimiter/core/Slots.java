@@ -22,8 +22,8 @@ public final class Slots {
 	}
 
 	/**
-	 * Gives the slots back: one Redis call through the guard (never queued or retried; when Redis cannot take
-	 * it the slots expire after their window), or a count in memory. Never fails.
+	 * Gives the slots back: one Redis call through the guard (one Redis cannot take now is kept and sent once more
+	 * when it answers again; one dropped beyond that expires after its window), or a count in memory. Never fails.
 	 */
 	public Mono<Void> release() {
 		if (!this.released.compareAndSet(false, true)) {

@@ -25,9 +25,11 @@ import org.junit.jupiter.api.Test;
  * OpenAI upstream. The watched client's stream was admitted, its 300 tokens reserved, before the fault; it ends
  * while Redis is frozen (or dead) and known to hang, so its settle cannot be made. What must hold: the stream reaches the
  * client whole and on time (the settle is not on its path); the client's calls during the fault are answered by
- * the fail-mode within the bound and never charged; the settle is dropped and counted, not queued: once Redis is
- * back it runs nothing for it, and the client stands exactly at what it had less the reservation. The killed Redis
- * keeps an append-only file synced on every write, so what it counted before the crash is still there after.
+ * the fail-mode within the bound and never charged; the settle is kept (counted {@code deferred}) and sent once
+ * Redis answers again, with no call of the client's: the client stands exactly at what it had less the stream's
+ * usage, not its reservation (attack report r2, finding 7: before, the settle was dropped and the client stayed
+ * charged the reservation). The killed Redis keeps an append-only file synced on every write, so what it counted
+ * before the crash is still there after.
  */
 class LlmRedisFaultJarIT {
 
@@ -42,11 +44,11 @@ class LlmRedisFaultJarIT {
 
 	/**
 	 * Script calls Redis may run once back: the one decision written before the stall was known (the probe
-	 * client's; a frozen Redis only) and the guard's trials, at most one per stall timeout of the fault (6 s /
-	 * 400 ms); a queued settle or the watched client's calls would add to them, but the exact quota below is
-	 * what tells those.
+	 * client's; a frozen Redis only), the release of what it took, the kept settle's one send and the guard's
+	 * trials, at most one per stall timeout of the fault (6 s / 400 ms); the watched client's calls would add to
+	 * them, but the exact quota below is what tells those.
 	 */
-	private static final long REPLAYED_AT_MOST = 1 + 15 + 2;
+	private static final long REPLAYED_AT_MOST = 1 + 1 + 1 + 15 + 2;
 
 	private final HttpClient http = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
@@ -74,7 +76,7 @@ class LlmRedisFaultJarIT {
 	}
 
 	@Test
-	void aStreamThatEndsWhileRedisIsFrozenReachesTheClientAndItsReservationStandsWithNothingReplayed()
+	void aStreamThatEndsWhileRedisIsFrozenReachesTheClientAndIsSettledOnceRedisIsBack()
 			throws Exception {
 		long[] before = new long[1];
 		streamEndsDuring("frozen", new Fault() {
@@ -97,7 +99,7 @@ class LlmRedisFaultJarIT {
 	}
 
 	@Test
-	void aStreamThatEndsWhileRedisIsDeadReachesTheClientAndItsReservationStandsWithNothingReplayed()
+	void aStreamThatEndsWhileRedisIsDeadReachesTheClientAndIsSettledOnceRedisIsBack()
 			throws Exception {
 		streamEndsDuring("killed", new Fault() {
 
@@ -164,7 +166,7 @@ class LlmRedisFaultJarIT {
 			}
 		});
 
-		long droppedBefore = this.gateway.settles("dropped");
+		long deferredBefore = this.gateway.settles("deferred");
 		long failModeBefore = this.gateway.failModeAnswers();
 		long faultBegan = System.nanoTime();
 		how.begin();
@@ -187,7 +189,7 @@ class LlmRedisFaultJarIT {
 		softly.assertThat(System.nanoTime() - faultBegan).as("the stream ended while Redis was " + fault)
 			.isLessThan(FAULT.toNanos());
 		GatewayJar.sleep(Math.max(0, (faultBegan + FAULT.toNanos() - System.nanoTime()) / 1_000_000));
-		long dropped = this.gateway.settles("dropped") - droppedBefore;
+		long deferred = this.gateway.settles("deferred") - deferredBefore;
 		long failMode = this.gateway.failModeAnswers() - failModeBefore;
 
 		long replayed = how.endAndCountScripts();
@@ -200,7 +202,7 @@ class LlmRedisFaultJarIT {
 
 		String text = received.toString(StandardCharsets.UTF_8);
 		System.out.println("[llm-fault] Redis " + fault + ": first byte of the stream after " + firstByteNanos / 1_000_000 + " ms, whole after "
-				+ streamNanos / 1_000_000 + " ms; fail-mode answers " + failMode + ", settles dropped " + dropped
+				+ streamNanos / 1_000_000 + " ms; fail-mode answers " + failMode + ", settles deferred " + deferred
 				+ ", script calls Redis ran once back " + replayed + ", tokens left after "
 				+ after.headers().firstValue("X-RateLimit-Remaining-Tokens").orElse("none") + " (+100 reserved by that call)");
 
@@ -213,13 +215,13 @@ class LlmRedisFaultJarIT {
 			.isLessThan(upstreamNanos + RedisFaultJarIT.ANSWER_WITHIN.toNanos());
 		softly.assertThat(failMode).as("fail-mode answers: the probe's and the watched client's")
 			.isEqualTo(1 + CALLS_DURING);
-		softly.assertThat(dropped).as("the stream's settle, dropped and counted").isEqualTo(1);
+		softly.assertThat(deferred).as("the stream's settle, kept for when Redis answers").isEqualTo(1);
 		softly.assertThat(replayed).as("script calls Redis ran once back").isLessThanOrEqualTo(REPLAYED_AT_MOST);
 		softly.assertThat(after.statusCode()).isEqualTo(200);
-		// 1,000 less the first call's 30 and the stream's reservation of 300, which stands; the calls the
-		// fail-mode answered charged nothing; less the 100 this call reserves
+		// 1,000 less the first call's 30 and the stream's 30 (its reservation of 300, settled once Redis answered);
+		// the calls the fail-mode answered charged nothing; less the 100 this call reserves
 		softly.assertThat(after.headers().firstValue("X-RateLimit-Remaining-Tokens"))
-			.as("the watched client's tokens after the fault").hasValue(Integer.toString(BUDGET - 30 - 300 - 100));
+			.as("the watched client's tokens after the fault").hasValue(Integer.toString(BUDGET - 30 - 30 - 100));
 		// 100 calls less the first, the stream and this one
 		softly.assertThat(after.headers().firstValue("X-RateLimit-Remaining")).as("its calls after the fault")
 			.hasValue("97");

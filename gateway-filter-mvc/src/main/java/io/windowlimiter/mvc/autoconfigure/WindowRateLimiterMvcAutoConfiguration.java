@@ -5,6 +5,7 @@ import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguratio
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterProperties;
 import io.windowlimiter.core.key.ClientIpKeys;
 import io.windowlimiter.core.key.ClientIpRuleLog;
+import io.windowlimiter.mvc.MvcFinalSettles;
 import io.windowlimiter.mvc.MvcRateLimiter;
 import io.windowlimiter.mvc.MvcRouteCheck;
 import io.windowlimiter.mvc.MvcRoutesRefresh;
@@ -59,6 +60,15 @@ public class WindowRateLimiterMvcAutoConfiguration {
 	public MvcRoutesRefresh windowRateLimiterMvcRoutesRefresh(Environment environment, RateLimiterCore core,
 			ListableBeanFactory beans, MvcRateLimiter limiter) {
 		return new MvcRoutesRefresh(environment, core, beans, limiter);
+	}
+
+	/**
+	 * Settles, as a request's handling ends, what no written response settled: a request a Retry filter gave up on,
+	 * a call the proxy failed. The server maps it to every request, as any Filter bean.
+	 */
+	@Bean
+	public MvcFinalSettles windowRateLimiterMvcFinalSettles() {
+		return new MvcFinalSettles();
 	}
 
 	@Bean

@@ -65,7 +65,8 @@ import reactor.core.scheduler.Schedulers;
  * one again). A call made within a {@link RedisBudget} waits at most what is left of it: the Redis calls made
  * for one answer share {@code timeout} in all. A given-up decision whose command may still run can carry what
  * undoes it (the release of the concurrency slots its script takes), sent once the node has answered a later
- * call.
+ * call; and a call the node could not take (a release, a settle) can be kept to send then too
+ * ({@link #sendWhenAnswering}).
  *
  * <p>One watchdog thread applies the stall rule every quarter of the shorter bound. Silence counts
  * against Redis only while this JVM could have read a reply and written the request: a tick that comes
@@ -132,6 +133,8 @@ public final class RedisGuard implements AutoCloseable {
 	private final AtomicLong trials = new AtomicLong();
 
 	private final AtomicLong undone = new AtomicLong();
+
+	private final AtomicLong keptForLater = new AtomicLong();
 
 	private final AtomicLong unreported = new AtomicLong();
 
@@ -235,6 +238,38 @@ public final class RedisGuard implements AutoCloseable {
 	 */
 	public <T> Mono<T> protect(Object node, Mono<T> call, Mono<?> trialProbe, Mono<?> ifGivenUp) {
 		return protect(nodeOf(node), call, (Mono<?>) trialProbe, ifGivenUp);
+	}
+
+	/**
+	 * Keeps a call that the node could not take (it was stalled or down, too many waited, the call timed out) to
+	 * subscribe once, when the node has answered a call sent after now: a release of concurrency slots or a settle
+	 * that would otherwise be dropped, leaving the client's slots held or its reservation charged for the whole
+	 * window. Kept per node, at most {@code maxInFlight} at once; while any is kept the watchdog sends the node a
+	 * trial probe (at most one per stall timeout), so they go soon after it answers again, with or without traffic.
+	 * Never sent twice by the guard: if the node cannot take it then either, it is the call's to count as dropped.
+	 * A call Redis itself refused (an error reply) is not kept: it would be refused again.
+	 * @param failure why the call failed
+	 * @param node the node it went to, as named to {@link #protect(Object, Mono)}
+	 * @param call what to send then: lazy, bounded by this guard itself (a call through {@link #protect}), never
+	 * failing, and idempotent (it may run after the failed call's own command, written before Redis froze)
+	 * @param trialProbe a call that changes nothing on the node, for the watchdog's trials while it is kept
+	 * @return whether it was kept; false when Redis refused it or the node keeps {@code maxInFlight} already
+	 */
+	public boolean sendWhenAnswering(Throwable failure, Object node, Mono<?> call, Mono<?> trialProbe) {
+		if (isReply(failure)) {
+			return false;
+		}
+		Node progress = nodeOf(node);
+		if (!progress.keepForLater(call, trialProbe, this.maxInFlight)) {
+			return false;
+		}
+		this.keptForLater.incrementAndGet();
+		return true;
+	}
+
+	/** How many calls were kept since start to send once Redis answered (see {@link #sendWhenAnswering}). */
+	public long keptForLater() {
+		return this.keptForLater.get();
 	}
 
 	private <T> Mono<T> protect(Node progress, Mono<T> call, @Nullable Mono<?> trialProbe, @Nullable Mono<?> ifGivenUp) {
@@ -463,8 +498,17 @@ public final class RedisGuard implements AutoCloseable {
 			node.stalled = false;
 			report("Redis answers again" + node.described() + ": rate-limit decisions go to Redis");
 		}
-		// after the stall has ended: the undos go through the guard, which refuses calls to a stalled node
+		// after the stall has ended: the undos and kept calls go through the guard, which refuses calls to a
+		// stalled node
 		toUndo.forEach(this::undo);
+		node.dueLater(sent).forEach(RedisGuard::sendOnce);
+	}
+
+	/** Sends a call kept for when its node answers; it bounds, counts and swallows its own outcome. */
+	private static void sendOnce(Mono<?> later) {
+		later.subscribe(done -> {
+		}, error -> {
+		});
 	}
 
 	/**
@@ -527,6 +571,7 @@ public final class RedisGuard implements AutoCloseable {
 						+ ": its " + kept + " place(s) in flight given back, its keys' decisions go to their master now");
 			}
 			toUndo.forEach(this::undo);
+			node.retireLater().forEach(RedisGuard::sendOnce);
 		}
 	}
 
@@ -557,7 +602,8 @@ public final class RedisGuard implements AutoCloseable {
 		// nodes come and go with failovers and resharding; a bound keeps ids nobody uses from piling up
 		if (this.nodes.size() >= MAX_NODES) {
 			this.nodes.entrySet()
-				.removeIf(entry -> !entry.getValue().stalled && entry.getValue().inFlight.get() == 0 && entry.getKey() != ONE_NODE);
+				.removeIf(entry -> !entry.getValue().stalled && entry.getValue().inFlight.get() == 0
+						&& !entry.getValue().keepsLater() && entry.getKey() != ONE_NODE);
 		}
 		return this.nodes.computeIfAbsent(node, Node::new);
 	}
@@ -940,6 +986,11 @@ public final class RedisGuard implements AutoCloseable {
 		/** The probe the watchdog sends while places are kept (one of a given-up call's). */
 		private @Nullable Mono<?> probe;
 
+		/** Calls the node could not take, each sent once it answers a call sent after it was kept. */
+		private final List<Later> later = new ArrayList<>();
+
+		private volatile boolean keepsLater;
+
 		Node(Object id) {
 			this.id = id;
 		}
@@ -1009,7 +1060,10 @@ public final class RedisGuard implements AutoCloseable {
 					this.inFlight.addAndGet(-this.givenUp);
 					this.givenUp = 0;
 					this.keepsGivenUp = false;
-					this.probe = null;
+					if (this.later.isEmpty()) {
+						// the watchdog's trials go on while calls kept for later wait
+						this.probe = null;
+					}
 				}
 				return due;
 			}
@@ -1021,7 +1075,53 @@ public final class RedisGuard implements AutoCloseable {
 		 * a client that left mid-decision costs Redis nothing more.)
 		 */
 		synchronized @Nullable Mono<?> probeWhileKept() {
-			return this.toUndo.isEmpty() ? null : this.probe;
+			return (this.toUndo.isEmpty() && this.later.isEmpty()) ? null : this.probe;
+		}
+
+		boolean keepsLater() {
+			return this.keepsLater;
+		}
+
+		/**
+		 * Keeps a call to send once the node answers a call sent after now; false when {@code max} are kept.
+		 * Numbered by the calls sent so far: a reply to one of those may be on its way, and says nothing of now.
+		 */
+		synchronized boolean keepForLater(Mono<?> call, Mono<?> probe, int max) {
+			if (this.later.size() >= max) {
+				return false;
+			}
+			this.later.add(new Later(this.sent.get(), call));
+			this.probe = probe;
+			this.keepsLater = true;
+			return true;
+		}
+
+		/** The kept calls due now that the node answered the call numbered {@code sent}: those kept before it. */
+		List<Mono<?>> dueLater(long sent) {
+			if (!this.keepsLater) {
+				return List.of();
+			}
+			synchronized (this) {
+				List<Mono<?>> due = new ArrayList<>();
+				for (Iterator<Later> kept = this.later.iterator(); kept.hasNext();) {
+					Later call = kept.next();
+					if (call.after < sent) {
+						due.add(call.call);
+						kept.remove();
+					}
+				}
+				this.keepsLater = !this.later.isEmpty();
+				return due;
+			}
+		}
+
+		/** Every kept call: the node is forgotten, they go where their keys live now. */
+		synchronized List<Mono<?>> retireLater() {
+			List<Mono<?>> due = new ArrayList<>();
+			this.later.forEach(call -> due.add(call.call));
+			this.later.clear();
+			this.keepsLater = false;
+			return due;
 		}
 
 		/**
@@ -1042,6 +1142,10 @@ public final class RedisGuard implements AutoCloseable {
 			return (this.id == ONE_NODE) ? "" : " (node " + this.id + ")";
 		}
 
+	}
+
+	/** A call kept for when its node answers: sent once a reply comes to a call numbered above {@code after}. */
+	private record Later(long after, Mono<?> call) {
 	}
 
 	/** Redis is taken to be hanging, and another decision is already trying it. */

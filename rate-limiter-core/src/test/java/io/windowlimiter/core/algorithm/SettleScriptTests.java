@@ -257,6 +257,30 @@ class SettleScriptTests extends ScriptTestSupport {
 		assertThat(this.redis.opsForHash().size(this.markers).block(TIMEOUT)).isEqualTo(2);
 	}
 
+	/**
+	 * The gateway sends a settle Redis could not take once more when it answers again (attack report r2, finding 7).
+	 * Within the markers' life the second send changes nothing, also after a stall of minutes (the markers live
+	 * a minute from the run, not from the send); once they have expired, the same command applies again: a second
+	 * refund. Why a settle that may have run is sent again only within 50 s of its first send
+	 * (RateLimiterCore.SETTLE_SENT_AGAIN_WITHIN), and one never written whenever Redis answers.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED_WINDOW", "SLIDING_WINDOW_COUNTER" })
+	void aSecondSendAfterTheMarkersExpiredWouldApplyAgain(Algorithm algorithm) {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long at = reserve(policy, 6, T0 + 1_000);
+		long[] before = { remaining(this.key, policy, T0 + 1_500) };
+		assertThat(change(policy, at, 6, 1, T0 + 2_000)).isEqualTo(-5);
+		assertThat(settle(policy, at, 6, 1, T0 + 2_500).applied()).as("its second send, markers alive").isFalse();
+		assertThat(remaining(this.key, policy, T0 + 2_500)).isEqualTo(before[0] + 5);
+		// the markers' minute is over (deleted here): the same command is taken for a new settle
+		this.redis.delete(this.markers).block(TIMEOUT);
+		Settlement again = settle(policy, at, 6, 1, T0 + 3_000);
+		assertThat(again.applied()).as("a second send after the markers expired").isTrue();
+		assertThat(remaining(this.key, policy, T0 + 3_000)).as("refunded twice: what the bound prevents")
+			.isGreaterThan(before[0] + 5);
+	}
+
 	/** The limit changed between reserve and settle, the window not: the refund applies to the same count. */
 	@ParameterizedTest
 	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
