@@ -1090,9 +1090,9 @@ public final class RateLimiterCore {
 	}
 
 	/**
-	 * As {@link #checkOverride(String, List)}, and an override's limit of another algorithm than the limit it
-	 * replaces (whose count it would not take over) is refused ({@link PolicyRegistry#checkOverrideAlgorithms}).
-	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException also naming {@code limits[i].algorithm}
+	 * As {@link #checkOverride(String, List)}, and a limit naming no algorithm must be one the algorithm of the limit
+	 * it replaces can count ({@link PolicyRegistry#checkOverrideAlgorithms}).
+	 * @throws io.windowlimiter.core.policy.InvalidRouteConfigurationException also naming {@code limits[i].limit}
 	 */
 	public void checkOverride(String target, Assignment override) {
 		List<RouteLimit> limits = override.limits();

@@ -13,7 +13,6 @@ import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.plan.PlanAssignments;
-import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.gateway.test.RedisTestServer;
@@ -24,7 +23,6 @@ import reactor.core.publisher.Mono;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * An operator's override that names no algorithm counts by the algorithm of the limit it replaces, in its
@@ -124,21 +122,17 @@ class OverrideAlgorithmTests {
 			.isEqualTo(13_000);
 	}
 
-	/** An override naming another algorithm than the limit it replaces would count from zero: refused, naming it. */
+	/**
+	 * An override naming another algorithm than the limit it replaces is the operator's choice: it counts in keys of
+	 * its own, from zero (documented); the same algorithm, named, takes the route's count.
+	 */
 	@Test
-	void anOverrideNamingAnotherAlgorithmIsRefusedNamingItAndNothingIsStored() {
+	void anOverrideNamingAnotherAlgorithmCountsInKeysOfItsOwn() {
 		chat();
 		assertThat(spend(6_039)).isTrue();
-		assertThatExceptionOfType(InvalidRouteConfigurationException.class)
-			.isThrownBy(() -> this.assignments.override(this.route, this.client, List.of(Map.of("limit", "5000",
-					"window", "1h", "unit", "tokens", "algorithm", "sliding-window-counter")), null))
-			.satisfies(ex -> assertThat(ex.getProperty()).isEqualTo("limits[0].algorithm"))
-			.withMessageContaining("is 'sliding-window-counter' but the limit '" + this.route + "-0' on route '"
-					+ this.route + "', whose count it takes over, is fixed-window");
-		this.assignments.refresh().block(TIMEOUT);
-		assertThat(this.assignments.find(this.route, this.client)).isNull();
-		assertThat(tokensLeft()).isEqualTo(13_961);
-		// the same algorithm, named, is taken; a request limit replaces the request limit only, by its algorithm
+		this.assignments.override(this.route, this.client, List.of(Map.of("limit", "5000", "window", "1h", "unit",
+				"tokens", "algorithm", "sliding-window-counter")), null).block(TIMEOUT);
+		assertThat(tokensLeft()).isEqualTo(5_000);
 		this.assignments.override(this.route, this.client, List.of(Map.of("limit", "5000", "window", "1h", "unit",
 				"tokens", "algorithm", "fixed-window"), Map.of("limit", "10", "window", "1m")), null).block(TIMEOUT);
 		assertThat(tokensLeft()).isZero();

@@ -380,16 +380,15 @@ public class PolicyRegistry {
 	}
 
 	/**
-	 * An override's limit takes the key of the limit it replaces only when it counts by the same algorithm: one
-	 * that names another would count in keys of its own, from zero, handing the client fresh quota (and what it
-	 * spent under the override would be lost to the route's count once the override ends). Checked on every
-	 * policy the override may replace limits of on the route: the route's own, or each plan's.
+	 * An override's limit that names no algorithm counts by the algorithm of the limit it replaces, in its keys, so
+	 * the client's count goes on: refused when that algorithm cannot count the limit given. (One that names another
+	 * algorithm counts in keys of its own, from zero: the operator chose it.) Checked on every policy the override
+	 * may replace limits of on the route: the route's own, or each plan's.
 	 * @param target the route or scope the override is for, named in the message
 	 * @param routeId a route the override applies on
 	 * @param keepsAlgorithm the positions of the override's limits that name no algorithm
-	 * @throws InvalidRouteConfigurationException naming {@code limits[i].algorithm} and the algorithm of the limit
-	 * it replaces, or {@code limits[i].limit} when the replaced limit's algorithm cannot count a limit that names
-	 * none (a sliding log above its most)
+	 * @throws InvalidRouteConfigurationException naming {@code limits[i].limit} when the replaced limit's algorithm
+	 * cannot count a limit that names none (a sliding log above its most)
 	 */
 	public void checkOverrideAlgorithms(String target, String routeId, CompiledRoute route, List<RouteLimit> limits,
 			Set<Integer> keepsAlgorithm) {
@@ -418,10 +417,8 @@ public class PolicyRegistry {
 						+ "' on route '" + routeId + "'";
 				int index = counted.indices().get(k);
 				if (!counted.keepsAlgorithm().get(k)) {
-					throw new InvalidRouteConfigurationException("override for", target, "limits[" + index + "].algorithm",
-							"is '" + algorithm + "' but the " + whose + ", whose count it takes over, is " + theirs,
-							theirs + ", or no algorithm (it then counts by the replaced limit's): a limit of another "
-									+ "algorithm counts in keys of its own, from zero, and would hand the client fresh quota");
+					// named by the operator: it counts in keys of its own, from zero (docs/plans-and-scopes.md says so)
+					continue;
 				}
 				RouteLimit given = counted.limits().get(k);
 				throw new InvalidRouteConfigurationException("override for", target, "limits[" + index + "].limit",
