@@ -302,7 +302,7 @@ public class PolicyRegistry {
 	 * a request limit the request limits, a concurrency limit the concurrency limits; the others stay. Elsewhere
 	 * they replace all of the route's limits, and a token limit among them is left out. A single limit given no
 	 * name takes the name of the first limit it replaces; a limit that names no algorithm, the algorithm of the
-	 * limit whose key it takes ({@link #replaced}). Null when a request of the route's cost cannot fit
+	 * limit whose key it takes ({@code replaced}). Null when a request of the route's cost cannot fit
 	 * them (an override written before this check, or by hand): the caller falls back to the client's plan or
 	 * the route's default rather than refuse the client for good; so it does when the route holds (max-delay)
 	 * and a limit cannot reserve a later slot, and when nothing is left of it here.
