@@ -7,15 +7,12 @@ import io.windowlimiter.metering.UsageMeter;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
-import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatusCode;
-import org.springframework.util.MultiValueMap;
 import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.servlet.function.ServerResponse;
 
@@ -33,7 +30,7 @@ import org.springframework.web.servlet.function.ServerResponse;
  * <p>When the proxy's writing ends (its {@code writeTo} returned or threw) the call is settled, on the
  * request's thread, before the response completes: {@link Ended} says how it ended.
  */
-final class MeteredServerResponse implements ServerResponse {
+final class MeteredServerResponse extends DelegatingServerResponse {
 
 	/** How a response's writing ended. */
 	enum Ending {
@@ -56,8 +53,6 @@ final class MeteredServerResponse implements ServerResponse {
 
 	}
 
-	private final ServerResponse delegate;
-
 	private final HttpServletRequest sent;
 
 	private final UsageMeter meter;
@@ -69,25 +64,10 @@ final class MeteredServerResponse implements ServerResponse {
 	 * dispatches the request it is written with, which must carry that body
 	 */
 	MeteredServerResponse(ServerResponse delegate, HttpServletRequest sent, UsageMeter meter, Ended ended) {
-		this.delegate = delegate;
+		super(delegate);
 		this.sent = sent;
 		this.meter = meter;
 		this.ended = ended;
-	}
-
-	@Override
-	public HttpStatusCode statusCode() {
-		return this.delegate.statusCode();
-	}
-
-	@Override
-	public HttpHeaders headers() {
-		return this.delegate.headers();
-	}
-
-	@Override
-	public MultiValueMap<String, Cookie> cookies() {
-		return this.delegate.cookies();
 	}
 
 	@Override

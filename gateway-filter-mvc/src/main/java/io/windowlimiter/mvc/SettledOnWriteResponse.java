@@ -3,14 +3,10 @@ package io.windowlimiter.mvc;
 import java.io.IOException;
 
 import jakarta.servlet.ServletException;
-import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatusCode;
-import org.springframework.util.MultiValueMap;
 import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.servlet.function.ServerResponse;
 
@@ -19,30 +15,13 @@ import org.springframework.web.servlet.function.ServerResponse;
  * written yet), so the client's next request finds the settle made. Only the response the client gets is
  * written: an attempt a {@code Retry} filter discarded never settles.
  */
-final class SettledOnWriteResponse implements ServerResponse {
-
-	private final ServerResponse delegate;
+final class SettledOnWriteResponse extends DelegatingServerResponse {
 
 	private final Runnable settle;
 
 	SettledOnWriteResponse(ServerResponse delegate, Runnable settle) {
-		this.delegate = delegate;
+		super(delegate);
 		this.settle = settle;
-	}
-
-	@Override
-	public HttpStatusCode statusCode() {
-		return this.delegate.statusCode();
-	}
-
-	@Override
-	public HttpHeaders headers() {
-		return this.delegate.headers();
-	}
-
-	@Override
-	public MultiValueMap<String, Cookie> cookies() {
-		return this.delegate.cookies();
 	}
 
 	@Override
