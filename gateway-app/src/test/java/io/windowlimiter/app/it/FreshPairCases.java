@@ -4,17 +4,15 @@ import java.time.Duration;
 import java.util.List;
 
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * Two gateway-app jars started together on one real {@code redis-server}, with their defaults: right
- * after both are up, one client's requests race across both, and the limit holds across them exactly.
+ * Two gateway-app jars started together on one real {@code redis-server}: right after both are up, before any
+ * other request, one client's requests race across both, and the limit holds across them exactly.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class GatewayPairIT {
+abstract class FreshPairCases {
 
 	private static final int LIMIT = 10;
 
@@ -24,22 +22,14 @@ class GatewayPairIT {
 
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
-	private JarPair pair;
+	private final List<GatewayJar> gateways;
 
-	private List<GatewayJar> gateways = List.of();
-
-	@BeforeAll
-	void start() {
-		this.pair = JarPair.startTogether("pair",
-				routes -> ROUTES.forEach(route -> routes.route(route.id(), route.args())), List.of());
-		this.gateways = this.pair.both();
+	FreshPairCases(JarPair pair) {
+		this.gateways = pair.both();
 	}
 
-	@AfterAll
-	void stop() {
-		if (this.pair != null) {
-			this.pair.close();
-		}
+	static void routes(RouteFile routes) {
+		ROUTES.forEach(route -> routes.route(route.id(), route.args()));
 	}
 
 	/** {@value #REQUESTS} requests of one client, 32 at a time, half to each instance: exactly the limit passes. */

@@ -11,8 +11,6 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.windowlimiter.gateway.test.FakeLlmServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import tools.jackson.databind.JsonNode;
@@ -28,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * change the routes cannot take is a 400 naming the field.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class LlmOverridesIT {
+abstract class LlmOverridesCases {
 
 	private static final String EXPOSE = "--management.endpoints.web.exposure.include=health,prometheus,ratelimits";
 
@@ -39,13 +37,18 @@ class LlmOverridesIT {
 		.connectTimeout(Duration.ofSeconds(2))
 		.build();
 
-	private FakeLlmServer upstream;
+	private final JarPair pair;
 
-	private JarPair pair;
+	LlmOverridesCases(JarPair pair) {
+		this.pair = pair;
+	}
 
-	@BeforeAll
-	void start() {
-		this.upstream = FakeLlmServer.start();
+	/** The pair's arguments these cases need: the endpoint exposed, and room for a loaded build machine. */
+	static final List<String> ARGS = List.of(EXPOSE,
+			// the loaded build machine: a decision Redis answers late must not fail open
+			"--window-rate-limiter.redis-timeout=5s", "--window-rate-limiter.redis-stall-timeout=4s");
+
+	static void routes(RouteFile routes, FakeLlmServer upstream) {
 		Map<String, Object> llm = new LinkedHashMap<>();
 		llm.put("key-resolver", "#{@headerKeyResolver}");
 		llm.put("llm", "openai");
@@ -57,17 +60,8 @@ class LlmOverridesIT {
 		llm.put("limits[1].algorithm", "concurrency");
 		llm.put("limits[1].limit", 2);
 		llm.put("limits[1].window", "10m");
-		this.pair = JarPair.startTogether("llm-ops", routes -> {
-			routes.windowRateLimit("llm-ops", this.upstream.baseUrl(), List.of(llm));
-			routes.route("plain", RouteFile.limit("sliding-log", 5, "1h"));
-		}, List.of(EXPOSE,
-				// the loaded build machine: a decision Redis answers late must not fail open
-				"--window-rate-limiter.redis-timeout=5s", "--window-rate-limiter.redis-stall-timeout=4s"));
-	}
-
-	@AfterAll
-	void stop() throws Exception {
-		Resources.close(this.pair, this.upstream);
+		routes.windowRateLimit("llm-ops", upstream.baseUrl(), List.of(llm));
+		routes.route("plain", RouteFile.limit("sliding-log", 5, "1h"));
 	}
 
 	private HttpResponse<String> call(GatewayJar gateway, String client, int tokens, String usage) throws Exception {
