@@ -15,9 +15,13 @@ import java.util.concurrent.TimeUnit;
 import io.windowlimiter.gateway.test.FakeLlmServer;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * Redis frozen, or killed and restarted, while an LLM stream is in flight, through the packaged jar at its defaults (fail-mode open,
@@ -29,8 +33,11 @@ import org.junit.jupiter.api.Test;
  * Redis answers again, with no call of the client's: the client stands exactly at what it had less the stream's
  * usage, not its reservation (attack report r2, finding 7: before, the settle was dropped and the client stayed
  * charged the reservation). The killed Redis keeps an append-only file synced on every write, so what it counted
- * before the crash is still there after.
+ * before the crash is still there after. One jar serves both cases, one after the other (the second fault meets a
+ * gateway that went through one; each case's clients and figures are its own).
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LlmRedisFaultJarIT {
 
 	private static final int BUDGET = LlmRoutesIT.BUDGET;
@@ -61,7 +68,7 @@ class LlmRedisFaultJarIT {
 
 	private GatewayJar gateway;
 
-	@BeforeEach
+	@BeforeAll
 	void start() {
 		this.redis = RedisProcess.launchWith("--appendonly", "yes", "--appendfsync", "always");
 		this.upstream = FakeLlmServer.start();
@@ -70,12 +77,13 @@ class LlmRedisFaultJarIT {
 		this.gateway = GatewayJar.start("llm-fault", this.redis.port(), routes.write());
 	}
 
-	@AfterEach
+	@AfterAll
 	void stop() throws Exception {
 		Resources.close(this.gateway, this.upstream, this.redis);
 	}
 
 	@Test
+	@Order(1)
 	void aStreamThatEndsWhileRedisIsFrozenReachesTheClientAndIsSettledOnceRedisIsBack()
 			throws Exception {
 		long[] before = new long[1];
@@ -99,6 +107,7 @@ class LlmRedisFaultJarIT {
 	}
 
 	@Test
+	@Order(2)
 	void aStreamThatEndsWhileRedisIsDeadReachesTheClientAndIsSettledOnceRedisIsBack()
 			throws Exception {
 		streamEndsDuring("killed", new Fault() {

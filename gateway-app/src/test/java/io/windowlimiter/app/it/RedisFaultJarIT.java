@@ -6,9 +6,13 @@ import java.util.concurrent.CompletableFuture;
 
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 
 import static io.windowlimiter.app.it.WatchedClient.LEFT_AT_LEAST;
 import static io.windowlimiter.app.it.WatchedClient.QUOTA;
@@ -16,13 +20,16 @@ import static io.windowlimiter.app.it.WatchedClient.SENT_DURING;
 import static io.windowlimiter.app.it.WatchedClient.USED_BEFORE;
 
 /**
- * Redis frozen or killed under load, as a user meets it: the packaged jar started fresh at its defaults
- * for each case, a real {@code redis-server} process, 64 keep-alive clients each needing Redis for every
+ * Redis frozen or killed under load, as a user meets it: the packaged jar started at its defaults once for
+ * both cases, one after the other (the second fault meets a gateway that went through one, as gateways in
+ * production do; a jar start costs 8-10 s of the suite), a real {@code redis-server} process, 64 keep-alive clients each needing Redis for every
  * request. Each case checks the three things a fault must not break: every answer within
  * {@link #ANSWER_WITHIN} from the first request after the fault; a client whose requests the fail-mode
  * answered is not charged for them once Redis is back; Redis gets no backlog of the commands nobody
  * waited for. Fail-mode answers are counted from the jar's metrics.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisFaultJarIT {
 
 	/** The latency every answer must keep while Redis fails, at the default settings (600 ms bound). */
@@ -58,13 +65,16 @@ class RedisFaultJarIT {
 
 	private final String run = Long.toString(System.currentTimeMillis(), 36);
 
+	/** The cases run so far: each watches a client of its own, with its whole quota. */
+	private int cases;
+
 	private RedisProcess redis;
 
 	private JdkDownstream downstream;
 
 	private GatewayJar gateway;
 
-	@BeforeEach
+	@BeforeAll
 	void start() {
 		this.redis = RedisProcess.launch();
 		this.downstream = JdkDownstream.start();
@@ -74,13 +84,14 @@ class RedisFaultJarIT {
 		this.gateway = GatewayJar.start("fault", this.redis.port(), routes.write());
 	}
 
-	@AfterEach
+	@AfterAll
 	void stop() throws Exception {
 		Resources.close(this.gateway, this.downstream, this.redis);
 	}
 
 	/** SIGSTOP for 5 s: connections stay open, nothing is answered; then SIGCONT. */
 	@Test
+	@Order(1)
 	void redisFrozenUnderLoad() throws Exception {
 		long[] before = new long[1];
 		SoftAssertions softly = underFault("Redis frozen for " + FAULT.toSeconds() + " s", new Fault() {
@@ -108,6 +119,7 @@ class RedisFaultJarIT {
 	 * instance in a load balancer meanwhile: the fail-mode keeps it serving.
 	 */
 	@Test
+	@Order(2)
 	void redisKilledUnderLoadAndRestartedEmpty() throws Exception {
 		SoftAssertions softly = underFault("Redis killed for " + FAULT.toSeconds() + " s", new Fault() {
 
@@ -159,10 +171,14 @@ class RedisFaultJarIT {
 		SoftAssertions softly = new SoftAssertions();
 		// the cold JVM's first answers are not what this measures
 		SteadyLoad.start(this.gateway, LOAD.path(""), CLIENTS, PAUSE, UNANSWERED_AFTER).stopAfter(3_000);
-		try (WatchedClient watched = WatchedClient.open(this.gateway, WATCHED, "watched-" + this.run, UNANSWERED_AFTER)) {
+		// a case before this one on the same jar had fail-mode answers of its own
+		long failModeBefore = this.gateway.failModeAnswers();
+		try (WatchedClient watched = WatchedClient.open(this.gateway, WATCHED, "watched-" + this.run + "-" + (++this.cases),
+				UNANSWERED_AFTER)) {
 			int allowedBefore = watched.sendBefore();
 			softly.assertThat(allowedBefore).as("the watched client's requests before the fault").isEqualTo(USED_BEFORE);
-			softly.assertThat(this.gateway.failModeAnswers()).as("fail-mode answers while Redis was healthy").isZero();
+			softly.assertThat(this.gateway.failModeAnswers() - failModeBefore).as("fail-mode answers while Redis was healthy")
+				.isZero();
 
 			SteadyLoad.Result underFault;
 			int allowedDuring;
@@ -178,7 +194,7 @@ class RedisFaultJarIT {
 				underFault = load.stop();
 				allowedDuring = during.get();
 			}
-			long failModeAnswers = this.gateway.failModeAnswers();
+			long failModeAnswers = this.gateway.failModeAnswers() - failModeBefore;
 			long backlog = fault.endAndCountBacklog();
 
 			long decidedBefore = this.gateway.redisDecisions();
