@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.windowlimiter.core.key.ClientKeyHash;
+import io.windowlimiter.gateway.test.CountingDownstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ import static org.assertj.core.api.Assertions.within;
 				"management.endpoints.web.exposure.include=health,ratelimits" })
 class WindowRateLimitMvcTests {
 
-	private static final Downstream downstream = new Downstream();
+	private static final CountingDownstream downstream = new CountingDownstream();
 
 	private static final String RUN = Long.toString(System.currentTimeMillis(), 36);
 
