@@ -441,7 +441,7 @@ public abstract class WindowRateLimitFilterContract {
 		for (CompletableFuture<HttpResponse<String>> call : held) {
 			assertThat(call.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 		}
-		assertThat(get(path, key).statusCode()).as("right after both completed").isEqualTo(200);
+		assertThat(onceSlotFree(path, key).statusCode()).as("once both completed").isEqualTo(200);
 		assertThat(this.downstream.mostAtOnce(path)).isEqualTo(2);
 		assertThat(this.downstream.hits(path, key)).isEqualTo(3);
 	}
@@ -454,12 +454,27 @@ public abstract class WindowRateLimitFilterContract {
 		}
 		String key = key("slot-error");
 		assertThat(get("/slot-error/x?status=502", key).statusCode()).isEqualTo(502);
-		assertThat(get("/slot-error/x?status=500", key).statusCode()).as("the slot of the 502 freed").isEqualTo(500);
-		assertThat(get("/slot-error/x", key).statusCode()).as("the slot of the 500 freed").isEqualTo(200);
+		assertThat(onceSlotFree("/slot-error/x?status=500", key).statusCode()).as("the slot of the 502 freed")
+			.isEqualTo(500);
+		assertThat(onceSlotFree("/slot-error/x", key).statusCode()).as("the slot of the 500 freed").isEqualTo(200);
 		assertThat(get("/slot-unreachable/x", key).statusCode()).isGreaterThanOrEqualTo(500);
-		assertThat(get("/slot-unreachable/x", key).statusCode()).as("the failed call's slot freed")
-			.isGreaterThanOrEqualTo(500)
-			.isNotEqualTo(503);
+		assertThat(onceSlotFree("/slot-unreachable/x", key).statusCode()).as("the failed call's slot freed")
+			.isGreaterThanOrEqualTo(500);
+	}
+
+	/**
+	 * The first answer to {@code path} that is not the slots' refusal, asked again while it is, for at most a
+	 * second: a slot is given back just after its response ends (one Redis call nobody waits for), so a client's
+	 * next request may race it; one held for its 30 s window would be refused throughout.
+	 */
+	private HttpResponse<String> onceSlotFree(String path, String key) throws Exception {
+		long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+		HttpResponse<String> answer = get(path, key);
+		while (answer.statusCode() == 429 && System.nanoTime() < deadline) {
+			Thread.sleep(20);
+			answer = get(path, key);
+		}
+		return answer;
 	}
 
 	/**
