@@ -92,6 +92,12 @@ public abstract class WindowRateLimitFilterContract {
 
 	private int port;
 
+	/** The gateway's properties, for the start-up that must be refused ({@code assertConcurrencyRefusedAtStartUp}). */
+	private Map<String, String> properties;
+
+	/** What refused that start-up, once asked. */
+	private String concurrencyRefusal;
+
 	/**
 	 * Starts this server's gateway, in-process, with these properties (Redis, the routes, the global settings) and
 	 * the key resolver bean {@code headerKeyResolver} (X-API-Key); returns the port it listens on.
@@ -122,10 +128,6 @@ public abstract class WindowRateLimitFilterContract {
 	protected boolean releasesConcurrencySlots() {
 		return true;
 	}
-
-	private Map<String, String> properties;
-
-	private String concurrencyRefusal;
 
 	@BeforeAll
 	final void startAll() {
