@@ -185,7 +185,13 @@ public final class MvcRateLimiter {
 		long cost = -1;
 		String costHeader = config.getCostFromHeader();
 		if (costHeader != null) {
-			String value = request.headers().firstHeader(costHeader);
+			List<String> values = request.headers().header(costHeader);
+			if (values.size() > 1) {
+				// which one would the upstream read? Refused as on WebFlux, rather than charged the first
+				return badRequest(costHeader, costHeader + " is sent " + values.size() + " times; allowed: one "
+						+ costHeader + " header, a whole number from 1, at most what the route's smallest limit allows at once");
+			}
+			String value = values.isEmpty() ? null : values.get(0);
 			if (value != null) {
 				cost = cost(value);
 				if (cost < 0) {
@@ -348,6 +354,11 @@ public final class MvcRateLimiter {
 		String detail = header + " is '" + printable + "'" + ((maxCost > 0) ? ", more than this route allows at once" : "")
 				+ "; allowed: a whole number from 1" + ((maxCost > 0) ? " to " + maxCost
 						: ", at most what the route's smallest limit allows at once");
+		return badRequest(header, detail);
+	}
+
+	/** A 400 problem-details answer about the cost header, with its detail. */
+	private static ServerResponse badRequest(String header, String detail) {
 		String body = "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":"
 				+ QuotaProblem.jsonString(detail) + ",\"header\":" + QuotaProblem.jsonString(header) + "}";
 		return ServerResponse.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);

@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
+import io.windowlimiter.gateway.test.CountingDownstream;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ class RateLimitsEndpointMvcRedisDownTests {
 
 	private static final RedisProcess redis = RedisProcess.launch();
 
-	private static final Downstream downstream = new Downstream();
+	private static final CountingDownstream downstream = new CountingDownstream();
 
 	private static final HttpClient http = HttpClient.newHttpClient();
 

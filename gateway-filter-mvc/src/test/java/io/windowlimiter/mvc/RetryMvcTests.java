@@ -20,6 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import com.sun.net.httpserver.HttpServer;
+import io.windowlimiter.gateway.test.CountingDownstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -41,7 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 		properties = "management.endpoints.web.exposure.include=health,ratelimits")
 class RetryMvcTests {
 
-	private static final Downstream downstream = new Downstream();
+	private static final CountingDownstream downstream = new CountingDownstream();
 
 	private static final FlakyLlm llm = new FlakyLlm();
 

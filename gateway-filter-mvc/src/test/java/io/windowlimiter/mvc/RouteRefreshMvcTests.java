@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.windowlimiter.gateway.test.CountingDownstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -36,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @DirtiesContext
 class RouteRefreshMvcTests {
 
-	private static final Downstream downstream = new Downstream();
+	private static final CountingDownstream downstream = new CountingDownstream();
 
 	private static final String RUN = Long.toString(System.currentTimeMillis(), 36);
 

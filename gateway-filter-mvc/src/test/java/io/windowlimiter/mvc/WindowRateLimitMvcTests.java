@@ -15,6 +15,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.windowlimiter.gateway.test.CountingDownstream;
 import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.AfterAll;
@@ -30,21 +31,21 @@ import static org.assertj.core.api.Assertions.within;
 
 /**
  * A Server MVC gateway (Tomcat) with WindowRateLimit routes from properties and from the Java DSL, over a
- * real Redis and a real downstream that counts what reached it.
+ * real Redis and a real downstream that counts what reached it: what is Server MVC's own (the Java DSL, the
+ * endpoint's servlet extension, a plan's and an override's cost limits, the core's statuses before status-code,
+ * failed logins at once). What every gateway filter must do, on both servers, is {@code WindowRateLimitFilterContract}'s
+ * ({@link WindowRateLimitFilterMvcContractTests}).
  */
 @SpringBootTest(classes = MvcTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "window-rate-limiter.problem-details.enabled=true",
 				"management.endpoints.web.exposure.include=health,ratelimits" })
 class WindowRateLimitMvcTests {
 
-	private static final Downstream downstream = new Downstream();
+	private static final CountingDownstream downstream = new CountingDownstream();
 
 	private static final String RUN = Long.toString(System.currentTimeMillis(), 36);
 
 	private static final HttpClient client = HttpClient.newHttpClient();
-
-	/** Nothing listens on port 1: the route's call fails before any response. */
-	private static final String UNREACHABLE = "http://127.0.0.1:1";
 
 	@LocalServerPort
 	int port;
@@ -57,28 +58,16 @@ class WindowRateLimitMvcTests {
 		registry.add("test.downstream", downstream::uri);
 		route(registry, 0, "limited", "limit=3", "window=1m");
 		route(registry, 1, "costly", "limit=3", "window=1m", "cost-from-header=X-Cost");
-		route(registry, 2, "two-limits", "limits[0].limit=2", "limits[0].window=1m", "limits[1].limit=5",
-				"limits[1].window=1h", "limits[1].name=hourly");
-		route(registry, 3, "open-door", "limit=2", "window=1m", "deny-empty-key=false");
-		// what the core decides for any adapter: a calendar quota, a penalty, lists
-		route(registry, 4, "monthly", "limit=1", "calendar=month", "time-zone=Pacific/Kiritimati", "quota-status=403",
-				"name=monthly");
-		route(registry, 5, "penalty", "limit=1", "window=1s", "block-for=10m", "deny=banned-key", "allow=vip-key");
-		route(registry, 6, "ops", "limit=3", "window=1m");
-		// costs decided by the response: settled once the downstream has answered
-		route(registry, 7, "login", "limit=3", "window=1m", "count-statuses=401,403");
-		route(registry, 8, "metered", "limit=10", "window=1m", "cost=4", "cost-from-response-header=X-Actual-Cost");
-		MvcTestRoutes.register(registry, 9, "unreachable", UNREACHABLE, "limit=1", "window=1m", "count-statuses=401,403");
-		MvcTestRoutes.register(registry, 10, "unreachable-counted", UNREACHABLE, "limit=1", "window=1m", "count-statuses=5xx");
-		// the refusals' own statuses; the core's (a quota's quota-status, a deny list's 403) keep precedence
-		route(registry, 11, "coded", "limit=1", "window=1m", "status-code=503", "empty-key-status=401");
-		route(registry, 12, "coded-quota", "limit=1", "calendar=month", "quota-status=403", "status-code=503",
+		route(registry, 2, "ops", "limit=3", "window=1m");
+		route(registry, 3, "login", "limit=3", "window=1m", "count-statuses=401,403");
+		// the core's statuses (a quota's quota-status, a deny list's 403) go before the route's status-code
+		route(registry, 4, "coded-quota", "limit=1", "calendar=month", "quota-status=403", "status-code=503",
 				"deny=coded-banned");
 		// a cost from a header, decided by a plan's limits
 		registry.add("window-rate-limiter.plans.small.limits[0].limit", () -> "2");
 		registry.add("window-rate-limiter.plans.small.limits[0].window", () -> "1m");
-		route(registry, 13, "planned-costly", "plan=small", "cost-from-header=X-Cost");
-		route(registry, 14, "daily", "limit=30", "window=1d", "algorithm=fixed-window");
+		route(registry, 5, "planned-costly", "plan=small", "cost-from-header=X-Cost");
+		route(registry, 6, "daily", "limit=30", "window=1d", "algorithm=fixed-window");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String... args) {
@@ -88,64 +77,6 @@ class WindowRateLimitMvcTests {
 	@AfterAll
 	static void stop() {
 		downstream.close();
-	}
-
-	@Test
-	void passesTheLimitThenRefusesWith429RetryAfterHeadersAndProblemDetails() throws Exception {
-		String key = "limited-" + RUN;
-		for (int i = 1; i <= 3; i++) {
-			HttpResponse<String> passed = get("/limited/x", key, null);
-			assertThat(passed.statusCode()).isEqualTo(200);
-			assertThat(passed.body()).isEqualTo("downstream");
-			assertThat(passed.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(3 - i));
-			assertThat(passed.headers().firstValue("RateLimit-Policy")).hasValue("\"limited\";q=3;w=60");
-		}
-		HttpResponse<String> refused = get("/limited/x", key, null);
-		assertThat(refused.statusCode()).isEqualTo(429);
-		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
-		assertThat(refused.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
-		assertThat(refused.headers().firstValue("Content-Type")).hasValueSatisfying(
-				type -> assertThat(type).startsWith("application/problem+json"));
-		assertThat(refused.body()).contains("quota-exceeded").contains("\"violated-policies\":[\"limited\"]");
-		assertThat(downstream.hits("/limited/x", key)).as("requests that reached the downstream").isEqualTo(3);
-		assertThat(get("/limited/x", "other-" + key, null).statusCode()).as("another client").isEqualTo(200);
-	}
-
-	/**
-	 * As on WebFlux: without {@code deny-empty-key} a request without a key is refused with 403; with
-	 * {@code deny-empty-key: false} every keyless request of the route counts under one shared key, the one
-	 * the WebFlux filter uses, so both servers count them together.
-	 */
-	@Test
-	void refusesARequestWithoutKeyWith403OrLimitsAllKeylessRequestsTogether() throws Exception {
-		assertThat(get("/limited/nokey", null, null).statusCode()).isEqualTo(403);
-		assertThat(downstream.hits("/limited/nokey", null)).isZero();
-		for (int i = 1; i <= 2; i++) {
-			HttpResponse<String> passed = get("/open-door/nokey", null, null);
-			assertThat(passed.statusCode()).isEqualTo(200);
-			assertThat(passed.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(2 - i));
-		}
-		HttpResponse<String> refused = get("/open-door/nokey", null, null);
-		assertThat(refused.statusCode()).as("the third keyless request").isEqualTo(429);
-		assertThat(refused.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
-		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
-		assertThat(downstream.hits("/open-door/nokey", null)).isEqualTo(2);
-		assertThat(RedisTestServer.get().template().keys("wrl:{____EMPTY_KEY__}:open-door:*").collectList()
-			.block(Duration.ofSeconds(5))).as("the shared key in Redis").isNotEmpty();
-	}
-
-	/** {@code status-code} and {@code empty-key-status}, as on the WebFlux filter. */
-	@Test
-	void refusesWithTheRoutesStatusCodeAndAKeylessRequestWithItsEmptyKeyStatus() throws Exception {
-		String key = "coded-" + RUN;
-		assertThat(get("/coded/x", key, null).statusCode()).isEqualTo(200);
-		HttpResponse<String> refused = get("/coded/x", key, null);
-		assertThat(refused.statusCode()).as("status-code").isEqualTo(503);
-		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
-		assertThat(refused.body()).contains("\"status\":503", "\"violated-policies\":[\"coded\"]");
-		assertThat(get("/coded/nokey", null, null).statusCode()).as("empty-key-status").isEqualTo(401);
-		assertThat(downstream.hits("/coded/x", key)).isEqualTo(1);
-		assertThat(downstream.hits("/coded/nokey", null)).isZero();
 	}
 
 	/** As on WebFlux: a calendar quota's quota-status and a deny list's 403 go before the route's status-code. */
@@ -188,28 +119,6 @@ class WindowRateLimitMvcTests {
 	}
 
 	@Test
-	void takesTheCostFromAHeaderAndRefusesABadOneWith400NamingIt() throws Exception {
-		String key = "costly-" + RUN;
-		assertThat(get("/costly/x", key, "2").statusCode()).isEqualTo(200);
-		assertThat(get("/costly/x", key, "1").statusCode()).as("2 + 1 = 3").isEqualTo(200);
-		assertThat(get("/costly/x", key, "1").statusCode()).as("3 + 1 > 3").isEqualTo(429);
-		for (String bad : new String[] { "x", "0", "-1", "4" }) {
-			HttpResponse<String> answer = get("/costly/x", "bad-" + key, bad);
-			assertThat(answer.statusCode()).as("X-Cost: " + bad).isEqualTo(400);
-			assertThat(answer.body()).as("X-Cost: " + bad).contains("X-Cost is '" + bad + "'");
-		}
-		assertThat(downstream.hits("/costly/x", "bad-" + key)).isZero();
-	}
-
-	@Test
-	void enforcesEveryLimitOfAListFromYaml() throws Exception {
-		String key = "two-" + RUN;
-		assertThat(get("/two-limits/x", key, null).statusCode()).isEqualTo(200);
-		assertThat(get("/two-limits/x", key, null).statusCode()).isEqualTo(200);
-		assertThat(get("/two-limits/x", key, null).statusCode()).isEqualTo(429);
-	}
-
-	@Test
 	void limitsARouteBuiltInTheJavaDsl() throws Exception {
 		String key = "dsl-" + RUN;
 		assertThat(get("/dsl/x", key, null).statusCode()).isEqualTo(200);
@@ -218,38 +127,6 @@ class WindowRateLimitMvcTests {
 		assertThat(second.headers().firstValue("X-RateLimit-Limit")).hasValue("2");
 		assertThat(get("/dsl/x", key, null).statusCode()).isEqualTo(429);
 		assertThat(downstream.hits("/dsl/x", key)).isEqualTo(2);
-	}
-
-	@Test
-	void aCalendarQuotaAnswersItsQuotaStatusWithARetryAfterToThePeriodsEndInItsZone() throws Exception {
-		String key = "monthly-" + RUN;
-		assertThat(get("/monthly/x", key, null).statusCode()).isEqualTo(200);
-		HttpResponse<String> quota = get("/monthly/x", key, null);
-		assertThat(quota.statusCode()).as("the quota-status").isEqualTo(403);
-		assertThat(quota.body()).contains("\"status\":403", "\"violated-policies\":[\"monthly\"]");
-		assertThat(retryAfter(quota)).isCloseTo(untilNextMonth("Pacific/Kiritimati"), within(5L));
-		assertThat(downstream.hits("/monthly/x", key)).isEqualTo(1);
-	}
-
-	@Test
-	void aPenaltyBlocksPastTheWindowAndListsAllowOrDeny() throws Exception {
-		String key = "penalised-" + RUN;
-		assertThat(get("/penalty/x", key, null).statusCode()).isEqualTo(200);
-		HttpResponse<String> blocked = get("/penalty/x", key, null);
-		assertThat(blocked.statusCode()).isEqualTo(429);
-		assertThat(retryAfter(blocked)).as("the penalty's").isBetween(590L, 600L);
-		Thread.sleep(1_100);
-		assertThat(get("/penalty/x", key, null).statusCode()).as("blocked past the 1 s window").isEqualTo(429);
-
-		HttpResponse<String> denied = get("/penalty/x", "banned-key", null);
-		assertThat(denied.statusCode()).isEqualTo(403);
-		assertThat(denied.headers().firstValue("Retry-After")).as("no wait ends a deny list's refusal").isEmpty();
-		assertThat(denied.body()).contains("\"status\":403").doesNotContain("violated-policies");
-		for (int i = 0; i < 3; i++) {
-			assertThat(get("/penalty/x", "vip-key", null).statusCode()).as("allowed: never limited").isEqualTo(200);
-		}
-		assertThat(downstream.hits("/penalty/x", "banned-key")).isZero();
-		assertThat(downstream.hits("/penalty/x", "vip-key")).isEqualTo(3);
 	}
 
 	/** The same arguments set in the Java DSL: a daily quota in Kiritimati, a deny and an allow list. */
@@ -267,29 +144,6 @@ class WindowRateLimitMvcTests {
 		for (int i = 0; i < 3; i++) {
 			assertThat(get("/dsl-quota/x", "dsl-vip", null).statusCode()).isEqualTo(200);
 		}
-	}
-
-	/**
-	 * The login case: only failed logins (401, 403) count. The first 6 answers are 200s, each refunded
-	 * once the downstream answered; then exactly 3 401s are counted and the next attempt is refused.
-	 */
-	@Test
-	void countsOnlyTheListedStatusesSoOnlyFailedLoginsUseTheLimit() throws Exception {
-		String key = "login-" + RUN;
-		for (int i = 1; i <= 6; i++) {
-			assertThat(get("/login/x?status=200", key, null).statusCode()).as("success " + i + ": refunded")
-				.isEqualTo(200);
-		}
-		for (int i = 1; i <= 3; i++) {
-			assertThat(get("/login/x?status=401", key, null).statusCode()).as("failed login " + i + ": counted")
-				.isEqualTo(401);
-		}
-		HttpResponse<String> refused = get("/login/x?status=401", key, null);
-		assertThat(refused.statusCode()).as("a fourth failed login").isEqualTo(429);
-		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
-		assertThat(get("/login/x?status=200", key, null).statusCode()).as("refused whatever it would answer")
-			.isEqualTo(429);
-		assertThat(downstream.hits("/login/x", key)).as("requests that reached the downstream").isEqualTo(9);
 	}
 
 	/**
@@ -313,59 +167,8 @@ class WindowRateLimitMvcTests {
 		assertThat(get("/login/flood?status=200", key, null).statusCode()).isEqualTo(429);
 	}
 
-	/**
-	 * A request reserves its {@code cost} (4 of 10) and is settled to what the downstream reports: a refund
-	 * when lower (three calls costing 1 fit where three of 4 would not), a charge past the limit when higher
-	 * (a call costing 20 leaves the client refused).
-	 */
-	@Test
-	void settlesToTheCostTheDownstreamReports() throws Exception {
-		String key = "metered-" + RUN;
-		for (int i = 1; i <= 3; i++) {
-			assertThat(get("/metered/x?cost=1", key, null).statusCode()).as("call " + i + " costing 1").isEqualTo(200);
-		}
-		HttpResponse<String> costly = get("/metered/x?cost=20", key, null);
-		assertThat(costly.statusCode()).isEqualTo(200);
-		assertThat(costly.headers().firstValue("X-RateLimit-Remaining")).as("3 used, 4 reserved of 10").hasValue("3");
-		HttpResponse<String> refused = get("/metered/x?cost=1", key, null);
-		assertThat(refused.statusCode()).as("charged 20: past the limit").isEqualTo(429);
-		assertThat(retryAfter(refused)).isPositive();
-		assertThat(downstream.hits("/metered/x", key)).isEqualTo(4);
-	}
-
-	/** No figure, or one that is not a whole number: the request stays charged what it reserved. */
-	@Test
-	void keepsTheReservationWhenTheReportedCostIsAbsentOrUnreadable() throws Exception {
-		String key = "unmetered-" + RUN;
-		assertThat(get("/metered/y", key, null).statusCode()).isEqualTo(200);
-		assertThat(get("/metered/y?cost=abc", key, null).statusCode()).isEqualTo(200);
-		assertThat(get("/metered/y?cost=1", key, null).statusCode()).as("8 of 10 charged: 4 more do not fit")
-			.isEqualTo(429);
-	}
-
-	/**
-	 * A call that fails before any response (nothing listens) is settled by the 5xx the client is answered,
-	 * as on WebFlux: refunded where only 401 and 403 count, counted where 5xx does.
-	 */
-	@Test
-	void settlesAFailedCallByTheErrorStatusItIsAnswered() throws Exception {
-		String key = "unreachable-" + RUN;
-		for (int i = 1; i <= 3; i++) {
-			assertThat(get("/unreachable/x", key, null).statusCode()).as("failure " + i + ": refunded")
-				.isGreaterThanOrEqualTo(500);
-		}
-		assertThat(get("/unreachable-counted/x", key, null).statusCode()).isGreaterThanOrEqualTo(500);
-		assertThat(get("/unreachable-counted/x", key, null).statusCode()).as("the 5xx counted").isEqualTo(429);
-	}
-
 	private static long retryAfter(HttpResponse<String> response) {
 		return Long.parseLong(response.headers().firstValue("Retry-After").orElseThrow());
-	}
-
-	private static long untilNextMonth(String zone) {
-		ZonedDateTime now = ZonedDateTime.now(ZoneId.of(zone));
-		return Duration.between(now, now.toLocalDate().withDayOfMonth(1).plusMonths(1).atStartOfDay(now.getZone()))
-			.toSeconds();
 	}
 
 	/** The operator's endpoint (its routes) and the health indicator are the core's, on Server MVC too. */

@@ -104,6 +104,11 @@ public final class ChunkedBody implements AutoCloseable {
 							break;
 						}
 					}
+					// a chunked answer (Tomcat's to a body it relayed) ends with its last chunk: not waited out
+					if (head > 0 && text.substring(0, head).toLowerCase().contains("transfer-encoding: chunked")
+							&& text.endsWith("\r\n0\r\n\r\n")) {
+						break;
+					}
 				}
 				catch (SocketTimeoutException ex) {
 					// nothing more yet
