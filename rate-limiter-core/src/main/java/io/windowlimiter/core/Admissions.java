@@ -77,37 +77,25 @@ final class Admissions {
 
 	/** See {@link RateLimiterCore#admit(String, String, long, Mono)}. */
 	Mono<Admission> admit(String routeId, String clientKey, long cost, Mono<String> requestedPlan) {
-		return admit(routeId, clientKey, requestedPlan, (policy, id) -> decide(routeId, policy, id, cost));
+		return admit(routeId, clientKey, requestedPlan, true, (policy, id) -> decide(routeId, policy, id, cost));
 	}
 
 	/** See {@link RateLimiterCore#admitTokens}. */
 	Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens, Mono<String> requestedPlan) {
-		return admit(routeId, clientKey, requestedPlan,
+		return admit(routeId, clientKey, requestedPlan, true,
 				(policy, id) -> decideEach(routeId, policy, id, policy.costsOfCall(estimatedTokens)));
 	}
 
 	/** See {@link RateLimiterCore#knownRefusal}. */
 	Mono<Admission> knownRefusal(String routeId, String clientKey, long bodyLength, int bytesPerToken,
 			Mono<String> requestedPlan) {
-		CompiledRoute route = this.targets.route(routeId);
-		if (route == null) {
-			return Mono.error(new IllegalStateException("Route '" + routeId + "' has no rate limits"));
-		}
-		String id = this.targets.idOf(routeId, clientKey);
-		Access access = this.access.of(routeId, route.scopes, route.lists, id, this.targets.listHash(routeId, clientKey));
-		if (access != null) {
-			// an exempt client is answered (and counted) once, by the admission
-			return access.exempt() ? Mono.empty() : ReadyAnswer.of(byAccess(routeId, route, access));
-		}
-		CompiledPolicy known = this.plans.known(routeId, route, id);
-		Mono<CompiledPolicy> policy = (known != null) ? Mono.just(known)
-				: this.plans.fromRequest(routeId, route, id, requestedPlan);
 		// the least the call's estimate can be: its prompt's part, from the body's declared length
 		long least = (bodyLength > 0) ? (bodyLength + bytesPerToken - 1) / bytesPerToken : 1;
-		return policy.flatMap(decided -> {
-			Admission refusal = remembered(routeId, decided, id, least);
+		// an exempt client is answered (and counted) once, by the admission
+		return admit(routeId, clientKey, requestedPlan, false, (policy, id) -> Mono.defer(() -> {
+			Admission refusal = remembered(routeId, policy, id, least);
 			return (refusal != null) ? ReadyAnswer.of(refusal) : Mono.empty();
-		});
+		}));
 	}
 
 	/** The deny cache's refusal of an LLM call estimated at {@code leastTokens} or more; null when Redis decides. */
@@ -129,12 +117,13 @@ final class Admissions {
 	}
 
 	/**
-	 * What both kinds of admission share: the client's key as the core knows it from here on (on a route keyed
-	 * by credentials its hash, see {@link CredentialRoutes}); a client the route's lists or scopes decide is
-	 * answered without Redis; anyone else is decided by {@code decide} under the policy its assignment or its
-	 * request names, with that key.
+	 * What both kinds of admission (and the refusal known before a body is read) share: the client's key as the
+	 * core knows it from here on (on a route keyed by credentials its hash, see {@link CredentialRoutes}); a
+	 * client the route's lists or scopes decide is answered without Redis; anyone else is decided by
+	 * {@code decide} under the policy its assignment or its request names, with that key.
+	 * @param answersExempt whether an exempt client is answered here; else its answer is empty
 	 */
-	private Mono<Admission> admit(String routeId, String clientKey, Mono<String> requestedPlan,
+	private Mono<Admission> admit(String routeId, String clientKey, Mono<String> requestedPlan, boolean answersExempt,
 			BiFunction<CompiledPolicy, String, Mono<Admission>> decide) {
 		CompiledRoute route = this.targets.route(routeId);
 		if (route == null) {
@@ -144,7 +133,7 @@ final class Admissions {
 		Access access = this.access.of(routeId, route.scopes, route.lists, id, this.targets.listHash(routeId, clientKey));
 		if (access != null) {
 			// not Mono.just: see ReadyAnswer
-			return ReadyAnswer.of(byAccess(routeId, route, access));
+			return (access.exempt() && !answersExempt) ? Mono.empty() : ReadyAnswer.of(byAccess(routeId, route, access));
 		}
 		CompiledPolicy policy = this.plans.known(routeId, route, id);
 		if (policy != null) {

@@ -2,6 +2,7 @@ package io.windowlimiter.core.operations;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.access.Access;
@@ -72,36 +73,24 @@ final class ClientChanges {
 	 */
 	Mono<Change> change(String target, String given, AssignmentRequest request, @Nullable String principal) {
 		String client = this.limiter.clientKeyOf(target, given);
-		PlanAssignments assignments = this.assignments;
-		if (assignments == null) {
-			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be assigned"));
-		}
-		if (!isKnown(target)) {
-			return Mono.empty();
-		}
-		Mono<Void> write;
-		String type;
-		if (request.clear()) {
-			type = LimitChange.CLEAR;
-			// clear takes back whatever operators gave the client here: plan or override, block or exemption
-			write = assignments.clear(target, client).then(Mono.defer(() -> assignments.clearAccess(target, client)));
-		}
-		else if (request.plan() != null) {
-			checkPlan(target, request.plan());
-			type = LimitChange.ASSIGN;
-			write = assignments.assign(target, client, request.plan(), request.expires());
-		}
-		else {
+		return change(target, client, "assigned", principal, assignments -> {
+			if (request.clear()) {
+				// clear takes back whatever operators gave the client here: plan or override, block or exemption
+				return new Write(LimitChange.CLEAR,
+						assignments.clear(target, client).then(Mono.defer(() -> assignments.clearAccess(target, client))));
+			}
+			if (request.plan() != null) {
+				checkPlan(target, request.plan());
+				return new Write(LimitChange.ASSIGN, assignments.assign(target, client, request.plan(), request.expires()));
+			}
 			checkScope(target, request.limit());
-			type = LimitChange.OVERRIDE;
 			List<Map<String, String>> limits = List.of(request.limit());
 			// a limit below the cost of a request on a route of the target would refuse the client for good
 			// and one of another algorithm than the limit it replaces would count from zero
 			AssignmentRequest.fieldNamed(
 					() -> this.limiter.checkOverride(target, PlanAssignments.overrideOf(target, limits, 0)));
-			write = assignments.override(target, client, limits, request.expires());
-		}
-		return written(assignments, write, type, target, client, principal);
+			return new Write(LimitChange.OVERRIDE, assignments.override(target, client, limits, request.expires()));
+		});
 	}
 
 	/**
@@ -113,18 +102,33 @@ final class ClientChanges {
 	 */
 	Mono<Change> access(String target, String given, AccessRequest request, @Nullable String principal) {
 		String client = this.limiter.clientKeyOf(target, given);
+		boolean block = request.kind() == AccessRule.Kind.BLOCK;
+		return change(target, client, "blocked or exempted", principal,
+				assignments -> block ? new Write(LimitChange.BLOCK, assignments.block(target, client, request.ttl()))
+						: new Write(LimitChange.EXEMPT, assignments.exempt(target, client, request.ttl())));
+	}
+
+	/**
+	 * A change of the client's assignments: with none kept (no {@link PlanAssignments} bean) an error saying
+	 * what cannot be done; empty when the target has no limits here; else the write {@code write} makes, then
+	 * the rest of the change ({@code written}).
+	 * @param cannot what cannot be done without assignments, e.g. {@code assigned}
+	 */
+	private Mono<Change> change(String target, String client, String cannot, @Nullable String principal,
+			Function<PlanAssignments, Write> write) {
 		PlanAssignments assignments = this.assignments;
 		if (assignments == null) {
-			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be blocked or exempted"));
+			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be " + cannot));
 		}
 		if (!isKnown(target)) {
 			return Mono.empty();
 		}
-		boolean block = request.kind() == AccessRule.Kind.BLOCK;
-		String type = block ? LimitChange.BLOCK : LimitChange.EXEMPT;
-		Mono<Void> write = block ? assignments.block(target, client, request.ttl())
-				: assignments.exempt(target, client, request.ttl());
-		return written(assignments, write, type, target, client, principal);
+		Write made = write.apply(assignments);
+		return written(assignments, made.write(), made.type(), target, client, principal);
+	}
+
+	/** A write to the client's assignments, of the change type it makes ({@link LimitChange#ASSIGN} ...). */
+	private record Write(String type, Mono<Void> write) {
 	}
 
 	/**
