@@ -230,7 +230,7 @@ public final class RedisGuard implements AutoCloseable {
 			long start = System.nanoTime();
 			RedisBudget budget = RedisBudget.in(sink.contextView());
 			long bound = this.bounds.boundOf(budget);
-			if (budget != null && bound <= 0) {
+			if (bound <= 0) {
 				// the answer has waited all it may for Redis: this call would only make it later
 				fail(sink, new RedisBudgetSpentException());
 				return;
