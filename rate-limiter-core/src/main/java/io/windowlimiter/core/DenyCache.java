@@ -1,5 +1,6 @@
 package io.windowlimiter.core;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -7,6 +8,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.policy.CompiledPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,6 +39,16 @@ public class DenyCache {
 			.expireAfter(new UntilDenialEnds())
 			.ticker(nanoTime::getAsLong)
 			.build();
+	}
+
+	/**
+	 * What the deny cache keys a client by: route and plan, then the client's first Redis key, which
+	 * {@code RedisKeys} has hashed if the client key was long or odd. So an entry's size is bounded whatever
+	 * a client sends (an {@code X-API-Key} of 8 KB costs what a short one does).
+	 * @param keys the client's keys under the policy ({@link CompiledPolicy#keysFor})
+	 */
+	static String keyOf(CompiledPolicy policy, List<String> keys) {
+		return policy.denyPrefix + keys.get(0);
 	}
 
 	/**

@@ -97,7 +97,7 @@ class LlmKnownRefusalTests {
 		assertThat(known.violated()).containsExactly("chat-0");
 		assertThat(known(200)).as("200 bytes: from 100 tokens, which may fit").isNull();
 		assertThat(known(-1)).as("a body of unknown length may be small").isNull();
-		Thread.sleep(RateLimiterCore.TOKEN_DENIAL_TRUSTED_MILLIS + 100);
+		Thread.sleep(Admissions.TOKEN_DENIAL_TRUSTED_MILLIS + 100);
 		assertThat(known(400)).as("a second later: tokens may have been given back elsewhere; Redis decides").isNull();
 	}
 

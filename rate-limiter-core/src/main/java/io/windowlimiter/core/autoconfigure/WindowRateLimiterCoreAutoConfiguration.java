@@ -106,7 +106,7 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	@ConditionalOnMissingBean
 	public PlanAssignments windowRateLimiterPlanAssignments(ReactiveStringRedisTemplate redis, PolicyRegistry registry,
 			WindowRateLimiterProperties properties) {
-		WindowRateLimiterProperties.Assignments assignments = properties.getAssignments();
+		AssignmentProperties assignments = properties.getAssignments();
 		return new PlanAssignments(redis, registry.plans(), assignments.getRefreshInterval(),
 				assignments.getMaxEntries(), properties.getFailureLogInterval(), System::currentTimeMillis);
 	}
@@ -114,7 +114,7 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	public RateLimitHeaders windowRateLimiterHeaders(WindowRateLimiterProperties properties) {
-		WindowRateLimiterProperties.Headers headers = properties.getHeaders();
+		HeaderProperties headers = properties.getHeaders();
 		return new RateLimitHeaders(new RateLimitHeaders.Names(headers.isXEnabled(), headers.getLimit(),
 				headers.getRemaining(), headers.getReset(), headers.isIetfEnabled(), headers.getPolicy(),
 				headers.getRateLimit()));
@@ -186,7 +186,7 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	public NearLimit windowRateLimiterNearLimit(WindowRateLimiterProperties properties, RateLimitMetrics metrics) {
-		WindowRateLimiterProperties.NearLimit nearLimit = properties.getNearLimit();
+		NearLimitProperties nearLimit = properties.getNearLimit();
 		double share;
 		try {
 			share = NearLimit.checkShare(WindowRateLimiterProperties.PREFIX + ".near-limit.share", nearLimit.getShare());

@@ -6,9 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.windowlimiter.core.BufferedBodies;
 import io.windowlimiter.core.HeldRequests;
-import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.access.ClientList;
 import io.windowlimiter.core.access.RouteLists;
 import io.windowlimiter.core.key.ApiKeys;
@@ -17,12 +15,16 @@ import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.util.unit.DataSize;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.validation.annotation.Validated;
 
 /**
  * Global settings of the window rate limiter, and the plans routes may use. Limits themselves are per
  * route, in the {@code RequestRateLimiter} filter's {@code window-rate-limiter.*} arguments, or per plan.
+ * The settings directly under {@code window-rate-limiter} are here; each group below it has a class of its
+ * own: {@link HeaderProperties}, {@link ProblemDetailsProperties}, {@link PlanProperties} (and
+ * {@link PlanLimitProperties}), {@link AssignmentProperties}, {@link LlmProperties} and
+ * {@link NearLimitProperties}.
  */
 @ConfigurationProperties(WindowRateLimiterProperties.PREFIX)
 @Validated
@@ -110,10 +112,12 @@ public class WindowRateLimiterProperties {
 	private int redisMaxInFlight = 2_000;
 
 	/** Which rate-limit headers responses carry, under which names. */
-	private final Headers headers = new Headers();
+	@NestedConfigurationProperty
+	private final HeaderProperties headers = new HeaderProperties();
 
 	/** RFC 9457 problem details on refused requests. */
-	private final ProblemDetails problemDetails = new ProblemDetails();
+	@NestedConfigurationProperty
+	private final ProblemDetailsProperties problemDetails = new ProblemDetailsProperties();
 
 	/**
 	 * Fail-mode local: how many counters this instance holds at most (one per route, client and limit: a
@@ -152,7 +156,7 @@ public class WindowRateLimiterProperties {
 	 * client's plan then comes from an assignment made at run time, the request (plan-header or a
 	 * PlanResolver bean), or else the route's default.
 	 */
-	private Map<String, Plan> plans = new LinkedHashMap<>();
+	private Map<String, PlanProperties> plans = new LinkedHashMap<>();
 
 	/**
 	 * The request header a client's plan is read from, on routes that use plans, as the route's filters
@@ -182,20 +186,22 @@ public class WindowRateLimiterProperties {
 	private String planAuthorityPrefix = "PLAN_";
 
 	/** Plans and overrides assigned to clients at run time. */
-	private final Assignments assignments = new Assignments();
+	@NestedConfigurationProperty
+	private final AssignmentProperties assignments = new AssignmentProperties();
 
 	/** Settings of LLM routes ({@code WindowRateLimit} with {@code llm}) shared by all of them. */
-	private final Llm llm = new Llm();
+	@NestedConfigurationProperty
+	private final LlmProperties llm = new LlmProperties();
 
-	public Llm getLlm() {
+	public LlmProperties getLlm() {
 		return this.llm;
 	}
 
-	public Map<String, Plan> getPlans() {
+	public Map<String, PlanProperties> getPlans() {
 		return this.plans;
 	}
 
-	public void setPlans(Map<String, Plan> plans) {
+	public void setPlans(Map<String, PlanProperties> plans) {
 		this.plans = plans;
 	}
 
@@ -238,7 +244,7 @@ public class WindowRateLimiterProperties {
 		this.planHeader = planHeader;
 	}
 
-	public Assignments getAssignments() {
+	public AssignmentProperties getAssignments() {
 		return this.assignments;
 	}
 
@@ -272,11 +278,11 @@ public class WindowRateLimiterProperties {
 		this.redisMaxInFlight = redisMaxInFlight;
 	}
 
-	public Headers getHeaders() {
+	public HeaderProperties getHeaders() {
 		return this.headers;
 	}
 
-	public ProblemDetails getProblemDetails() {
+	public ProblemDetailsProperties getProblemDetails() {
 		return this.problemDetails;
 	}
 
@@ -405,7 +411,8 @@ public class WindowRateLimiterProperties {
 	private List<String> deny = new ArrayList<>();
 
 	/** Counting (and logging) allowed requests that leave their client near a limit. */
-	private final NearLimit nearLimit = new NearLimit();
+	@NestedConfigurationProperty
+	private final NearLimitProperties nearLimit = new NearLimitProperties();
 
 	public List<String> getAllow() {
 		return this.allow;
@@ -423,7 +430,7 @@ public class WindowRateLimiterProperties {
 		this.deny = deny;
 	}
 
-	public NearLimit getNearLimit() {
+	public NearLimitProperties getNearLimit() {
 		return this.nearLimit;
 	}
 
@@ -451,387 +458,6 @@ public class WindowRateLimiterProperties {
 					+ name + "[" + ex.getMessage().replaceAll("^entry (\\d+).*", "$1") + "]); allowed: " + ClientList.ALLOWED,
 					ex);
 		}
-	}
-
-	/** Allowed requests near a limit (Envoy's near_limit): counted, and optionally logged. */
-	public static class NearLimit {
-
-		/**
-		 * The share of a limit from which an allowed request counts in gateway.ratelimit.near_limit: above 0,
-		 * at most 1. 0.8 (Envoy's default) counts a request that leaves its client with 20% or less of a
-		 * limit (of a token bucket's burst).
-		 */
-		private double share = io.windowlimiter.core.NearLimit.DEFAULT_SHARE;
-
-		/**
-		 * When set, at most one log line per this interval names a route, limit and client near it (a long
-		 * client key shortened to a hash). Unset (the default), nothing is logged.
-		 */
-		private Duration logInterval;
-
-		public double getShare() {
-			return this.share;
-		}
-
-		public void setShare(double share) {
-			this.share = share;
-		}
-
-		public Duration getLogInterval() {
-			return this.logInterval;
-		}
-
-		public void setLogInterval(Duration logInterval) {
-			this.logInterval = logInterval;
-		}
-
-	}
-
-	/** Which rate-limit headers responses carry, under which names. */
-	public static class Headers {
-
-		/** Whether to send X-RateLimit-Limit, -Remaining and -Reset. */
-		private boolean xEnabled = true;
-
-		/** Name of the header with the limit. */
-		private String limit = RateLimitHeaders.LIMIT;
-
-		/** Name of the header with the remaining quota. */
-		private String remaining = RateLimitHeaders.REMAINING;
-
-		/** Name of the header with the seconds until quota frees. */
-		private String reset = RateLimitHeaders.RESET;
-
-		/** Whether to send the IETF draft's RateLimit-Policy and RateLimit. */
-		private boolean ietfEnabled = true;
-
-		/** Name of the header listing the policies. */
-		private String policy = RateLimitHeaders.POLICY;
-
-		/** Name of the header with the state of the policy closest to running out. */
-		private String rateLimit = RateLimitHeaders.RATE_LIMIT;
-
-		public boolean isXEnabled() {
-			return this.xEnabled;
-		}
-
-		public void setXEnabled(boolean xEnabled) {
-			this.xEnabled = xEnabled;
-		}
-
-		public String getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(String limit) {
-			this.limit = limit;
-		}
-
-		public String getRemaining() {
-			return this.remaining;
-		}
-
-		public void setRemaining(String remaining) {
-			this.remaining = remaining;
-		}
-
-		public String getReset() {
-			return this.reset;
-		}
-
-		public void setReset(String reset) {
-			this.reset = reset;
-		}
-
-		public boolean isIetfEnabled() {
-			return this.ietfEnabled;
-		}
-
-		public void setIetfEnabled(boolean ietfEnabled) {
-			this.ietfEnabled = ietfEnabled;
-		}
-
-		public String getPolicy() {
-			return this.policy;
-		}
-
-		public void setPolicy(String policy) {
-			this.policy = policy;
-		}
-
-		public String getRateLimit() {
-			return this.rateLimit;
-		}
-
-		public void setRateLimit(String rateLimit) {
-			this.rateLimit = rateLimit;
-		}
-
-	}
-
-	/** A plan: limits decided together, as a route's own would be. */
-	public static class Plan {
-
-		/** The plan's limits, decided together, all or nothing. */
-		private List<PlanLimit> limits = new ArrayList<>();
-
-		public List<PlanLimit> getLimits() {
-			return this.limits;
-		}
-
-		public void setLimits(List<PlanLimit> limits) {
-			this.limits = limits;
-		}
-
-		Map<String, String> arguments() {
-			Map<String, String> arguments = new LinkedHashMap<>();
-			for (int i = 0; i < this.limits.size(); i++) {
-				String prefix = "limits[" + i + "].";
-				this.limits.get(i).arguments().forEach((name, value) -> arguments.put(prefix + name, value));
-			}
-			return arguments;
-		}
-
-	}
-
-	/**
-	 * One limit of a plan, as text: it is checked like a route's limit, with the same messages. It has every
-	 * property of a route's limit ({@code RouteArgs.limitProperties()}): Boot drops one it lacks without a word.
-	 */
-	public static class PlanLimit {
-
-		/** fixed-window, sliding-log, sliding-window-counter (the default) or token-bucket. */
-		private String algorithm;
-
-		/** Requests per window, a whole number from 1. */
-		private String limit;
-
-		/** The window: whole milliseconds from 1ms to 366d, such as 500ms, 10s, 1m, 1h or 1d. */
-		private String window;
-
-		/** ring (the default) or sorted-set, only with sliding-log. */
-		private String logStorage;
-
-		/** Requests allowed at once from a full bucket, only with token-bucket; the limit by default. */
-		private String burst;
-
-		/** The policy's name, shown to clients; {@code <plan>-<i>}, or the scope's name, by default. */
-		private String name;
-
-		/** The scope whose counters this limit shares with every route naming it; none by default. */
-		private String scope;
-
-		/** day, week or month: a quota that resets at the local calendar edge instead of a rolling window. */
-		private String calendar;
-
-		/** The IANA time zone of a calendar quota's edges; UTC by default. */
-		private String timeZone;
-
-		/** The first day of a calendar week (monday to sunday); monday by default. */
-		private String weekStart;
-
-		/** How long a client that runs past this limit is refused, whatever the window; none by default. */
-		private String blockFor;
-
-		/**
-		 * What the limit counts: requests (the default) or tokens, the tokens of LLM calls, counted on routes
-		 * that meter them (llm) and left out elsewhere.
-		 */
-		private String unit;
-
-		Map<String, String> arguments() {
-			Map<String, String> arguments = new LinkedHashMap<>();
-			String[][] all = { { "algorithm", this.algorithm }, { "limit", this.limit }, { "window", this.window },
-					{ "log-storage", this.logStorage }, { "burst", this.burst }, { "name", this.name },
-					{ "scope", this.scope }, { "calendar", this.calendar }, { "time-zone", this.timeZone },
-					{ "week-start", this.weekStart }, { "block-for", this.blockFor }, { "unit", this.unit } };
-			for (String[] pair : all) {
-				if (pair[1] != null) {
-					arguments.put(pair[0], pair[1]);
-				}
-			}
-			return arguments;
-		}
-
-		public String getAlgorithm() {
-			return this.algorithm;
-		}
-
-		public void setAlgorithm(String algorithm) {
-			this.algorithm = algorithm;
-		}
-
-		public String getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(String limit) {
-			this.limit = limit;
-		}
-
-		public String getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(String window) {
-			this.window = window;
-		}
-
-		public String getLogStorage() {
-			return this.logStorage;
-		}
-
-		public void setLogStorage(String logStorage) {
-			this.logStorage = logStorage;
-		}
-
-		public String getBurst() {
-			return this.burst;
-		}
-
-		public void setBurst(String burst) {
-			this.burst = burst;
-		}
-
-		public String getName() {
-			return this.name;
-		}
-
-		public void setName(String name) {
-			this.name = name;
-		}
-
-		public String getScope() {
-			return this.scope;
-		}
-
-		public void setScope(String scope) {
-			this.scope = scope;
-		}
-
-		public String getCalendar() {
-			return this.calendar;
-		}
-
-		public void setCalendar(String calendar) {
-			this.calendar = calendar;
-		}
-
-		public String getTimeZone() {
-			return this.timeZone;
-		}
-
-		public void setTimeZone(String timeZone) {
-			this.timeZone = timeZone;
-		}
-
-		public String getWeekStart() {
-			return this.weekStart;
-		}
-
-		public void setWeekStart(String weekStart) {
-			this.weekStart = weekStart;
-		}
-
-		public String getBlockFor() {
-			return this.blockFor;
-		}
-
-		public void setBlockFor(String blockFor) {
-			this.blockFor = blockFor;
-		}
-
-		public String getUnit() {
-			return this.unit;
-		}
-
-		public void setUnit(String unit) {
-			this.unit = unit;
-		}
-
-	}
-
-	/** Settings of LLM routes shared by all of them. */
-	public static class Llm {
-
-		/**
-		 * The most request-body bytes this instance buffers at once to meter LLM calls, all connections and
-		 * routes together: a body is read (up to its route's max-body-bytes) before its call is admitted, and a
-		 * body that would take the total past this is answered 503 with Retry-After: 1 at once, nothing charged.
-		 * Unset, an eighth of the JVM's largest heap (-Xmx).
-		 */
-		private DataSize maxBufferedBytes;
-
-		public DataSize getMaxBufferedBytes() {
-			return this.maxBufferedBytes;
-		}
-
-		public void setMaxBufferedBytes(DataSize maxBufferedBytes) {
-			this.maxBufferedBytes = maxBufferedBytes;
-		}
-
-		/** The bound in bytes: as set, else the default's. */
-		public long maxBufferedBytes() {
-			if (this.maxBufferedBytes == null) {
-				return BufferedBodies.defaultMax();
-			}
-			if (this.maxBufferedBytes.toBytes() < 1) {
-				throw new IllegalStateException(PREFIX + ".llm.max-buffered-bytes is " + this.maxBufferedBytes
-						+ "; it must be 1 byte or more (such as 64MB), or unset for an eighth of the heap");
-			}
-			return this.maxBufferedBytes.toBytes();
-		}
-
-	}
-
-	/** Plans and overrides assigned to clients at run time (see PlanAssignments). */
-	public static class Assignments {
-
-		/**
-		 * How often each instance asks Redis whether assignments changed (one GET); a change takes effect on
-		 * every instance within this interval plus one reload.
-		 */
-		private Duration refreshInterval = Duration.ofMillis(250);
-
-		/** The most assignments kept; a new one beyond it is refused. Every instance holds all of them. */
-		@Min(1)
-		private long maxEntries = 100_000;
-
-		public Duration getRefreshInterval() {
-			return this.refreshInterval;
-		}
-
-		public void setRefreshInterval(Duration refreshInterval) {
-			this.refreshInterval = refreshInterval;
-		}
-
-		public long getMaxEntries() {
-			return this.maxEntries;
-		}
-
-		public void setMaxEntries(long maxEntries) {
-			this.maxEntries = maxEntries;
-		}
-
-	}
-
-	/** RFC 9457 problem details on refused requests. */
-	public static class ProblemDetails {
-
-		/**
-		 * Whether a refused request gets an application/problem+json body of the IETF rate-limit draft's
-		 * quota-exceeded type, naming the violated policies.
-		 */
-		private boolean enabled = false;
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
 	}
 
 }

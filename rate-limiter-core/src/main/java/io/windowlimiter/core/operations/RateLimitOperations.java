@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Collectors;
 
 import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.RateLimitHeaders;
@@ -16,13 +15,10 @@ import io.windowlimiter.core.policy.RoutePolicy;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.ReservationsHere;
 import io.windowlimiter.core.access.Access;
-import io.windowlimiter.core.access.AccessRule;
 import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.plan.Assignment;
 import io.windowlimiter.core.plan.PlanAssignments;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -37,6 +33,9 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * blocking or exempting it.
  * Each change is made in Redis, then told to every instance through the {@link ChangeBroadcast}; it is
  * logged, and published as an {@link AuditApplicationEvent} when the application keeps audit events.
+ *
+ * <p>This class reads (routes, scopes, plans, a client's standing) and answers in the records below, the
+ * endpoint's JSON; the changes are made by {@code ClientChanges} and recorded by {@code ChangeAudit}.
  */
 public class RateLimitOperations {
 
@@ -61,22 +60,15 @@ public class RateLimitOperations {
 	/** How many of the clients refused most a route's description lists. */
 	static final int TOP_DENIED = 10;
 
-	private static final Log logger = LogFactory.getLog(RateLimitOperations.class);
-
 	private final RateLimiterCore limiter;
-
-	private final ReactiveStringRedisTemplate redis;
-
-	private final ChangeBroadcast broadcast;
 
 	private final DeniedClients deniedClients;
 
 	private final @Nullable PlanAssignments assignments;
 
-	private final @Nullable ApplicationEventPublisher auditEvents;
+	private final OperatorRedisBound bound;
 
-	/** How long each of an operator's Redis calls waits at most, then fails instead of hanging. */
-	private final Duration redisTimeout;
+	private final ClientChanges changes;
 
 	/**
 	 * @param assignments where clients' plans and overrides are kept; null when the application has none
@@ -90,18 +82,11 @@ public class RateLimitOperations {
 			DeniedClients deniedClients, @Nullable PlanAssignments assignments,
 			@Nullable ApplicationEventPublisher auditEvents, Duration redisTimeout) {
 		this.limiter = limiter;
-		this.redis = redis;
-		this.broadcast = broadcast;
 		this.deniedClients = deniedClients;
 		this.assignments = assignments;
-		this.auditEvents = auditEvents;
-		this.redisTimeout = redisTimeout;
-	}
-
-	/** The call, failed with a {@link TimeoutException} naming the bound when Redis answers nothing within it. */
-	private <T> Mono<T> bounded(Mono<T> call) {
-		return call.timeout(this.redisTimeout, Mono.error(() -> new TimeoutException(
-				"Redis answered nothing within " + this.redisTimeout.toMillis() + " ms")));
+		this.bound = new OperatorRedisBound(redisTimeout);
+		this.changes = new ClientChanges(limiter, redis, broadcast, assignments, new ChangeAudit(auditEvents),
+				this.bound);
 	}
 
 	/** Every route with limits of this limiter, by id. */
@@ -128,7 +113,7 @@ public class RateLimitOperations {
 
 	/** Whether the target is a route or scope with limits here. */
 	public boolean isKnown(String target) {
-		return this.limiter.isScope(target) || this.limiter.policyOf(target) != null;
+		return this.changes.isKnown(target);
 	}
 
 	/** The scope and the routes naming it; null when the target is not a scope. */
@@ -155,7 +140,7 @@ public class RateLimitOperations {
 	 */
 	public Mono<ClientStanding> standing(String target, String given) {
 		String client = this.limiter.clientKeyOf(target, given);
-		return bounded(this.limiter.peek(target, client)).map(standing -> {
+		return this.bound.bounded(this.limiter.peek(target, client)).map(standing -> {
 			List<LimitStanding> limits = new ArrayList<>();
 			for (int i = 0; i < standing.limits().size(); i++) {
 				RouteLimit limit = standing.limits().get(i);
@@ -205,37 +190,7 @@ public class RateLimitOperations {
 	 * apply on the route, or an override's limit is below the cost of a request on a route it applies on
 	 */
 	public Mono<Change> change(String target, String given, AssignmentRequest request, @Nullable String principal) {
-		String client = this.limiter.clientKeyOf(target, given);
-		PlanAssignments assignments = this.assignments;
-		if (assignments == null) {
-			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be assigned"));
-		}
-		if (!isKnown(target)) {
-			return Mono.empty();
-		}
-		Mono<Void> write;
-		String type;
-		if (request.clear()) {
-			type = LimitChange.CLEAR;
-			// clear takes back whatever operators gave the client here: plan or override, block or exemption
-			write = assignments.clear(target, client).then(Mono.defer(() -> assignments.clearAccess(target, client)));
-		}
-		else if (request.plan() != null) {
-			checkPlan(target, request.plan());
-			type = LimitChange.ASSIGN;
-			write = assignments.assign(target, client, request.plan(), request.expires());
-		}
-		else {
-			checkScope(target, request.limit());
-			type = LimitChange.OVERRIDE;
-			List<Map<String, String>> limits = List.of(request.limit());
-			// a limit below the cost of a request on a route of the target would refuse the client for good
-			// and one of another algorithm than the limit it replaces would count from zero
-			AssignmentRequest.fieldNamed(
-					() -> this.limiter.checkOverride(target, PlanAssignments.overrideOf(target, limits, 0)));
-			write = assignments.override(target, client, limits, request.expires());
-		}
-		return written(assignments, write, type, target, client, principal);
+		return this.changes.change(target, given, request, principal);
 	}
 
 	/**
@@ -246,98 +201,7 @@ public class RateLimitOperations {
 	 * @param principal who asked, for the log and the audit event; null when unknown
 	 */
 	public Mono<Change> access(String target, String given, AccessRequest request, @Nullable String principal) {
-		String client = this.limiter.clientKeyOf(target, given);
-		PlanAssignments assignments = this.assignments;
-		if (assignments == null) {
-			return Mono.error(new IllegalStateException("No PlanAssignments bean: nothing can be blocked or exempted"));
-		}
-		if (!isKnown(target)) {
-			return Mono.empty();
-		}
-		boolean block = request.kind() == AccessRule.Kind.BLOCK;
-		String type = block ? LimitChange.BLOCK : LimitChange.EXEMPT;
-		Mono<Void> write = block ? assignments.block(target, client, request.ttl())
-				: assignments.exempt(target, client, request.ttl());
-		return written(assignments, write, type, target, client, principal);
-	}
-
-	/**
-	 * Once the change is written: the client's cached denial forgotten, every instance told, the change as it
-	 * now stands answered, logged and audited.
-	 */
-	private Mono<Change> written(PlanAssignments assignments, Mono<Void> write, String type, String target,
-			String client, @Nullable String principal) {
-		LimitChange change = new LimitChange(type, target, client);
-		return bounded(write)
-			.then(Mono.defer(() -> {
-				this.limiter.forgetDenial(target, client);
-				return publish(change);
-			}))
-			.map(notified -> {
-				Assignment now = assignments.find(target, client);
-				return new Change(type, target, client, (now != null) ? AssignmentView.of(target, now) : null,
-						accessView(target, client), notified);
-			})
-			.doOnNext(done -> record(done, principal));
-	}
-
-	/** The operator's block or exemption made on exactly this target, as every instance has it; null for none. */
-	private @Nullable AccessView accessView(String target, String client) {
-		if (this.assignments == null) {
-			return null;
-		}
-		AccessRule rule = this.assignments.access(target, client);
-		return (rule != null) ? AccessView.of(new Access(rule.kind() == AccessRule.Kind.EXEMPT, Access.RUN_TIME, target,
-				rule.expiresAtMillis())) : null;
-	}
-
-	private void checkPlan(String target, String plan) {
-		if (!this.limiter.plans().containsKey(plan)) {
-			throw new AssignmentRequest.InvalidAssignmentException(target, "plan", "is '" + plan + "'",
-					this.limiter.plans().isEmpty() ? "a plan declared under window-rate-limiter.plans, none is"
-							: "one of " + String.join(", ", this.limiter.plans().keySet()));
-		}
-		// a plan changes nothing on a route with limits of its own: refused rather than stored to no effect
-		List<String> routes = this.limiter.isScope(target) ? this.limiter.scopes().get(target) : List.of(target);
-		boolean usesPlans = routes.stream().map(this.limiter::policyOf).anyMatch(route -> route != null && route.usesPlans());
-		if (!usesPlans) {
-			String where = this.limiter.isScope(target)
-					? "scope '" + target + "', whose routes all have limits of their own"
-					: "route '" + target + "', which has limits of its own";
-			throw new AssignmentRequest.InvalidAssignmentException(target, "plan", "is set on " + where
-					+ ", which no plan changes",
-					"a plan on a route that uses plans (window-rate-limiter.plan) or on a scope one of them names, or "
-							+ "limit and window (an override) here");
-		}
-	}
-
-	/**
-	 * An override made on a scope counts in that scope: another scope named in it would be ignored, so refused.
-	 * A scope no route names would start counters of its own that nothing else shares (a typo, most likely), so
-	 * refused too.
-	 */
-	private void checkScope(String target, @Nullable Map<String, String> limit) {
-		String scope = (limit != null) ? limit.get("scope") : null;
-		if (scope != null && this.limiter.isScope(target) && !scope.equals(target)) {
-			throw new AssignmentRequest.InvalidAssignmentException(target, "scope", "is '" + scope
-					+ "' on an override made on scope '" + target + "'", "'" + target + "' or none: an override on a "
-							+ "scope replaces that scope's limits and counts in it");
-		}
-		if (scope != null && !this.limiter.scopes().containsKey(scope)) {
-			throw new AssignmentRequest.InvalidAssignmentException(target, "scope", "is '" + scope
-					+ "', which no route names", this.limiter.scopes().isEmpty() ? "none: no route names a scope"
-							: "one of " + String.join(", ", this.limiter.scopes().keySet()) + ", or none");
-		}
-	}
-
-	/** Tells every instance; a failure is logged and counted as nobody told, the change itself stands. */
-	private Mono<Long> publish(LimitChange change) {
-		return bounded(this.broadcast.publish(change)).onErrorResume(error -> {
-			logger.warn("The " + change.type() + " of client '" + LimitChange.printable(change.client()) + "' on '"
-					+ change.target() + "' could not be published to other instances; they refuse it from their deny "
-					+ "caches until its Retry-After ends, and see an assignment at their next poll: " + error);
-			return Mono.just(0L);
-		});
+		return this.changes.access(target, given, request, principal);
 	}
 
 	/**
@@ -348,92 +212,7 @@ public class RateLimitOperations {
 	 * @param principal who asked, for the log and the audit event; null when unknown
 	 */
 	public Mono<Reset> reset(String target, String given, @Nullable String principal) {
-		String client = this.limiter.clientKeyOf(target, given);
-		List<String> keys = this.limiter.keysOf(target, client);
-		if (keys.isEmpty()) {
-			return Mono.empty();
-		}
-		// a reset is a fresh start: an operator's block on the target ends with it (an exemption stays)
-		AccessRule rule = (this.assignments != null) ? this.assignments.access(target, client) : null;
-		boolean unblock = rule != null && rule.kind() == AccessRule.Kind.BLOCK;
-		Mono<Void> lift = unblock ? this.assignments.clearAccess(target, client) : Mono.empty();
-		LimitChange change = unblock ? new LimitChange(LimitChange.UNBLOCK, target, client)
-				: LimitChange.reset(target, client);
-		return bounded(this.redis.unlink(keys.toArray(String[]::new)))
-			.flatMap(deleted -> bounded(lift).thenReturn(deleted))
-			.flatMap(deleted -> {
-				this.limiter.forgetDenial(target, client);
-				return publish(change).map(notified -> new Reset(target, client, deleted, unblock, notified));
-			})
-			.doOnNext(reset -> {
-				Map<String, Object> data = new LinkedHashMap<>();
-				data.put("deletedKeys", reset.deletedKeys());
-				data.put("blockLifted", reset.blockLifted());
-				record(RESET_EVENT, reset.target(), reset.client(), unblock ? "reset and unblocked" : "reset",
-						"deleted " + reset.deletedKeys() + " key(s), told " + reset.instancesNotified() + " instance(s)",
-						data, principal);
-			});
-	}
-
-	private void record(Change change, @Nullable String principal) {
-		AssignmentView now = change.assignment();
-		Map<String, Object> data = new LinkedHashMap<>();
-		AccessView access = change.access();
-		boolean accessChange = change.change().equals(LimitChange.BLOCK) || change.change().equals(LimitChange.EXEMPT);
-		String what = switch (change.change()) {
-			case LimitChange.ASSIGN -> "put on plan '" + ((now != null) ? now.plan() : "?") + "'";
-			case LimitChange.OVERRIDE -> "overridden with " + ((now != null) ? describe(now.limits()) : "?");
-			case LimitChange.BLOCK -> "blocked (403)";
-			case LimitChange.EXEMPT -> "exempted from its limits";
-			default -> "cleared of any plan or override, block or exemption";
-		};
-		if (accessChange && access != null) {
-			data.put("access", access.kind());
-			data.put("expires", access.expires());
-			what += (access.expires() != null) ? " until " + access.expires() : " for good";
-		}
-		else if (now != null) {
-			data.put("plan", now.plan());
-			data.put("limits", (now.limits() != null) ? describe(now.limits()) : null);
-			data.put("expires", now.expires());
-			what += (now.expires() != null) ? " until " + now.expires() : " for good";
-		}
-		String event = switch (change.change()) {
-			case LimitChange.ASSIGN -> ASSIGN_EVENT;
-			case LimitChange.OVERRIDE -> OVERRIDE_EVENT;
-			case LimitChange.BLOCK -> BLOCK_EVENT;
-			case LimitChange.EXEMPT -> EXEMPT_EVENT;
-			default -> CLEAR_EVENT;
-		};
-		record(event, change.target(), change.client(), what, "told " + change.instancesNotified() + " instance(s)", data,
-				principal);
-	}
-
-	/** Limits as one line, e.g. {@code 'tight' 2 per PT1H fixed-window}. */
-	private static String describe(List<LimitSpec> limits) {
-		return limits.stream()
-			.map(limit -> "'" + limit.name() + "' " + limit.limit() + " per " + limit.window() + " " + limit.algorithm()
-					+ ((limit.scope() != null) ? " in scope " + limit.scope() : ""))
-			.collect(Collectors.joining(", "));
-	}
-
-	/** Logs the change and, where the application keeps audit events, publishes one. */
-	private void record(String event, String target, String client, String what, String outcome,
-			Map<String, Object> details, @Nullable String principal) {
-		String who = (principal != null) ? principal : "an unauthenticated caller";
-		logger.info("Rate limits of client '" + LimitChange.printable(client) + "' on '" + target + "' " + what + " by "
-				+ who + ": " + outcome);
-		if (this.auditEvents != null) {
-			Map<String, Object> data = new LinkedHashMap<>();
-			data.put("target", target);
-			data.put("client", client);
-			details.forEach((name, value) -> {
-				if (value != null) {
-					data.put(name, value);
-				}
-			});
-			this.auditEvents.publishEvent(new AuditApplicationEvent((principal != null) ? principal : "", event, data));
-		}
+		return this.changes.reset(target, given, principal);
 	}
 
 	/**

@@ -262,7 +262,7 @@ class SettleScriptTests extends ScriptTestSupport {
 	 * Within the markers' life the second send changes nothing, also after a stall of minutes (the markers live
 	 * a minute from the run, not from the send); once they have expired, the same command applies again: a second
 	 * refund. Why a settle that may have run is sent again only within 50 s of its first send
-	 * (RateLimiterCore.SETTLE_SENT_AGAIN_WITHIN), and one never written whenever Redis answers.
+	 * (Settles.SETTLE_SENT_AGAIN_WITHIN), and one never written whenever Redis answers.
 	 */
 	@ParameterizedTest
 	@EnumSource(value = Algorithm.class, names = { "FIXED_WINDOW", "SLIDING_WINDOW_COUNTER" })
