@@ -112,13 +112,19 @@ class WindowRateLimitMvcTests {
 	}
 
 	/**
-	 * As on WebFlux: without {@code deny-empty-key} a request without a key is refused with 403; with
+	 * As on WebFlux: without {@code deny-empty-key} a request without a key is refused with 403 and a
+	 * problem-details body naming what was missing (it was a bare 403); with
 	 * {@code deny-empty-key: false} every keyless request of the route counts under one shared key, the one
 	 * the WebFlux filter uses, so both servers count them together.
 	 */
 	@Test
 	void refusesARequestWithoutKeyWith403OrLimitsAllKeylessRequestsTogether() throws Exception {
-		assertThat(get("/limited/nokey", null, null).statusCode()).isEqualTo(403);
+		HttpResponse<String> keyless = get("/limited/nokey", null, null);
+		assertThat(keyless.statusCode()).isEqualTo(403);
+		assertThat(keyless.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(keyless.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Forbidden\",\"status\":403,"
+				+ "\"detail\":\"This route counts requests per client by the X-API-Key header, and the request has none; "
+				+ "send it\"}");
 		assertThat(downstream.hits("/limited/nokey", null)).isZero();
 		for (int i = 1; i <= 2; i++) {
 			HttpResponse<String> passed = get("/open-door/nokey", null, null);
@@ -143,7 +149,9 @@ class WindowRateLimitMvcTests {
 		assertThat(refused.statusCode()).as("status-code").isEqualTo(503);
 		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
 		assertThat(refused.body()).contains("\"status\":503", "\"violated-policies\":[\"coded\"]");
-		assertThat(get("/coded/nokey", null, null).statusCode()).as("empty-key-status").isEqualTo(401);
+		HttpResponse<String> keyless = get("/coded/nokey", null, null);
+		assertThat(keyless.statusCode()).as("empty-key-status").isEqualTo(401);
+		assertThat(keyless.body()).contains("\"title\":\"Unauthorized\",\"status\":401");
 		assertThat(downstream.hits("/coded/x", key)).isEqualTo(1);
 		assertThat(downstream.hits("/coded/nokey", null)).isZero();
 	}

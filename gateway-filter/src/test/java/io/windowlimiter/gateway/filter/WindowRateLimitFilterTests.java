@@ -7,6 +7,7 @@ import java.util.UUID;
 
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.gateway.GatewayTestApplication;
+import io.windowlimiter.gateway.test.DocsSamples;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import io.windowlimiter.gateway.test.ScriptedDownstream;
 import io.windowlimiter.gateway.test.TestRoutes;
@@ -86,6 +87,9 @@ class WindowRateLimitFilterTests {
 				"window", "366d", "empty-key-status", "401")));
 		route(registry, 12, "keyless", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "2",
 				"window", "366d", "deny-empty-key", "false")));
+		// the README's smallest route, for its answer to a request without X-API-Key
+		route(registry, 13, "keyless-default", List.of(Map.of("key-resolver", "#{@headerKeyResolver}", "limit", "100",
+				"window", "1m")));
 	}
 
 	/** Route {@code /<id>/**} to the downstream with one WindowRateLimit filter per map of arguments. */
@@ -195,14 +199,26 @@ class WindowRateLimitFilterTests {
 	}
 
 	/**
-	 * A request without a key is refused with {@code empty-key-status}; with {@code deny-empty-key: false} every
+	 * A request without a key is refused with {@code empty-key-status} and a problem-details body naming what
+	 * was missing (it was a bare status: the client could not tell why); with {@code deny-empty-key: false} every
 	 * keyless request of the route counts under one shared key, the one the Server MVC filter uses too.
 	 */
 	@Test
 	void aKeylessRequestIsRefusedOrLimitedWithTheOthersUnderOneKey() {
-		assertThat(this.client.get().uri("/keyless-refused/a").exchange().returnResult().getStatus().value())
-			.isEqualTo(401);
+		EntityExchangeResult<String> refused = this.client.get().uri("/keyless-refused/a").exchange()
+			.expectBody(String.class).returnResult();
+		assertThat(refused.getStatus().value()).isEqualTo(401);
+		assertThat(refused.getResponseHeaders().getContentType()).hasToString("application/problem+json");
+		assertThat(refused.getResponseBody()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Unauthorized\","
+				+ "\"status\":401,\"detail\":\"This route counts requests per client by the X-API-Key header, and the "
+				+ "request has none; send it\"}");
 		assertThat(downstream.hits("/keyless-refused/a")).isZero();
+		EntityExchangeResult<String> byDefault = this.client.get().uri("/keyless-default/a").exchange()
+			.expectBody(String.class).returnResult();
+		assertThat(byDefault.getStatus().value()).isEqualTo(403);
+		DocsSamples.Answer sample = DocsSamples.answer("README.md", "missing-key");
+		DocsSamples.assertSameShape("README.md:" + sample.line(), sample.json(), byDefault.getResponseBody(),
+				sample.varying());
 		for (int i = 1; i <= 2; i++) {
 			EntityExchangeResult<String> allowed = this.client.get().uri("/keyless/a").exchange()
 				.expectBody(String.class).returnResult();
