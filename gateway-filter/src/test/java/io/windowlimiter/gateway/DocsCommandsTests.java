@@ -1,6 +1,7 @@
 package io.windowlimiter.gateway;
 
 import java.io.IOException;
+import java.io.StringReader;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.w3c.dom.Document;
 import org.w3c.dom.Element;
 import org.w3c.dom.Node;
+import org.xml.sax.InputSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -173,14 +175,20 @@ class DocsCommandsTests {
 	}
 
 	static Element pom(Path file) {
+		return pom(file.toString(), DocsYamlSnippetTests.read(file));
+	}
+
+	/** A pom's {@code <project>}, from its text. */
+	static Element pom(String where, String xml) {
 		try {
 			DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
 			factory.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);
-			Document document = factory.newDocumentBuilder().parse(file.toFile());
+			Document document = factory.newDocumentBuilder()
+				.parse(new InputSource(new StringReader(xml)));
 			return document.getDocumentElement();
 		}
 		catch (Exception ex) {
-			throw new IllegalStateException("Cannot read " + file, ex);
+			throw new IllegalStateException("Cannot read " + where, ex);
 		}
 	}
 
