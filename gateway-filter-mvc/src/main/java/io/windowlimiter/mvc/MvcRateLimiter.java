@@ -21,6 +21,7 @@ import io.windowlimiter.core.failure.FailMode;
 import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.key.ConflictingCredentialsException;
 import io.windowlimiter.core.key.CredentialKeys;
+import io.windowlimiter.core.key.MissingKey;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.SlotRelease;
@@ -163,8 +164,9 @@ public final class MvcRateLimiter {
 		String routeId = routeId(request);
 		configured(routeId, config);
 		String key;
+		MvcKeyResolver keyResolver = keyResolver(config);
 		try {
-			key = keyResolver(config).resolve(request);
+			key = keyResolver.resolve(request);
 		}
 		catch (ConflictingCredentialsException conflict) {
 			// before any limit is asked: the upstream could authenticate it by another key than it is counted under
@@ -172,7 +174,12 @@ public final class MvcRateLimiter {
 		}
 		if (!StringUtils.hasText(key)) {
 			if (config.isDenyEmptyKey()) {
-				return ServerResponse.status(config.emptyKeyRefusalStatus()).build();
+				int status = config.emptyKeyRefusalStatus();
+				MissingKey.log(routeId, status, keyResolver);
+				HttpStatus known = HttpStatus.resolve(status);
+				return ServerResponse.status(status)
+					.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+					.body(MissingKey.problem(status, (known != null) ? known.getReasonPhrase() : "Error", keyResolver));
 			}
 			// as on WebFlux: all keyless requests of the route share one key, so both servers count them together
 			key = RedisKeys.EMPTY_KEY;

@@ -129,7 +129,7 @@ public final class MvcRouteCheck {
 			}
 			Matcher indexed = INDEXED.matcher(name);
 			if (!LIMITER_ARGUMENTS.contains(name) && !name.equals("unit") && !indexed.matches()) {
-				throw new InvalidRouteConfigurationException(routeId, path + name, "is no argument of WindowRateLimit",
+				throw InvalidRouteConfigurationException.unknownArgument(routeId, path + name, "is no argument of WindowRateLimit",
 						ARGUMENTS);
 			}
 			limiter.put(RouteArgs.PREFIX + name, value);

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.gateway.autoconfigure.WindowRateLimiterAutoConfiguration;
+import io.windowlimiter.gateway.test.DocsSamples;
 import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import io.windowlimiter.gateway.test.TestRoutes;
@@ -97,6 +98,9 @@ class AccessListGatewayTests {
 			assertThat(denied.getResponseBody()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Forbidden\","
 					+ "\"status\":403,\"detail\":\"This client may not use this route: it is on a deny list or blocked by "
 					+ "an operator\"}");
+			DocsSamples.Answer sample = DocsSamples.answer("docs/lists-and-near-limit.md", "denied");
+			DocsSamples.assertSameShape("docs/lists-and-near-limit.md:" + sample.line(), sample.json(),
+					denied.getResponseBody(), sample.varying());
 			assertThat(denied.getResponseHeaders().containsHeader("Retry-After")).isFalse();
 			assertThat(denied.getResponseHeaders().containsHeader(ProblemDetailsFilter.FORBIDDEN)).isFalse();
 			assertThat(downstream.hits("/listed/a", key)).isZero();

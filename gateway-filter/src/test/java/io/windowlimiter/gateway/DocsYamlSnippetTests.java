@@ -48,6 +48,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * cannot start alone; it must still be YAML. Say in the text what it is a part of.</li>
  * <li>A block that mentions {@code webmvc}, or is marked {@code <!-- docs-test: mvc -->}, is for a Server
  * MVC gateway, which this module's class path does not have: here it is only parsed as YAML.</li>
+ * <li>Answers are marked too, for the test that gets them: {@code <!-- docs-test: answer <id> -->} before a
+ * {@code ```json} block, {@code <!-- docs-test: answers -->} before a {@code ```sh} block of {@code curl} requests
+ * each followed by its answer, with {@code varying: <fields>} for values that differ from run to run
+ * ({@code DocsSamples} in test-support reads them and compares shapes). Every {@code ```json} block must be so
+ * marked, and its page and id named by a test ({@link #everyJsonAnswerIsMarkedAndNamedByATest}).</li>
+ * <li>{@code <!-- docs-test: startup-messages -->} before a {@code ```text} block: start-up messages a test prints
+ * and compares (docs/server-mvc.md, {@code MvcStartupMessagesDocsTests}).</li>
  * </ul>
  */
 class DocsYamlSnippetTests {
@@ -87,6 +94,49 @@ class DocsYamlSnippetTests {
 		assertThat(snippets).extracting(Snippet::kind).allMatch(kind -> List.of("", "filter-args", "fragment", "mvc").contains(kind));
 	}
 
+	/**
+	 * Every {@code ```json} block of the pages is an answer a test compares with what a gateway answers: marked
+	 * {@code <!-- docs-test: answer <id> -->}, and some test of the repository names its page and id (as
+	 * {@code DocsSamples.answer("docs/configuration.md", "quota-exceeded")}); every {@code answers} block a test
+	 * reads by its page ({@code DocsSamples.exchanges("docs/operating.md")}).
+	 */
+	@Test
+	void everyJsonAnswerIsMarkedAndNamedByATest() throws IOException {
+		StringBuilder tests = new StringBuilder();
+		try (Stream<Path> modules = Files.list(ROOT)) {
+			// the tests, and the filter contract both adapters' tests run (test-support's main code)
+			List<Path> trees = Stream.concat(modules.map(module -> module.resolve("src/test/java")),
+					Stream.of(ROOT.resolve("test-support/src/main/java"))).filter(Files::isDirectory).toList();
+			for (Path tree : trees) {
+				try (Stream<Path> files = Files.walk(tree)) {
+					files.filter(file -> file.toString().endsWith(".java")).forEach(file -> tests.append(read(file)));
+				}
+			}
+		}
+		Pattern json = Pattern.compile("(?m)^(?:[ \\t]*<!-- docs-test: (answers?)(?: ([\\w-]+))?[^>]*-->\\s*\\n)?[ \\t]*```(json|sh)[ \\t]*\\n");
+		int answers = 0;
+		for (Path page : pages()) {
+			String name = ROOT.relativize(page).toString();
+			Matcher block = json.matcher(read(page));
+			while (block.find()) {
+				int line = (int) read(page).substring(0, block.start()).chars().filter(c -> c == '\n').count() + 1;
+				if (block.group(3).equals("json")) {
+					assertThat(block.group(1)).as("%s:%d: a ```json block marked <!-- docs-test: answer <id> -->", name, line)
+						.isEqualTo("answer");
+					assertThat(tests).as("%s:%d: a test naming answer %s", name, line, block.group(2))
+						.contains("\"" + name + "\", \"" + block.group(2) + "\"");
+					answers++;
+				}
+				else if ("answers".equals(block.group(1))) {
+					assertThat(tests).as("%s:%d: a test reading its answers", name, line)
+						.contains("exchanges(\"" + name + "\")", "\"" + name + "\"");
+					answers++;
+				}
+			}
+		}
+		assertThat(answers).isGreaterThanOrEqualTo(8);
+	}
+
 	@Test
 	void listsOfRoutesAndOfFiltersAreWrappedAndAnythingElseThatIsNoMapFails() {
 		Snippet routes = new Snippet("page.md", 1, "", "- id: a\n  uri: http://a:8080\n");
@@ -101,7 +151,7 @@ class DocsYamlSnippetTests {
 			.hasMessageContaining("page.md:1");
 	}
 
-	static List<Snippet> snippets() {
+	static List<Path> pages() {
 		List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md")));
 		try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
 			docs.filter(path -> path.toString().endsWith(".md")).sorted().forEach(pages::add);
@@ -109,8 +159,12 @@ class DocsYamlSnippetTests {
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+		return pages;
+	}
+
+	static List<Snippet> snippets() {
 		List<Snippet> snippets = new ArrayList<>();
-		for (Path page : pages) {
+		for (Path page : pages()) {
 			String text = read(page);
 			Matcher block = BLOCK.matcher(text);
 			while (block.find()) {
@@ -210,7 +264,7 @@ class DocsYamlSnippetTests {
 		return ids;
 	}
 
-	private static String read(Path page) {
+	static String read(Path page) {
 		try {
 			return Files.readString(page);
 		}

@@ -4,6 +4,7 @@ import java.util.UUID;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.windowlimiter.gateway.test.DocsSamples;
 import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import io.windowlimiter.gateway.test.TestRoutes;
@@ -142,6 +143,9 @@ class OperationsTests {
 		assertThat(denied.getResponseBody()).isEqualTo("{\"type\":\"https://iana.org/assignments/http-problem-types"
 				+ "#quota-exceeded\",\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\","
 				+ "\"status\":429,\"violated-policies\":[\"burst\"]}");
+		DocsSamples.Answer sample = DocsSamples.answer("docs/configuration.md", "quota-exceeded");
+		DocsSamples.assertSameShape("docs/configuration.md:" + sample.line(), sample.json(), denied.getResponseBody(),
+				sample.varying());
 		assertThat(denied.getResponseHeaders().containsHeader(ProblemDetailsFilter.VIOLATED)).isFalse();
 		assertThat(denied.getResponseHeaders().getFirst("Retry-After")).isNotNull();
 		// an allowed answer is untouched

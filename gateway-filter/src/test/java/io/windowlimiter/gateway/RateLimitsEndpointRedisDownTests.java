@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
+import io.windowlimiter.gateway.test.DocsSamples;
 import io.windowlimiter.gateway.test.Downstream;
 import io.windowlimiter.gateway.test.RedisProcess;
 import io.windowlimiter.gateway.test.TestRoutes;
@@ -64,7 +65,10 @@ class RateLimitsEndpointRedisDownTests {
 		awaitAnswered();
 		redis.freeze();
 		try {
-			assertUnavailable("GET", "/orders/alice");
+			HttpResponse<String> read = assertUnavailable("GET", "/orders/alice");
+			// the answer docs/operating.md shows
+			DocsSamples.Answer sample = DocsSamples.answer("docs/operating.md", "redis-frozen");
+			DocsSamples.assertSameShape("docs/operating.md:" + sample.line(), sample.json(), read.body(), sample.varying());
 			assertUnavailable("DELETE", "/orders/alice");
 			assertUnavailable("GET", "/orders/alice");
 		}
@@ -88,7 +92,7 @@ class RateLimitsEndpointRedisDownTests {
 		awaitAnswered();
 	}
 
-	private void assertUnavailable(String method, String path) throws Exception {
+	private HttpResponse<String> assertUnavailable(String method, String path) throws Exception {
 		long started = System.nanoTime();
 		HttpResponse<String> answer = send(method, path);
 		long tookMillis = (System.nanoTime() - started) / 1_000_000;
@@ -98,6 +102,7 @@ class RateLimitsEndpointRedisDownTests {
 		assertThat(answer.body()).contains("\"status\":503", "\"title\":\"Service Unavailable\"",
 				"Redis is unavailable");
 		assertThat(tookMillis).as(method + " " + path + " answered in ms").isLessThan(BOUND_MILLIS);
+		return answer;
 	}
 
 	/** Redis back: the endpoint reads again, once the guard's next trial finds it answering. */

@@ -1,8 +1,10 @@
 package io.windowlimiter.metering;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 import io.windowlimiter.core.LlmSettings;
+import io.windowlimiter.gateway.test.DocsSamples;
 import io.windowlimiter.metering.LlmRequest.Kind;
 import org.junit.jupiter.api.Test;
 
@@ -202,9 +204,20 @@ class LlmRequestUnitTests {
 				+ "\"Bad Request\",\"status\":400,\"detail\":\"stream_options appears more than once in the request body "
 				+ "(escaped spellings included): an upstream reads the last one, so the gateway cannot meter the call; send "
 				+ "it once\",\"field\":\"stream_options\"}");
+		DocsSamples.Answer sample = DocsSamples.answer("docs/llm-routes.md", "duplicate-field");
+		DocsSamples.assertSameShape("docs/llm-routes.md:" + sample.line(), sample.json(),
+				LlmSettings.badRequestProblem(twice.refusal()), sample.varying());
 		LlmRequest cut = read(LlmApi.OPENAI, "{\"stream\":true,\"messages\":[");
 		assertThat(LlmSettings.badRequestProblem(cut.refusal())).startsWith("{\"type\":\"about:blank\",\"title\":"
 				+ "\"Bad Request\",\"status\":400,\"detail\":\"The request body starts as a JSON object").doesNotContain("field");
+	}
+
+	/** A compressed body's 415, as docs/llm-routes.md shows it (both adapters answer this body). */
+	@Test
+	void aContentCodingIsRefusedWithThePagesProblemBody() {
+		DocsSamples.Answer sample = DocsSamples.answer("docs/llm-routes.md", "content-coding");
+		DocsSamples.assertSameShape("docs/llm-routes.md:" + sample.line(), sample.json(),
+				LlmSettings.unsupportedEncodingProblem(List.of("gzip")), sample.varying());
 	}
 
 	/** Go's decoder takes {@code Stream} (and {@code ſtream}) for stream; OpenAI refuses it; the gateway refuses it too. */

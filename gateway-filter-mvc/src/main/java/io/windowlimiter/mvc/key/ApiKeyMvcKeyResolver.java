@@ -2,6 +2,7 @@ package io.windowlimiter.mvc.key;
 
 import io.windowlimiter.core.key.ApiKeys;
 import io.windowlimiter.core.key.CredentialKeys;
+import io.windowlimiter.core.key.KeySource;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.servlet.function.ServerRequest;
@@ -13,7 +14,7 @@ import org.springframework.web.servlet.function.ServerRequest;
  * carrying different keys throw {@link io.windowlimiter.core.key.ConflictingCredentialsException}, which the
  * {@code WindowRateLimit} filter answers 400 naming them.
  */
-public class ApiKeyMvcKeyResolver implements MvcKeyResolver, CredentialKeys {
+public class ApiKeyMvcKeyResolver implements MvcKeyResolver, CredentialKeys, KeySource {
 
 	@Override
 	public @Nullable String resolve(ServerRequest request) {
@@ -25,6 +26,11 @@ public class ApiKeyMvcKeyResolver implements MvcKeyResolver, CredentialKeys {
 	@Override
 	public boolean keysAreCredentials() {
 		return true;
+	}
+
+	@Override
+	public String keySource() {
+		return ApiKeys.SOURCE;
 	}
 
 }

@@ -2,6 +2,7 @@ package io.windowlimiter.mvc.key;
 
 import io.windowlimiter.core.key.ApiKeys;
 import io.windowlimiter.core.key.CredentialKeys;
+import io.windowlimiter.core.key.KeySource;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.servlet.function.ServerRequest;
@@ -11,7 +12,7 @@ import org.springframework.web.servlet.function.ServerRequest;
  * header carries credentials (by default {@code Authorization}, {@code Proxy-Authorization}, {@code X-API-Key},
  * {@code api-key}, {@code Cookie}), its keys are hashed where they enter the limiter ({@link CredentialKeys}).
  */
-public class HeaderMvcKeyResolver implements MvcKeyResolver, CredentialKeys {
+public class HeaderMvcKeyResolver implements MvcKeyResolver, CredentialKeys, KeySource {
 
 	private final String headerName;
 
@@ -31,6 +32,11 @@ public class HeaderMvcKeyResolver implements MvcKeyResolver, CredentialKeys {
 	@Override
 	public @Nullable String resolve(ServerRequest request) {
 		return request.headers().firstHeader(this.headerName);
+	}
+
+	@Override
+	public String keySource() {
+		return "the " + this.headerName + " header";
 	}
 
 	@Override

@@ -13,6 +13,7 @@ import io.windowlimiter.core.ResponseCost;
 import io.windowlimiter.core.Slots;
 import io.windowlimiter.core.failure.RedisBudget;
 import io.windowlimiter.core.key.ConflictingCredentialsException;
+import io.windowlimiter.core.key.MissingKey;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.gateway.CostResolver;
 import io.windowlimiter.gateway.ProblemDetailsFilter;
@@ -25,6 +26,7 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -98,8 +100,9 @@ final class WindowRateLimitFilter implements GatewayFilter {
 			.flatMap(key -> {
 				if (RedisKeys.EMPTY_KEY.equals(key) && this.settings.denyEmptyKey()) {
 					limits.refuse();
-					exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(this.settings.emptyKeyStatus()));
-					return exchange.getResponse().setComplete();
+					int status = this.settings.emptyKeyStatus();
+					MissingKey.log(this.settings.policyId(), status, this.keyResolver);
+					return problem(exchange.getResponse(), status, MissingKey.problem(status, reason(status), this.keyResolver));
 				}
 				RedisBudget budget = limits.budget(this.core);
 				if (this.llm != null) {
@@ -292,6 +295,12 @@ final class WindowRateLimitFilter implements GatewayFilter {
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		response.getHeaders().setContentLength(body.length);
 		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	}
+
+	/** The reason phrase of a status, for a problem's title. */
+	private static String reason(int status) {
+		HttpStatus known = HttpStatus.resolve(status);
+		return (known != null) ? known.getReasonPhrase() : "Error";
 	}
 
 	/** A header value as echoed in an answer: at most 64 printable ASCII characters. */

@@ -132,7 +132,7 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		args.forEach((name, value) -> named.put(kebab(name), value));
 		for (String name : named.keySet()) {
 			if (!FilterSettings.isKnown(name)) {
-				throw new InvalidRouteConfigurationException(routeId, name, "is not an argument of " + NAME,
+				throw InvalidRouteConfigurationException.unknownArgument(routeId, name, "is not an argument of " + NAME,
 						FilterSettings.KNOWN);
 			}
 		}

@@ -2,6 +2,7 @@ package io.windowlimiter.gateway.key;
 
 import io.windowlimiter.core.key.ApiKeys;
 import io.windowlimiter.core.key.CredentialKeys;
+import io.windowlimiter.core.key.KeySource;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
@@ -16,7 +17,7 @@ import org.springframework.web.server.ServerWebExchange;
  * {@link io.windowlimiter.core.key.ConflictingCredentialsException}, which the {@code WindowRateLimit} filter
  * answers 400 naming them.
  */
-public class ApiKeyResolver implements KeyResolver, CredentialKeys {
+public class ApiKeyResolver implements KeyResolver, CredentialKeys, KeySource {
 
 	@Override
 	public Mono<String> resolve(ServerWebExchange exchange) {
@@ -28,6 +29,11 @@ public class ApiKeyResolver implements KeyResolver, CredentialKeys {
 	@Override
 	public boolean keysAreCredentials() {
 		return true;
+	}
+
+	@Override
+	public String keySource() {
+		return ApiKeys.SOURCE;
 	}
 
 }

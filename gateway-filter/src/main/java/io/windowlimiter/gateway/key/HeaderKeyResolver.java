@@ -2,6 +2,7 @@ package io.windowlimiter.gateway.key;
 
 import io.windowlimiter.core.key.ApiKeys;
 import io.windowlimiter.core.key.CredentialKeys;
+import io.windowlimiter.core.key.KeySource;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
@@ -15,7 +16,7 @@ import org.springframework.web.server.ServerWebExchange;
  * {@code X-API-Key}, {@code api-key}, {@code Cookie}), its keys are hashed where they enter the limiter
  * ({@link CredentialKeys}).
  */
-public class HeaderKeyResolver implements KeyResolver, CredentialKeys {
+public class HeaderKeyResolver implements KeyResolver, CredentialKeys, KeySource {
 
 	/** The header used unless another is configured. */
 	public static final String DEFAULT_HEADER = "X-API-Key";
@@ -39,6 +40,11 @@ public class HeaderKeyResolver implements KeyResolver, CredentialKeys {
 	public Mono<String> resolve(ServerWebExchange exchange) {
 		String value = exchange.getRequest().getHeaders().getFirst(this.headerName);
 		return StringUtils.hasText(value) ? Mono.just(value) : Mono.empty();
+	}
+
+	@Override
+	public String keySource() {
+		return "the " + this.headerName + " header";
 	}
 
 	@Override

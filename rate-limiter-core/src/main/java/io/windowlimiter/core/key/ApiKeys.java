@@ -25,6 +25,9 @@ public final class ApiKeys {
 	public static final List<String> CREDENTIAL_HEADERS = List.of("Authorization", "Proxy-Authorization", "X-API-Key",
 			"api-key", "Cookie");
 
+	/** What an API-key resolver reads, for the answer to a request without one ({@link KeySource}). */
+	public static final String SOURCE = "an API key (Authorization: Bearer, x-api-key or api-key header)";
+
 	static final String AUTHORIZATION = "Authorization";
 
 	static final String X_API_KEY = "x-api-key";

@@ -281,18 +281,27 @@ public abstract class WindowRateLimitFilterContract {
 		assertThat(refused.statusCode()).as("status-code").isEqualTo(503);
 		assertThat(retryAfter(refused)).isBetween(1L, TWO_HOURS);
 		assertThat(refused.body()).contains("\"status\":503", "\"violated-policies\":[\"coded\"]");
-		assertThat(get("/coded/nokey", null).statusCode()).as("empty-key-status").isEqualTo(401);
+		HttpResponse<String> keyless = get("/coded/nokey", null);
+		assertThat(keyless.statusCode()).as("empty-key-status").isEqualTo(401);
+		assertThat(keyless.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Unauthorized\",\"status\":401,"
+				+ "\"detail\":\"This route counts requests per client by the X-API-Key header, and the request has none; "
+				+ "send it\"}");
 		assertThat(this.downstream.hits("/coded/x", key)).isEqualTo(1);
 		assertThat(this.downstream.hits("/coded/nokey", null)).isZero();
 	}
 
 	/**
-	 * A request without the key header is refused (403 by default; only the status is the contract's: its body is
-	 * another change's), or with {@code deny-empty-key: false} counted with every keyless request of the route.
+	 * A request without the key header is refused (403 by default) with a problem-details body naming what was
+	 * missing, the README's sample (it was a bare status: the client could not tell why), or with
+	 * {@code deny-empty-key: false} counted with every keyless request of the route.
 	 */
 	@Test
 	void aKeylessRequestIsRefusedWith403OrCountedWithTheOtherKeylessOnes() throws Exception {
-		assertThat(get("/basic/nokey", null).statusCode()).isEqualTo(403);
+		HttpResponse<String> missing = get("/basic/nokey", null);
+		assertThat(missing.statusCode()).isEqualTo(403);
+		assertThat(header(missing, "Content-Type")).isEqualTo("application/problem+json");
+		DocsSamples.Answer sample = DocsSamples.answer("README.md", "missing-key");
+		DocsSamples.assertSameShape("README.md:" + sample.line(), sample.json(), missing.body(), sample.varying());
 		assertThat(this.downstream.hits("/basic/nokey", null)).isZero();
 		String path = "/keyless/" + this.run;
 		for (int i = 1; i <= 2; i++) {
