@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * any filter runs. The test client plays a trusted proxy (loopback is trusted): {@code clientIpKeyResolver}
  * must still walk X-Forwarded-For as the connection brought it, and key by the address the proxy appended.
  * (The server's own handling, {@code native}, which Spring Boot turns on by itself on Kubernetes, is tested
- * through the packaged jar: {@code KubernetesClientIpJarIT}.)
+ * through the packaged jar: {@code KubernetesClientIpCases}, run by gateway-app's {@code ClientInputJarIT}.)
  */
 @SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = "server.forward-headers-strategy=framework")

@@ -9,16 +9,20 @@ import io.windowlimiter.gateway.test.FakeLlmServer;
 import io.windowlimiter.gateway.test.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What a client sends as its key, and beside its key and body, through gateway-app's packaged jar with a
- * {@code window-rate-limiter.client-key-secret}, as a deployment sets it. One jar serves both cases (a jar start
+ * What a client sends as its key and address, and beside its key and body, through gateway-app's packaged jar
+ * started as on a Kubernetes pod ({@link KubernetesClientIpCases#KUBERNETES}) with a
+ * {@code window-rate-limiter.client-key-secret}, as a deployment sets it. One jar serves the three cases (a jar start
  * costs 8-10 s of the suite); their routes, clients and settings are their own:
  * <ul>
+ * <li>the client's IP on a Kubernetes pod ({@link KubernetesClientIpCases}): forged forwarded headers do not choose
+ * the key;</li>
  * <li>issue 44 item 6 ({@link CredentialCase}): clients' API keys are hashed with the secret ({@code hmac:})
  * before anything keeps or shows them; the apiKeyResolver route is a {@code WindowRateLimit} filter (as LLM
  * routes are), the Authorization one the gateway's {@code RequestRateLimiter};</li>
@@ -50,13 +54,16 @@ class ClientInputJarIT {
 		routes.route("bearer", "headerKeyResolver", CredentialCase.limit());
 		routes.windowRateLimit(InputRefusalsCase.LLM, this.llm.baseUrl(), List.of(byApiKey(InputRefusalsCase.llmArgs())));
 		routes.windowRateLimit(InputRefusalsCase.LISTED, List.of(byApiKey(this.input.listedArgs())));
+		routes.route(KubernetesClientIpCases.ROUTE, "clientIpKeyResolver", RouteFile.limit("sliding-log", 5, "10s"));
 		// the same secret in both; the endpoints both expose
 		List<String> args = new ArrayList<>(CredentialCase.ARGS);
 		this.input.jarArgs()
 			.stream()
 			.filter((arg) -> !arg.startsWith("--management.endpoints.web.exposure.include="))
 			.forEach(args::add);
-		this.gateway = GatewayJar.start("client-input", this.redis.port(), routes.write(), args.toArray(String[]::new));
+		args.add(KubernetesClientIpCases.TRUSTED_PROXIES);
+		this.gateway = GatewayJar.start("client-input", this.redis.port(), routes.write(),
+				KubernetesClientIpCases.KUBERNETES, args.toArray(String[]::new));
 	}
 
 	@AfterAll
@@ -74,6 +81,15 @@ class ClientInputJarIT {
 	@Test
 	void whatAClientWritesBesideItsBodyAndKeyDoesNotTakeItOutOfItsBudget() throws Exception {
 		this.input.run(this.gateway);
+	}
+
+	@Nested
+	class OnKubernetes extends KubernetesClientIpCases {
+
+		OnKubernetes() {
+			super(ClientInputJarIT.this.gateway);
+		}
+
 	}
 
 	private static Map<String, Object> byApiKey(Map<String, Object> args) {

@@ -3,25 +3,28 @@ package io.windowlimiter.app.it;
 import java.nio.file.Files;
 import java.util.Map;
 
-import io.windowlimiter.gateway.test.RedisProcess;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * gateway-app's jar started as on a Kubernetes pod: {@code KUBERNETES_SERVICE_HOST} and {@code _PORT} in its
- * environment make Spring Boot detect the platform and, with {@code server.forward-headers-strategy} unset,
- * turn Reactor Netty's own forwarded-header handling on, which reports the leftmost {@code X-Forwarded-For}
- * entry as the request's remote address. The limiter's {@code clientIpKeyResolver} must still key a client by
- * its TCP peer and believe {@code X-Forwarded-For} only from {@code window-rate-limiter.trusted-proxies}
- * (here {@code 127.0.0.1} alone). A client reaching the gateway directly connects from {@code 127.0.0.2};
- * the trusted proxy from {@code 127.0.0.1}. The route is the demo's: 5 requests in any 10 s per client IP.
+ * A client's IP on a Kubernetes pod, on a jar started with {@link #KUBERNETES} in its environment,
+ * {@link #TRUSTED_PROXIES} among its arguments and route {@value #ROUTE} keyed by {@code clientIpKeyResolver}, 5
+ * requests in any 10 s per client IP (the demo's). A client reaching the gateway directly connects from
+ * {@value #DIRECT_CLIENT}; the trusted proxy from {@value #TRUSTED_PROXY}. What each server adds on such a pod:
+ * <ul>
+ * <li>WebFlux: {@code KUBERNETES_SERVICE_HOST} and {@code _PORT} make Spring Boot detect the platform and, with
+ * {@code server.forward-headers-strategy} unset, turn Reactor Netty's own forwarded-header handling on, which
+ * reports the leftmost {@code X-Forwarded-For} entry as the request's remote address;</li>
+ * <li>Server MVC: Spring Boot then adds Tomcat's RemoteIpValve, which trusts loopback and private ranges as proxies
+ * and replaces the servlet request's remote address by what {@code X-Forwarded-For} says.</li>
+ * </ul>
+ * The limiter's {@code clientIpKeyResolver} must still key a client by its TCP peer and believe
+ * {@code X-Forwarded-For} only from {@code window-rate-limiter.trusted-proxies} ({@value #TRUSTED_PROXY} alone).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class KubernetesClientIpJarIT {
+abstract class KubernetesClientIpCases {
 
 	/** What every Kubernetes pod has in its environment. */
 	static final Map<String, String> KUBERNETES = Map.of("KUBERNETES_SERVICE_HOST", "10.96.0.1",
@@ -31,27 +34,15 @@ class KubernetesClientIpJarIT {
 
 	static final String TRUSTED_PROXY = "127.0.0.1";
 
-	private static final String ROUTE = "demo-like";
+	/** The jar's argument that trusts {@link #TRUSTED_PROXY} alone. */
+	static final String TRUSTED_PROXIES = "--window-rate-limiter.trusted-proxies=" + TRUSTED_PROXY;
 
-	private RedisProcess redis;
+	static final String ROUTE = "demo-like";
 
-	private JdkDownstream downstream;
+	private final GatewayJar gateway;
 
-	private GatewayJar gateway;
-
-	@BeforeAll
-	void start() {
-		this.redis = RedisProcess.launch();
-		this.downstream = JdkDownstream.start();
-		RouteFile routes = new RouteFile(this.downstream.uri());
-		routes.route(ROUTE, "clientIpKeyResolver", RouteFile.limit("sliding-log", 5, "10s"));
-		this.gateway = GatewayJar.start("kubernetes", this.redis.port(), routes.write(), KUBERNETES,
-				"--window-rate-limiter.trusted-proxies=" + TRUSTED_PROXY);
-	}
-
-	@AfterAll
-	void stop() throws Exception {
-		Resources.close(this.gateway, this.downstream, this.redis);
+	KubernetesClientIpCases(GatewayJar gateway) {
+		this.gateway = gateway;
 	}
 
 	@Test
