@@ -14,7 +14,7 @@ import org.junit.jupiter.api.TestClassOrder;
 /**
  * The feature tests of the packaged jar that need two instances but nothing of a jar to themselves
  * (lists and near-limit, calendar quotas and penalties, max-delay, concurrency): one pair of jars, started once, the
- * way users run them, serves them all (a pair takes 20 s to start on an idle machine, over a minute on a
+ * way users run them, serves them all (a pair started at once takes about 15 s on an idle machine, over a minute on a
  * loaded one). Each feature's routes, client keys and gateway settings are its own, so no test sees
  * another's counts; the tests are in {@link ListsAndNearLimitCases}, {@link CalendarPenaltyCases},
  * {@link MaxDelayCases} and {@link ConcurrencyCases} (whose routes lead to a downstream that holds its answers,

@@ -31,20 +31,10 @@ final class JarPair implements AutoCloseable {
 
 	/**
 	 * Starts Redis and the downstream, lets {@code routes} write the route file, then starts jars
-	 * {@code <name>-a} and {@code <name>-b} one after the other (two JVMs starting at once on a loaded
-	 * machine each took over 90 s), with the same arguments.
+	 * {@code <name>-a} and {@code <name>-b} at once (as a deployment's instances start), with the same arguments.
 	 * @param args more {@code --name=value} arguments, e.g. to expose an actuator endpoint
 	 */
 	static JarPair start(String name, Consumer<RouteFile> routes, List<String> args) {
-		return start(name, routes, args, false);
-	}
-
-	/** As {@link #start(String, Consumer, List)}, both jars starting at once (as a deployment's instances do). */
-	static JarPair startTogether(String name, Consumer<RouteFile> routes, List<String> args) {
-		return start(name, routes, args, true);
-	}
-
-	private static JarPair start(String name, Consumer<RouteFile> routes, List<String> args, boolean together) {
 		RedisProcess redis = RedisProcess.launch();
 		JdkDownstream downstream = null;
 		List<GatewayJar> started = new ArrayList<>();
@@ -53,14 +43,7 @@ final class JarPair implements AutoCloseable {
 			RouteFile file = new RouteFile(downstream.uri());
 			routes.accept(file);
 			Path written = file.write();
-			if (together) {
-				started.addAll(GatewayJar.startAll(redis.port(), written, args, name + "-a", name + "-b"));
-			}
-			else {
-				String[] extra = args.toArray(String[]::new);
-				started.add(GatewayJar.start(name + "-a", redis.port(), written, extra));
-				started.add(GatewayJar.start(name + "-b", redis.port(), written, extra));
-			}
+			started.addAll(GatewayJar.startAll(redis.port(), written, args, name + "-a", name + "-b"));
 			return new JarPair(redis, downstream, written, List.copyOf(started));
 		}
 		catch (RuntimeException ex) {

@@ -31,7 +31,7 @@ class OperatorPairIT {
 		llm = FakeLlmServer.start();
 		List<String> args = new ArrayList<>(RateLimitsEndpointCases.args());
 		args.addAll(LlmOverridesCases.ARGS.stream().filter((arg) -> !args.contains(arg)).toList());
-		pair = JarPair.startTogether("ops", routes -> {
+		pair = JarPair.start("ops", routes -> {
 			FreshPairCases.routes(routes);
 			RateLimitsEndpointCases.routes(routes);
 			LlmOverridesCases.routes(routes, llm);
