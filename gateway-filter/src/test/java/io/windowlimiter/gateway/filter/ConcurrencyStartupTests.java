@@ -41,8 +41,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 class ConcurrencyStartupTests {
 
 	private static final String ALLOWED = "algorithm concurrency only on the WindowRateLimit filter (WebFlux), which "
-			+ "gives each slot back when the response ends; this route's adapter (the RequestRateLimiter filter, Server "
-			+ "MVC) cannot see that end, so slots would stay taken for their whole window";
+			+ "gives each slot back when the response ends; this route's filter (Spring Cloud Gateway's "
+			+ "RequestRateLimiter, or the Server MVC filter) cannot see that end, so slots would stay taken for their whole window";
 
 	private static Throwable check(String filterName, Map<String, String> args, Map<String, Map<String, String>> plans) {
 		RouteDefinition route = new RouteDefinition();

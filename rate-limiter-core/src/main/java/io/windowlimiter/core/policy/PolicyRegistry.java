@@ -194,8 +194,8 @@ public class PolicyRegistry {
 	}
 
 	private static final String ONLY_RELEASING = "algorithm concurrency only on the WindowRateLimit filter (WebFlux), "
-			+ "which gives each slot back when the response ends; this route's adapter (the RequestRateLimiter filter, "
-			+ "Server MVC) cannot see that end, so slots would stay taken for their whole window";
+			+ "which gives each slot back when the response ends; this route's filter (Spring Cloud Gateway's "
+			+ "RequestRateLimiter, or the Server MVC filter) cannot see that end, so slots would stay taken for their whole window";
 
 	/** A route whose adapter releases no slot may not count concurrency, by its own limits or a plan's. */
 	private void checkNoConcurrency(String routeId, CompiledRoute route, Map<String, ?> args) {
