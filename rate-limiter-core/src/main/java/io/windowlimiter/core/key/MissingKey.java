@@ -1,19 +1,24 @@
 package io.windowlimiter.core.key;
 
+import java.time.Duration;
+
+import io.windowlimiter.core.OccasionalLog;
 import io.windowlimiter.core.QuotaProblem;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The answer to a request its route's key resolver found no key in (with {@code deny-empty-key}, the default),
  * on both servers: a problem-details body (RFC 9457) whose {@code detail} names what the resolver reads (the
- * header, an API key, a principal), never a value the request sent, and a DEBUG line in the log. A bare status
- * told neither the client nor the operator why.
+ * header, an API key, a principal), never a value the request sent, and an INFO line in the log at most once a
+ * minute (a client sending keyless requests as fast as it can must not flood the log), written off the request's
+ * thread ({@link OccasionalLog}). A bare status told neither the client nor the operator why.
  */
 public final class MissingKey {
 
-	private static final Log logger = LogFactory.getLog(MissingKey.class);
+	/** How often at most a refusal is logged, whichever route refused. */
+	static final Duration LOG_INTERVAL = Duration.ofMinutes(1);
+
+	private static final OccasionalLog log = new OccasionalLog(MissingKey.class, LOG_INTERVAL);
 
 	private MissingKey() {
 	}
@@ -31,12 +36,11 @@ public final class MissingKey {
 				+ ",\"detail\":" + QuotaProblem.jsonString(detail) + "}";
 	}
 
-	/** A DEBUG line: which route refused a request for want of what, and with which status. */
+	/** An INFO line, at most once per {@link #LOG_INTERVAL}: which route refused a request for want of what. */
 	public static void log(String routeId, int status, @Nullable Object resolver) {
-		if (logger.isDebugEnabled()) {
-			logger.debug("Route '" + routeId + "' refused a request with " + status + ": no client key in it ("
-					+ source(resolver) + "); deny-empty-key: false would count such requests under one shared key");
-		}
+		log.info(() -> "Route '" + routeId + "' refused a request with " + status + ": no client key in it ("
+				+ source(resolver) + "); deny-empty-key: false would count such requests under one shared key (logged"
+				+ " at most once a minute)");
 	}
 
 	/** What the resolver reads, as a phrase: {@code the X-API-Key header}. */
