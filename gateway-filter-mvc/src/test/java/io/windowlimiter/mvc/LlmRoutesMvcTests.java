@@ -131,18 +131,6 @@ class LlmRoutesMvcTests {
 		upstream.close();
 	}
 
-	/** A chat request whose estimate is exactly {@code tokens}: half its body's bytes plus its max_tokens. */
-	private static String chat(int tokens, boolean stream) {
-		String head = "{\"model\":\"gpt-fake\",\"stream\":" + stream
-				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":";
-		for (int max = 1; max < tokens; max++) {
-			String body = head + max + "}";
-			if ((body.length() + 1) / 2 + max == tokens) {
-				return body;
-			}
-		}
-		throw new IllegalArgumentException("no body estimates " + tokens);
-	}
 
 	private HttpRequest.Builder post(String path, String client, String body) {
 		return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
@@ -173,7 +161,7 @@ class LlmRoutesMvcTests {
 			.timeout(Duration.ofSeconds(30))
 			.header("Content-Type", "application/json")
 			.header(FakeLlmServer.HEADER_USAGE, "120,30")
-			.POST(HttpRequest.BodyPublishers.ofString(chat(300, false)));
+			.POST(HttpRequest.BodyPublishers.ofString(FakeLlmServer.chat(300, false)));
 		HttpResponse<String> response = this.http.send(keyless.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
 		assertThat(response.headers().firstValue("X-RateLimit-Remaining-Tokens")).hasValue("700");
@@ -192,7 +180,7 @@ class LlmRoutesMvcTests {
 	void aJsonAnswerReachesItsClientOnlyOnceSettled() throws Exception {
 		for (int call = 0; call < 20; call++) {
 			String client = UUID.randomUUID().toString();
-			HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, false))
+			HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 				.header(FakeLlmServer.HEADER_USAGE, "120,30")
 				.build(), HttpResponse.BodyHandlers.ofString());
 			assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
@@ -204,7 +192,7 @@ class LlmRoutesMvcTests {
 	@Test
 	void aForwardRouteHandsOnTheBodyAndSettlesToItsUsage() throws Exception {
 		String client = UUID.randomUUID().toString();
-		String body = chat(300, false);
+		String body = FakeLlmServer.chat(300, false);
 		HttpResponse<String> response = this.http.send(post("/forwarded/v1/chat/completions", client, body).build(),
 				HttpResponse.BodyHandlers.ofString());
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
@@ -215,7 +203,7 @@ class LlmRoutesMvcTests {
 	@Test
 	void aStreamGetsIncludeUsageAddedAndTheClientThatDidNotAskDoesNotSeeTheUsageChunk() throws Exception {
 		String client = UUID.randomUUID().toString();
-		String body = chat(300, true);
+		String body = FakeLlmServer.chat(300, true);
 		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, body)
 			.header(FakeLlmServer.HEADER_USAGE, "25,75")
 			.build(), HttpResponse.BodyHandlers.ofString());
@@ -240,7 +228,7 @@ class LlmRoutesMvcTests {
 		String client = UUID.randomUUID().toString();
 		List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
-			calls.add(this.http.sendAsync(post("/llm/v1/chat/completions", client, chat(300, true))
+			calls.add(this.http.sendAsync(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, true))
 				.header(FakeLlmServer.HEADER_DELAY_MS, "600")
 				// each uses what it reserved: no settle frees room, so the count does not depend on timing
 				.header(FakeLlmServer.HEADER_USAGE, "100,200")
@@ -263,7 +251,7 @@ class LlmRoutesMvcTests {
 	void theFirstByteOfASlowStreamReachesTheClientBeforeTheUpstreamEnds() throws Exception {
 		String client = UUID.randomUUID().toString();
 		long sent = System.nanoTime();
-		HttpResponse<InputStream> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, true))
+		HttpResponse<InputStream> response = this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, true))
 			.header(FakeLlmServer.HEADER_DELAY_MS, "700")
 			.header(FakeLlmServer.HEADER_DELTAS, "4")
 			.build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -282,7 +270,7 @@ class LlmRoutesMvcTests {
 	void anAnswerWithoutUsageIsChargedTheReservationAndCounted() throws Exception {
 		String client = UUID.randomUUID().toString();
 		double before = missing();
-		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, false))
+		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 			.header(FakeLlmServer.HEADER_NO_USAGE, "true")
 			.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(response.statusCode()).isEqualTo(200);
@@ -299,7 +287,7 @@ class LlmRoutesMvcTests {
 	void aStreamTheUpstreamCutsIsChargedAtLeastItsReservation() throws Exception {
 		String client = UUID.randomUUID().toString();
 		try {
-			this.http.send(post("/llm/v1/chat/completions", client, chat(300, true))
+			this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, true))
 				.header(FakeLlmServer.HEADER_CUT_AFTER, "3")
 				.header(FakeLlmServer.HEADER_USAGE, "10,20")
 				.build(), HttpResponse.BodyHandlers.ofString());
@@ -313,7 +301,7 @@ class LlmRoutesMvcTests {
 	@Test
 	void aClientThatHangsUpMidStreamIsChargedTheLargerOfItsReservationAndWhatWasSeen() throws Exception {
 		String client = UUID.randomUUID().toString();
-		String body = chat(300, true);
+		String body = FakeLlmServer.chat(300, true);
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
 			socket.setSoTimeout(10_000);
@@ -340,7 +328,7 @@ class LlmRoutesMvcTests {
 	@Test
 	void aClientThatHangsUpAfterMoreThanItsReservationStreamedIsChargedWhatWasSeen() throws Exception {
 		String client = UUID.randomUUID().toString();
-		String body = chat(300, true);
+		String body = FakeLlmServer.chat(300, true);
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
 			socket.setSoTimeout(10_000);
@@ -475,12 +463,12 @@ class LlmRoutesMvcTests {
 	void aClientKnownRefusedIsAnsweredBeforeItsBodyIsRead() throws Exception {
 		String client = UUID.randomUUID().toString();
 		for (int i = 0; i < FEW; i++) {
-			HttpResponse<String> passed = this.http.send(post("/few/v1/chat/completions", client, chat(300, false))
+			HttpResponse<String> passed = this.http.send(post("/few/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 				.header(FakeLlmServer.HEADER_USAGE, "10,10")
 				.build(), HttpResponse.BodyHandlers.ofString());
 			assertThat(passed.statusCode()).as(passed.body()).isEqualTo(200);
 		}
-		HttpResponse<String> refused = this.http.send(post("/few/v1/chat/completions", client, chat(300, false)).build(),
+		HttpResponse<String> refused = this.http.send(post("/few/v1/chat/completions", client, FakeLlmServer.chat(300, false)).build(),
 				HttpResponse.BodyHandlers.ofString());
 		assertThat(refused.statusCode()).as("refused by Redis: the calls of the day").isEqualTo(429);
 		int received = upstream.received().size();

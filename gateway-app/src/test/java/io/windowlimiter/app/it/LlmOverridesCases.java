@@ -71,7 +71,7 @@ abstract class LlmOverridesCases {
 			.header("X-API-Key", client)
 			.header("Content-Type", "application/json")
 			.header(FakeLlmServer.HEADER_USAGE, usage)
-			.POST(HttpRequest.BodyPublishers.ofString(LlmRoutesIT.chat(tokens, false)))
+			.POST(HttpRequest.BodyPublishers.ofString(FakeLlmServer.chat(tokens, false)))
 			.build(), HttpResponse.BodyHandlers.ofString());
 	}
 

@@ -153,7 +153,7 @@ class LlmRedisFaultJarIT {
 		GatewayJar.sleep(500);
 
 		long streamStarted = System.nanoTime();
-		HttpResponse<InputStream> stream = this.http.send(post(watched, LlmRoutesIT.chat(300, true))
+		HttpResponse<InputStream> stream = this.http.send(post(watched, FakeLlmServer.chat(300, true))
 			.header(FakeLlmServer.HEADER_DELAY_MS, Integer.toString(EVENT_DELAY_MS))
 			.build(), HttpResponse.BodyHandlers.ofInputStream());
 		softly.assertThat(stream.statusCode()).isEqualTo(200);
@@ -238,7 +238,7 @@ class LlmRedisFaultJarIT {
 	}
 
 	private HttpResponse<String> call(String client, int tokens) throws Exception {
-		return this.http.send(post(client, LlmRoutesIT.chat(tokens, false)).build(), HttpResponse.BodyHandlers.ofString());
+		return this.http.send(post(client, FakeLlmServer.chat(tokens, false)).build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 	private HttpRequest.Builder post(String client, String body) {

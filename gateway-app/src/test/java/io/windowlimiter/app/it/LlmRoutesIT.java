@@ -117,18 +117,6 @@ class LlmRoutesIT {
 		Resources.close(this.gateway, this.upstream, this.redis);
 	}
 
-	/** A chat request whose estimate is exactly {@code tokens}: half its body's bytes plus its max_tokens. */
-	static String chat(int tokens, boolean stream) {
-		String head = "{\"model\":\"gpt-fake\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
-				+ "\"max_tokens\":";
-		for (int max = 1; max < tokens; max++) {
-			String body = head + max + "}";
-			if ((body.length() + 1) / 2 + max == tokens) {
-				return body;
-			}
-		}
-		throw new IllegalArgumentException("no body estimates " + tokens);
-	}
 
 	private HttpRequest.Builder post(String path, String client, String body) {
 		return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.gateway.port() + path))
@@ -175,7 +163,7 @@ class LlmRoutesIT {
 		String client = UUID.randomUUID().toString();
 		List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
-			calls.add(this.http.sendAsync(post("/llm/v1/chat/completions", client, chat(300, true))
+			calls.add(this.http.sendAsync(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, true))
 				.header(FakeLlmServer.HEADER_DELAY_MS, "600")
 				// each uses what it reserved: no settle frees room, so the count does not depend on timing
 				.header(FakeLlmServer.HEADER_USAGE, "100,200")
@@ -200,7 +188,7 @@ class LlmRoutesIT {
 		String client = UUID.randomUUID().toString();
 		// 9 events 400 ms apart: about 3 s of stream
 		CompletableFuture<HttpResponse<String>> call = this.http.sendAsync(
-				post("/llm/v1/chat/completions", client, chat(300, true)).header(FakeLlmServer.HEADER_DELAY_MS, "400")
+				post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, true)).header(FakeLlmServer.HEADER_DELAY_MS, "400")
 					.header(FakeLlmServer.HEADER_USAGE, "20,30")
 					.build(),
 				HttpResponse.BodyHandlers.ofString());
@@ -233,7 +221,7 @@ class LlmRoutesIT {
 	@Test
 	void aJsonAnswerSettlesExactlyToItsUsageAndTheHeadersShowTheTokensLeftAfterTheReservation() throws Exception {
 		String client = UUID.randomUUID().toString();
-		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, false))
+		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 			.header(FakeLlmServer.HEADER_USAGE, "120,30")
 			.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
@@ -257,7 +245,7 @@ class LlmRoutesIT {
 	@Test
 	void aStreamGetsIncludeUsageAddedAndTheClientThatDidNotAskDoesNotSeeTheUsageChunk() throws Exception {
 		String client = UUID.randomUUID().toString();
-		String body = chat(300, true);
+		String body = FakeLlmServer.chat(300, true);
 		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, body)
 			.header(FakeLlmServer.HEADER_USAGE, "25,75")
 			.build(), HttpResponse.BodyHandlers.ofString());
@@ -282,7 +270,7 @@ class LlmRoutesIT {
 	 */
 	@Test
 	void aStreamCutAnywhereByTheUpstreamReachesTheClientWholeWithoutTheUsageChunk() throws Exception {
-		String body = chat(300, true);
+		String body = FakeLlmServer.chat(300, true);
 		String whole = this.http.send(post("/llm/v1/chat/completions", UUID.randomUUID().toString(), body)
 			.header(FakeLlmServer.HEADER_USAGE, "25,75")
 			.build(), HttpResponse.BodyHandlers.ofString()).body();
@@ -302,7 +290,7 @@ class LlmRoutesIT {
 	void theFirstByteOfASlowStreamReachesTheClientBeforeTheUpstreamEnds() throws Exception {
 		String client = UUID.randomUUID().toString();
 		long sent = System.nanoTime();
-		HttpResponse<InputStream> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, true))
+		HttpResponse<InputStream> response = this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, true))
 			.header(FakeLlmServer.HEADER_DELAY_MS, "700")
 			.header(FakeLlmServer.HEADER_DELTAS, "4")
 			.build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -321,7 +309,7 @@ class LlmRoutesIT {
 	void anAnswerWithoutUsageIsChargedTheReservationAndCounted() throws Exception {
 		String client = UUID.randomUUID().toString();
 		double before = missing();
-		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, false))
+		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 			.header(FakeLlmServer.HEADER_NO_USAGE, "true")
 			.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(response.statusCode()).isEqualTo(200);
@@ -348,7 +336,7 @@ class LlmRoutesIT {
 	@Test
 	void anUpstreamErrorBeforeAnyTokenIsRefunded() throws Exception {
 		String client = UUID.randomUUID().toString();
-		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, chat(300, true))
+		HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, FakeLlmServer.chat(300, true))
 			.header(FakeLlmServer.HEADER_STATUS, "500")
 			.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(response.statusCode()).isEqualTo(500);
@@ -358,7 +346,7 @@ class LlmRoutesIT {
 	@Test
 	void aClientThatHangsUpMidStreamIsChargedAtLeastItsReservation() throws Exception {
 		String client = UUID.randomUUID().toString();
-		String body = chat(300, true);
+		String body = FakeLlmServer.chat(300, true);
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress("127.0.0.1", this.gateway.port()), 5_000);
 			socket.setSoTimeout(10_000);
@@ -378,7 +366,7 @@ class LlmRoutesIT {
 	@Test
 	void aClientThatHangsUpAfterMoreThanItsReservationStreamedIsChargedWhatWasObserved() throws Exception {
 		String client = UUID.randomUUID().toString();
-		String body = chat(300, true);
+		String body = FakeLlmServer.chat(300, true);
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress("127.0.0.1", this.gateway.port()), 5_000);
 			socket.setSoTimeout(10_000);
@@ -539,12 +527,12 @@ class LlmRoutesIT {
 	void aClientKnownRefusedIsAnsweredBeforeItsBodyIsRead() throws Exception {
 		String client = UUID.randomUUID().toString();
 		for (int i = 0; i < FEW; i++) {
-			HttpResponse<String> passed = this.http.send(post("/llm-few/v1/chat/completions", client, chat(300, false))
+			HttpResponse<String> passed = this.http.send(post("/llm-few/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 				.header(FakeLlmServer.HEADER_USAGE, "10,10")
 				.build(), HttpResponse.BodyHandlers.ofString());
 			assertThat(passed.statusCode()).as(passed.body()).isEqualTo(200);
 		}
-		HttpResponse<String> refused = this.http.send(post("/llm-few/v1/chat/completions", client, chat(300, false))
+		HttpResponse<String> refused = this.http.send(post("/llm-few/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 			.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(refused.statusCode()).as("refused by Redis: the calls of the day").isEqualTo(429);
 		int received = this.upstream.received().size();

@@ -54,6 +54,22 @@ public final class FakeLlmServer implements AutoCloseable {
 	/** Number of text deltas in a stream. */
 	public static final String HEADER_DELTAS = "X-Fake-Llm-Deltas";
 
+	/**
+	 * A chat request whose estimate is exactly {@code tokens}: half its body's bytes plus its max_tokens (the
+	 * tests' one way to reserve a known amount).
+	 */
+	public static String chat(int tokens, boolean stream) {
+		String head = "{\"model\":\"gpt-fake\",\"stream\":" + stream
+				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":";
+		for (int max = 1; max < tokens; max++) {
+			String body = head + max + "}";
+			if ((body.length() + 1) / 2 + max == tokens) {
+				return body;
+			}
+		}
+		throw new IllegalArgumentException("no body estimates " + tokens);
+	}
+
 	/** Cut the stream (the connection ends early) after this many events. */
 	public static final String HEADER_CUT_AFTER = "X-Fake-Llm-Cut-After";
 

@@ -590,24 +590,24 @@ public abstract class WindowRateLimitFilterContract {
 	@Test
 	void anOpenAiCallReservesItsEstimateAndSettlesToTheReportedUsageStreamingOrNot() throws Exception {
 		String key = key("openai");
-		HttpResponse<String> json = send(post("/openai/v1/chat/completions", key, chat(300, false))
+		HttpResponse<String> json = send(post("/openai/v1/chat/completions", key, FakeLlmServer.chat(300, false))
 			.header(FakeLlmServer.HEADER_USAGE, "120,30"));
 		assertThat(json.statusCode()).as(json.body()).isEqualTo(200);
 		assertThat(header(json, "X-RateLimit-Remaining-Tokens")).as("1,000 less the 300 reserved").isEqualTo("700");
 		assertThat(json.body()).contains("\"prompt_tokens\":120");
 		assertThat(this.llm.lastReceived().bodyText()).as("the body sent on as the client sent it")
-			.isEqualTo(chat(300, false));
+			.isEqualTo(FakeLlmServer.chat(300, false));
 		assertThat(this.llm.lastReceived().header("Accept-Encoding")).as("an answer whose usage can be read")
 			.isEqualTo("identity");
 		awaitTokensLeft("openai", key, TOKENS - 150);
-		HttpResponse<String> stream = send(post("/openai/v1/chat/completions", key, chat(300, true))
+		HttpResponse<String> stream = send(post("/openai/v1/chat/completions", key, FakeLlmServer.chat(300, true))
 			.header(FakeLlmServer.HEADER_USAGE, "25,75"));
 		assertThat(stream.statusCode()).isEqualTo(200);
 		assertThat(header(stream, "X-RateLimit-Remaining-Tokens")).as("850 less the 300 reserved").isEqualTo("550");
 		assertThat(stream.body()).contains("data: [DONE]").doesNotContain("prompt_tokens");
 		assertThat(this.llm.lastReceived().asksIncludeUsage()).as("include_usage asked upstream").isTrue();
 		awaitTokensLeft("openai", key, TOKENS - 250);
-		HttpResponse<String> failed = send(post("/openai/v1/chat/completions", key, chat(300, true))
+		HttpResponse<String> failed = send(post("/openai/v1/chat/completions", key, FakeLlmServer.chat(300, true))
 			.header(FakeLlmServer.HEADER_STATUS, "500"));
 		assertThat(failed.statusCode()).isEqualTo(500);
 		awaitTokensLeft("openai", key, TOKENS - 250);
@@ -757,18 +757,6 @@ public abstract class WindowRateLimitFilterContract {
 		return name + "-" + this.run + "-" + UUID.randomUUID().toString().substring(0, 8);
 	}
 
-	/** A chat request whose estimate is exactly {@code tokens}: half its body's bytes plus its max_tokens. */
-	private static String chat(int tokens, boolean stream) {
-		String head = "{\"model\":\"gpt-fake\",\"stream\":" + stream
-				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":";
-		for (int max = 1; max < tokens; max++) {
-			String body = head + max + "}";
-			if ((body.length() + 1) / 2 + max == tokens) {
-				return body;
-			}
-		}
-		throw new IllegalArgumentException("no body estimates " + tokens);
-	}
 
 	private HttpRequest.Builder request(String path, String key) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
