@@ -106,7 +106,7 @@ final class MvcLlmCalls {
 			estimate = TokenEstimate.of(call, Long.MAX_VALUE);
 			// within the request's Redis budget, shared with the route's other filters
 			admission = this.limiter.await(routeId,
-					this.limiter.budget(request).bound(this.core.admitTokens(routeId, key, estimate.tokens(), onePlan)));
+					this.limiter.budget(request).bound(this.core.admitTokens(routeId, key, estimate.tokens(), call.model(), onePlan)));
 		}
 		if (!admission.passes()) {
 			return this.limiter.refusal(admission, refusalStatus);
@@ -208,7 +208,7 @@ final class MvcLlmCalls {
 			int status, Ending ending) {
 		long actual = LlmSettings.charge(meter, status, ending == Ending.CLIENT_GONE);
 		boolean missing = ending == Ending.COMPLETED && LlmSettings.usageMissing(meter, status);
-		this.core.metrics().llmCall(routeId, meter.reservedTokens(), actual,
+		this.core.metrics().llmCall(routeId, Reservation.modelTag(reservation), meter.reservedTokens(), actual,
 				meter.usage().outcome().name().toLowerCase(Locale.ROOT), missing);
 		if (reservation != null) {
 			this.limiter.awaitSettle(routeId, this.core.settleTokens(reservation, actual));

@@ -51,7 +51,7 @@ public final class MvcRouteCheck {
 			"block-for", "quota-status", "allow", "deny", RouteArgs.CREDENTIAL_KEYS);
 
 	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
-			+ "name, plan, scope, shadow, window, unit, calendar, time-zone, week-start, block-for, quota-status, "
+			+ "name, plan, scope, shadow, window, unit, model, calendar, time-zone, week-start, block-for, quota-status, "
 			+ "allow, deny, credential-keys, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
 			+ "cost-from-response-header, status-code, empty-key-status, llm, max-body-bytes";
 
@@ -128,7 +128,7 @@ public final class MvcRouteCheck {
 								+ "on the WebFlux gateway only");
 			}
 			Matcher indexed = INDEXED.matcher(name);
-			if (!LIMITER_ARGUMENTS.contains(name) && !name.equals("unit") && !indexed.matches()) {
+			if (!LIMITER_ARGUMENTS.contains(name) && !name.equals("unit") && !name.equals("model") && !indexed.matches()) {
 				throw InvalidRouteConfigurationException.unknownArgument(routeId, path + name, "is no argument of WindowRateLimit",
 						ARGUMENTS);
 			}

@@ -455,4 +455,13 @@ public class WindowRateLimitConfig {
 		return put(UNIT, unit);
 	}
 
+	public @Nullable String getModel() {
+		return this.route.get("model");
+	}
+
+	/** The models a single limit counts (needs {@code llm}): a name, or a pattern with {@code *}. */
+	public WindowRateLimitConfig setModel(String model) {
+		return put("model", model);
+	}
+
 }

@@ -81,9 +81,13 @@ final class Admissions {
 	}
 
 	/** See {@link RateLimiterCore#admitTokens}. */
-	Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens, Mono<String> requestedPlan) {
-		return admit(routeId, clientKey, requestedPlan, true,
-				(policy, id) -> decideEach(routeId, policy, id, policy.costsOfCall(estimatedTokens)));
+	Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens, @Nullable String model,
+			Mono<String> requestedPlan) {
+		return admit(routeId, clientKey, requestedPlan, true, (policy, id) -> {
+			// the limits of other models than the call's are left out: their keys untouched
+			CompiledPolicy counting = policy.forModel(model);
+			return decideEach(routeId, counting, id, counting.costsOfCall(estimatedTokens));
+		});
 	}
 
 	/** See {@link RateLimiterCore#knownRefusal}. */
@@ -105,6 +109,10 @@ final class Admissions {
 		}
 		DenyCache.Denial denial = this.denyCache.denial(DenyCache.keyOf(policy, policy.keysFor(id)));
 		if (denial == null || denial.limitIndex() >= policy.limits.size()) {
+			return null;
+		}
+		if (policy.limits.get(denial.limitIndex()).model() != null) {
+			// before the body is read the call's model is unknown: a limit of some models may not count it
 			return null;
 		}
 		if (policy.limits.get(denial.limitIndex()).countsTokens()) {

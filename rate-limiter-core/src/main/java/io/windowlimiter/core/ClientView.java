@@ -153,8 +153,12 @@ final class ClientView {
 		for (String routeId : routes) {
 			CompiledRoute route = this.targets.route(routeId);
 			if (route != null) {
-				this.plans.candidates(routeId, route, clientKey)
-					.forEach(policy -> this.denyCache.forget(DenyCache.keyOf(policy, policy.keysFor(clientKey))));
+				this.plans.candidates(routeId, route, clientKey).forEach(policy -> {
+					this.denyCache.forget(DenyCache.keyOf(policy, policy.keysFor(clientKey)));
+					// a refusal of the calls of some models is remembered apart
+					policy.selections()
+						.forEach(models -> this.denyCache.forget(DenyCache.keyOf(models, models.keysFor(clientKey))));
+				});
 			}
 		}
 	}

@@ -230,14 +230,29 @@ public class RateLimitMetrics {
 	 * @param usage how the usage was read: reported, partial, error, none
 	 */
 	public void llmCall(String route, long estimated, long settled, String usage, boolean missing) {
+		llmCall(route, OTHER_MODEL, estimated, settled, usage, missing);
+	}
+
+	/** The {@code model} tag of a call no limit with a model counted (see {@link Reservation#modelTag}). */
+	public static final String OTHER_MODEL = "other";
+
+	/**
+	 * {@link #llmCall(String, long, long, String, boolean)} of a call counted as {@code model}: the tokens are
+	 * tagged with it.
+	 * @param model a configured model ({@link Reservation#modelTag}), never the client's text
+	 */
+	public void llmCall(String route, String model, long estimated, long settled, String usage, boolean missing) {
 		if (this.registry != null) {
 			// by route, then what is counted: found without building a key per call
 			RouteMeters meters = meters(route);
 			Map<String, Counter> llm = meters.llm;
-			count(llm, "estimated", "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
-					+ "and settled at the end, by route", estimated, "route", route, "kind", "estimated");
-			count(llm, "settled", "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at admission "
-					+ "and settled at the end, by route", settled, "route", route, "kind", "settled");
+			String other = OTHER_MODEL.equals(model) ? "" : "\n" + model;
+			count(llm, "estimated" + other, "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at "
+					+ "admission and settled at the end, by route and model", estimated, "route", route, "kind",
+					"estimated", "model", model);
+			count(llm, "settled" + other, "gateway.ratelimit.llm.tokens", "Tokens of LLM calls estimated at "
+					+ "admission and settled at the end, by route and model", settled, "route", route, "kind",
+					"settled", "model", model);
 			count(meters.llmUsage, usage, "gateway.ratelimit.llm.responses",
 					"LLM responses by route and how their usage was read", 1, "route", route, "usage", usage);
 			if (missing) {

@@ -155,7 +155,18 @@ public final class RateLimiterCore {
 	 */
 	public Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens,
 			Mono<String> requestedPlan) {
-		return this.admissions.admitTokens(routeId, clientKey, estimatedTokens, requestedPlan);
+		return admitTokens(routeId, clientKey, estimatedTokens, null, requestedPlan);
+	}
+
+	/**
+	 * {@link #admitTokens(String, String, long, Mono)} for a call naming {@code model}: the limits with a
+	 * {@code model} it does not match are left out of the decision (and of the settle), their keys untouched.
+	 * @param model the model the call's body names ({@link io.windowlimiter.metering.LlmRequest#model()}); null
+	 * when it names none, then only the limits without a model count it
+	 */
+	public Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens, @Nullable String model,
+			Mono<String> requestedPlan) {
+		return this.admissions.admitTokens(routeId, clientKey, estimatedTokens, model, requestedPlan);
 	}
 
 	/**

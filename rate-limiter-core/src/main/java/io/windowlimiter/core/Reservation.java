@@ -10,6 +10,7 @@ import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledPolicy;
+import io.windowlimiter.core.policy.RouteLimit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,6 +70,24 @@ public final class Reservation {
 		this.costs = costs;
 		this.reservedAt = reservedAt;
 		this.decisions = decisions;
+	}
+
+	/**
+	 * The model the call counted as, for the {@code model} tag of {@code gateway.ratelimit.llm.tokens}: the
+	 * {@code model} of the first limit with one that counted it, as configured ({@code gpt-4o*}), else
+	 * {@value RateLimitMetrics#OTHER_MODEL}. Only configured models become tag values, so no client can grow the
+	 * number of meters by naming models.
+	 * @param reservation the call's reservation; null (nothing reserved) is {@value RateLimitMetrics#OTHER_MODEL}
+	 */
+	public static String modelTag(@Nullable Reservation reservation) {
+		if (reservation != null) {
+			for (RouteLimit limit : reservation.policy.limits) {
+				if (limit.model() != null) {
+					return limit.model();
+				}
+			}
+		}
+		return RateLimitMetrics.OTHER_MODEL;
 	}
 
 	/** The route (or filter id) the request was admitted on. */

@@ -33,6 +33,47 @@ final class JsonBytes {
 		}
 	}
 
+	/**
+	 * The text of a JSON string's contents, {@code bytes[from, to)} between its quotes, decoded as JSON decodes it:
+	 * UTF-8, escapes ({@code \\u0065} is {@code e}) included. The string is one the scanner read whole, so its
+	 * escapes are well formed.
+	 */
+	static String decodeString(byte[] bytes, int from, int to) {
+		int escape = from;
+		while (escape < to && bytes[escape] != '\\') {
+			escape++;
+		}
+		if (escape == to) {
+			return new String(bytes, from, to - from, StandardCharsets.UTF_8);
+		}
+		StringBuilder text = new StringBuilder(to - from);
+		int run = from;
+		int i = escape;
+		while (i < to) {
+			if (bytes[i] != '\\') {
+				i++;
+				continue;
+			}
+			text.append(new String(bytes, run, i - run, StandardCharsets.UTF_8));
+			byte escaped = bytes[i + 1];
+			switch (escaped) {
+				case 'b' -> text.append('\b');
+				case 'f' -> text.append('\f');
+				case 'n' -> text.append('\n');
+				case 'r' -> text.append('\r');
+				case 't' -> text.append('\t');
+				case 'u' -> {
+					text.append((char) Integer.parseInt(new String(bytes, i + 2, 4, StandardCharsets.US_ASCII), 16));
+					i += 4;
+				}
+				default -> text.append((char) escaped);
+			}
+			i += 2;
+			run = i;
+		}
+		return text.append(new String(bytes, run, to - run, StandardCharsets.UTF_8)).toString();
+	}
+
 	/** A colon comes before {@code at}, spaces and tabs aside, not before {@code from}: {@code at} starts a value. */
 	static boolean afterColon(byte[] bytes, int from, int at) {
 		int before = at - 1;

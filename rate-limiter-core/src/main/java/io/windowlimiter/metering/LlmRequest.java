@@ -57,8 +57,8 @@ public final class LlmRequest {
 	}
 
 	/**
-	 * The top-level fields the gateway reads: each must come once and be spelled as here. {@code model} is not read
-	 * yet; it is held to the same rule, so that what the upstream bills is never ambiguous either.
+	 * The top-level fields the gateway reads: each must come once and be spelled as here ({@code model} included:
+	 * limits per model count by it, and what the upstream bills must never be ambiguous either).
 	 */
 	enum Field {
 
@@ -111,10 +111,20 @@ public final class LlmRequest {
 
 	private final Reader read;
 
-	private LlmRequest(LlmApi api, int bodyLength, Reader read) {
+	private final @Nullable String model;
+
+	/**
+	 * The longest {@code model} read, in bytes as sent: model names run to a few dozen characters (an ARN of a
+	 * hundred or so); a longer one is refused rather than matched against the limits' patterns at every call.
+	 */
+	public static final int MAX_MODEL_BYTES = 512;
+
+	private LlmRequest(LlmApi api, int bodyLength, Reader read, byte[] body) {
 		this.api = api;
 		this.bodyLength = bodyLength;
 		this.read = read;
+		this.model = (read.modelStart >= 0 && read.refusal == null)
+				? JsonBytes.decodeString(body, (int) read.modelStart + 1, (int) read.modelEnd - 1) : null;
 	}
 
 	/** Reads a request body (not kept), in one pass. */
@@ -124,7 +134,7 @@ public final class LlmRequest {
 			reader.refuse(null, "The request body is a JSON object in UTF-16 or UTF-32, or after a byte order mark: "
 					+ "some upstreams decode it, the gateway reads UTF-8 only; send UTF-8 JSON without a byte order mark "
 					+ "(RFC 8259)");
-			return new LlmRequest(api, body.length, reader);
+			return new LlmRequest(api, body.length, reader, body);
 		}
 		JsonScanner scanner = new JsonScanner(reader);
 		scanner.feed(body, 0, body.length);
@@ -135,7 +145,7 @@ public final class LlmRequest {
 					+ "(malformed, cut short, NaN or Infinity, or nested deeper than " + JsonScanner.MAX_DEPTH
 					+ " levels): the upstream might read it otherwise than the gateway meters it");
 		}
-		return new LlmRequest(api, body.length, reader);
+		return new LlmRequest(api, body.length, reader, body);
 	}
 
 	/** Why the gateway refuses this body (a 400 naming the field), or null: it may be estimated and sent. */
@@ -145,6 +155,15 @@ public final class LlmRequest {
 
 	public LlmApi api() {
 		return this.api;
+	}
+
+	/**
+	 * The model the body names at its top level ({@code "model": "gpt-4o"}), decoded as JSON decodes it (escapes
+	 * included); null when it names none, or not as a string (the upstream refuses such a call): then only the
+	 * limits without a model count the call.
+	 */
+	public @Nullable String model() {
+		return this.read.json ? this.model : null;
 	}
 
 	public Kind kind() {
@@ -259,7 +278,7 @@ public final class LlmRequest {
 	@Override
 	public String toString() {
 		return "LlmRequest[" + this.api.routeName() + " " + kind() + ", " + this.bodyLength + " bytes, stream="
-				+ stream() + ", includeUsage=" + includeUsage() + ", maxOutputTokens=" + maxOutputTokens() + ", choices="
+				+ stream() + ", includeUsage=" + includeUsage() + ", model=" + model() + ", maxOutputTokens=" + maxOutputTokens() + ", choices="
 				+ choices() + ((this.read.refusal != null) ? ", refused: " + this.read.refusal.detail() : "") + "]";
 	}
 
@@ -287,6 +306,11 @@ public final class LlmRequest {
 		boolean prompt;
 
 		boolean promptObject;
+
+		/** Where the string value of {@code model} starts (its opening quote) and ends; -1 when there is none. */
+		long modelStart = -1;
+
+		long modelEnd = -1;
 
 		/** The fields met at the top level, a bit each ({@link Field#ordinal()}). */
 		int seen;
@@ -378,6 +402,14 @@ public final class LlmRequest {
 					this.promptObject = kind == JsonScanner.Kind.OBJECT;
 				}
 				case MODEL -> {
+					if (kind == JsonScanner.Kind.STRING) {
+						if (end - start - 2 > MAX_MODEL_BYTES) {
+							refuse(field.key, "model in the request body is longer than " + MAX_MODEL_BYTES
+									+ " bytes; allowed: a model's name (limits per model count calls by it)");
+						}
+						this.modelStart = start;
+						this.modelEnd = end;
+					}
 				}
 			}
 		}

@@ -357,6 +357,36 @@ class LlmRequestUnitTests {
 		assertThat(read(LlmApi.OPENAI, after).includeUsage()).as(after).isTrue();
 	}
 
+	/**
+	 * The model a call names, read in the same pass as the estimate (issue 45: limits per model count by it), as
+	 * JSON decodes it; none, or one that is not a string (the upstream refuses it), reads as null.
+	 */
+	@Test
+	void readsTheModelAsJsonDecodesIt() {
+		assertThat(read(LlmApi.OPENAI, CHAT_STREAM).model()).isEqualTo("gpt-4.1");
+		assertThat(read(LlmApi.ANTHROPIC, "{\"model\":\"claude-sonnet-4-20250514\",\"max_tokens\":10,\"messages\":[]}")
+			.model()).isEqualTo("claude-sonnet-4-20250514");
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"model\":\"gpt-4\\u006f\"}").model())
+			.as("an escaped spelling is the model it decodes to").isEqualTo("gpt-4o");
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"m\\u006fdel\":\"a\\\"b\\\\c\\/d\\u00e9\\ud83d\\ude42\"}").model())
+			.isEqualTo("a\"b\\c/d\u00e9\ud83d\ude42");
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"model\":\"modèle-世界\"}").model()).isEqualTo("modèle-世界");
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[]}").model()).isNull();
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"model\":null}").model()).isNull();
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"model\":[\"gpt-4o\"]}").model()).isNull();
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"tools\":[{\"model\":\"gpt-4o\"}]}").model())
+			.as("a nested model is not the call's").isNull();
+		assertThat(read(LlmApi.OPENAI, "\"gpt-4o\"").model()).isNull();
+		LlmRequest twice = read(LlmApi.OPENAI, "{\"model\":\"o3\",\"messages\":[],\"mod\\u0065l\":\"gpt-4o\"}");
+		assertThat(twice.refusal().field()).isEqualTo("model");
+		assertThat(twice.model()).isNull();
+		String longest = "m".repeat(LlmRequest.MAX_MODEL_BYTES);
+		assertThat(read(LlmApi.OPENAI, "{\"messages\":[],\"model\":\"" + longest + "\"}").model()).isEqualTo(longest);
+		LlmRequest tooLong = read(LlmApi.OPENAI, "{\"messages\":[],\"model\":\"" + longest + "m\"}");
+		assertThat(tooLong.refusal().field()).isEqualTo("model");
+		assertThat(tooLong.refusal().detail()).contains("longer than " + LlmRequest.MAX_MODEL_BYTES + " bytes");
+	}
+
 	private static LlmRequest read(LlmApi api, String body) {
 		return LlmRequest.read(api, utf8(body));
 	}

@@ -36,12 +36,12 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 
 	/** The limits' arguments, as on the RequestRateLimiter filter without the {@code window-rate-limiter.} prefix. */
 	static final Set<String> LIMITS = Set.of("algorithm", "limit", "window", "log-storage", "burst", "name", "scope",
-			"plan", "cost", "shadow", "fail-mode", "instances", "unit", "calendar", "time-zone", "week-start", "block-for",
+			"plan", "cost", "shadow", "fail-mode", "instances", "unit", "model", "calendar", "time-zone", "week-start", "block-for",
 			"quota-status", "allow", "deny", "max-delay", "credential-keys");
 
 	static final String KNOWN = "id, key-resolver, cost-resolver, cost-from-header, count-statuses, "
 			+ "cost-from-response-header, status-code, deny-empty-key, empty-key-status, llm, max-body-bytes, and the "
-			+ "limits' algorithm, limit, window, log-storage, burst, name, scope, unit, calendar, time-zone, week-start, "
+			+ "limits' algorithm, limit, window, log-storage, burst, name, scope, unit, model, calendar, time-zone, week-start, "
 			+ "block-for, quota-status, allow, deny, max-delay, limits[i].*, plan, cost, shadow, fail-mode, instances, "
 			+ "credential-keys";
 

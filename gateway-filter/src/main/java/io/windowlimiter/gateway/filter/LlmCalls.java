@@ -154,7 +154,7 @@ final class LlmCalls {
 			BooleanSupplier refusedLater, BufferedBodies.Lease lease) {
 		// uncapped: the core caps it at the smallest token limit of the client's own policy
 		TokenEstimate estimate = TokenEstimate.of(request, Long.MAX_VALUE);
-		return this.core.admitTokens(this.policyId, key, estimate.tokens(), plan).flatMap(admission -> {
+		return this.core.admitTokens(this.policyId, key, estimate.tokens(), request.model(), plan).flatMap(admission -> {
 			// decided: the body is the call's now (bounded by the route's limits), no longer waiting on the budget
 			lease.close();
 			Mono<Void> instead = answer.apply(admission);
@@ -217,7 +217,7 @@ final class LlmCalls {
 		int code = (status != null) ? status.value() : (signal == SignalType.ON_ERROR) ? 502 : 200;
 		long actual = LlmSettings.charge(meter, code, signal == SignalType.CANCEL);
 		boolean missing = signal == SignalType.ON_COMPLETE && LlmSettings.usageMissing(meter, code);
-		this.core.metrics().llmCall(this.policyId, meter.reservedTokens(), actual,
+		this.core.metrics().llmCall(this.policyId, Reservation.modelTag(reservation), meter.reservedTokens(), actual,
 				meter.usage().outcome().name().toLowerCase(), missing);
 		if (reservation == null) {
 			return;

@@ -395,6 +395,15 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			return limit("unit", unit);
 		}
 
+		public @Nullable String getModel() {
+			return this.limit.get("model");
+		}
+
+		/** A single limit's model (needs llm): it counts only the calls naming a model it matches. */
+		public Config setModel(@Nullable String model) {
+			return limit("model", model);
+		}
+
 		public @Nullable String getAlgorithm() {
 			return this.limit.get("algorithm");
 		}

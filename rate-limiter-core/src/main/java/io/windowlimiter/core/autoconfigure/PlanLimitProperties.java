@@ -48,12 +48,19 @@ public class PlanLimitProperties {
 	 */
 	private String unit;
 
+	/**
+	 * The models whose calls the limit counts, on routes that meter LLM calls (llm): a model's name as the
+	 * request body names it, or a pattern where * stands for any run of characters (gpt-4o*); every call when
+	 * absent.
+	 */
+	private String model;
+
 	Map<String, String> arguments() {
 		Map<String, String> arguments = new LinkedHashMap<>();
 		String[][] all = { { "algorithm", this.algorithm }, { "limit", this.limit }, { "window", this.window },
 				{ "log-storage", this.logStorage }, { "burst", this.burst }, { "name", this.name },
 				{ "scope", this.scope }, { "calendar", this.calendar }, { "time-zone", this.timeZone },
-				{ "week-start", this.weekStart }, { "block-for", this.blockFor }, { "unit", this.unit } };
+				{ "week-start", this.weekStart }, { "block-for", this.blockFor }, { "unit", this.unit }, { "model", this.model } };
 		for (String[] pair : all) {
 			if (pair[1] != null) {
 				arguments.put(pair[0], pair[1]);
@@ -156,6 +163,14 @@ public class PlanLimitProperties {
 
 	public void setUnit(String unit) {
 		this.unit = unit;
+	}
+
+	public String getModel() {
+		return this.model;
+	}
+
+	public void setModel(String model) {
+		this.model = model;
 	}
 
 }

@@ -39,7 +39,7 @@ public record AssignmentRequest(@Nullable String plan, @Nullable Map<String, Str
 	private static Map<String, String> fields() {
 		Map<String, String> fields = new LinkedHashMap<>();
 		for (String property : List.of("limit", "window", "algorithm", "burst", "log-storage", "name", "scope",
-				"calendar", "time-zone", "week-start", "block-for", "unit")) {
+				"calendar", "time-zone", "week-start", "block-for", "unit", "model")) {
 			fields.put(field(property), property);
 		}
 		return java.util.Collections.unmodifiableMap(fields);

@@ -151,7 +151,8 @@ public class RateLimitOperations {
 				ReservationsHere.Held held = standing.reservedHere().get(i);
 				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
 						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis()),
-						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null, unit(limit)));
+						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null, unit(limit),
+						limit.model()));
 			}
 			Access access = this.limiter.accessOf(target, given);
 			return new ClientStanding(target, client, standing.plan(), assignmentOf(target, client),
@@ -247,16 +248,19 @@ public class RateLimitOperations {
 	 * @param calendar for a calendar quota its period, e.g. {@code month in Europe/Berlin}; else null
 	 * @param blockFor the penalty, ISO-8601; null for none
 	 * @param unit what it counts: {@code tokens} (of LLM calls) or {@code requests}
+	 * @param model the models whose calls it counts (a name or a pattern with {@code *}); null for every call
 	 */
 	public record LimitSpec(String name, String algorithm, @Nullable String logStorage, long limit, String window,
-			long burst, @Nullable String scope, @Nullable String calendar, @Nullable String blockFor, String unit) {
+			long burst, @Nullable String scope, @Nullable String calendar, @Nullable String blockFor, String unit,
+			@Nullable String model) {
 
 		static LimitSpec of(RouteLimit limit) {
 			WindowPolicy policy = limit.policy();
 			return new LimitSpec(limit.name(), policy.algorithm().id(), policy.algorithm().storage(), policy.limit(),
 					policy.window().toString(), policy.burst(), limit.scope(),
 					(policy.calendar() != null) ? policy.calendar().toString() : null,
-					limit.blockFor().isZero() ? null : limit.blockFor().toString(), RateLimitOperations.unit(limit));
+					limit.blockFor().isZero() ? null : limit.blockFor().toString(), RateLimitOperations.unit(limit),
+					limit.model());
 		}
 
 	}
@@ -386,9 +390,11 @@ public class RateLimitOperations {
 	 * @param reservedHere the client's LLM calls admitted by this instance and not settled yet, with what they
 	 * reserved of this limit; null when none (calls running on other instances are not in it)
 	 * @param unit what the limit counts: {@code tokens} (of LLM calls) or {@code requests}
+	 * @param model the models whose calls the limit counts (a name or a pattern with {@code *}); null for every call
 	 */
 	public record LimitStanding(String name, @Nullable String scope, long limit, String window, long remaining,
-			long reset, @Nullable Long inFlight, @Nullable ReservedHere reservedHere, String unit) {
+			long reset, @Nullable Long inFlight, @Nullable ReservedHere reservedHere, String unit,
+			@Nullable String model) {
 	}
 
 	/**

@@ -143,7 +143,7 @@ public class RateLimitsEndpoint {
 			@Selector(match = Match.ALL_REMAINING) String[] segments, @Nullable String plan, @Nullable String limit,
 			@Nullable String window, @Nullable String algorithm, @Nullable String burst, @Nullable String logStorage,
 			@Nullable String name, @Nullable String scope, @Nullable String calendar, @Nullable String timeZone,
-			@Nullable String weekStart, @Nullable String blockFor, @Nullable String unit, @Nullable String expires,
+			@Nullable String weekStart, @Nullable String blockFor, @Nullable String unit, @Nullable String model, @Nullable String expires,
 			@Nullable String clear, @Nullable String block, @Nullable String exempt, @Nullable String until,
 			SecurityContext security) {
 		String client = client(segments);
@@ -165,6 +165,7 @@ public class RateLimitsEndpoint {
 		limitFields.put("weekStart", weekStart);
 		limitFields.put("blockFor", blockFor);
 		limitFields.put("unit", unit);
+		limitFields.put("model", model);
 		boolean others = plan != null || clear != null || limitFields.values().stream().anyMatch(Objects::nonNull);
 		return Mono
 			.defer(() -> AccessRequest.isAsked(block, exempt, until)

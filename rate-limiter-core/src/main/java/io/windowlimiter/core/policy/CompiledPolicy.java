@@ -1,12 +1,16 @@
 package io.windowlimiter.core.policy;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import java.util.zip.CRC32;
 
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.algorithm.WindowPolicy;
@@ -90,7 +94,39 @@ public final class CompiledPolicy {
 
 	private final String[] suffixes;
 
+	/**
+	 * The positions of the limits with a {@code model}, which count only the calls naming a model they match;
+	 * empty when none has.
+	 */
+	private final int[] modelLimits;
+
+	/**
+	 * The policies deciding the calls of each set of models met ({@link #forModel}), by the set of model limits
+	 * they keep, a bit each; at most {@link #MAX_SELECTIONS} kept.
+	 */
+	private final Map<Long, CompiledPolicy> selections = new ConcurrentHashMap<>();
+
+	/**
+	 * The most selections of model limits kept per policy: each model a client names picks one; past this many
+	 * (only patterns that overlap in many ways could make them) a selection is compiled per call, not kept, so no
+	 * client can grow what an instance holds.
+	 */
+	static final int MAX_SELECTIONS = 64;
+
+	/** The most limits with a model per policy: a selection is a bit each in a long. */
+	public static final int MAX_MODEL_LIMITS = 63;
+
 	CompiledPolicy(String routeId, String plan, RoutePolicy route, List<RouteLimit> limits) {
+		this(routeId, plan, route, limits, suffixes(limits), "");
+	}
+
+	/**
+	 * @param suffixes each limit's key suffix: a selection's limits keep the keys they have in the whole policy
+	 * @param selection "" for a whole policy; for a selection of its model limits, what tells it apart in the
+	 * deny cache
+	 */
+	private CompiledPolicy(String routeId, String plan, RoutePolicy route, List<RouteLimit> limits, String[] suffixes,
+			String selection) {
 		this.plan = plan;
 		this.route = route;
 		this.limits = List.copyOf(limits);
@@ -116,30 +152,111 @@ public final class CompiledPolicy {
 			WindowPolicy own = limit.policy();
 			long share = Math.max(1, own.limit() / route.instances());
 			// a calendar quota's share is counted per period too (the local limiter reads calendar())
-			shares.add(new RouteLimit(limit.name(),
-					new WindowPolicy(own.algorithm(), share, own.window(), share, own.calendar()), limit.scope(),
-					limit.blockFor(), limit.countsTokens()));
+			shares.add(limit.withPolicy(new WindowPolicy(own.algorithm(), share, own.window(), share, own.calendar())));
 		}
 		this.shares = new Reported(List.copyOf(shares));
 		this.algorithms = policies.stream().map(policy -> policy.algorithm().id()).distinct().collect(Collectors.joining("+"));
-		this.denyPrefix = routeId + '\n' + plan + '\n';
+		this.denyPrefix = routeId + '\n' + plan + '\n' + selection;
 		this.owners = new String[limits.size()];
 		this.scoped = new boolean[limits.size()];
-		this.suffixes = new String[limits.size()];
+		this.suffixes = suffixes;
+		this.modelLimits = IntStream.range(0, limits.size()).filter(i -> limits.get(i).model() != null).toArray();
+		if (this.modelLimits.length > MAX_MODEL_LIMITS) {
+			throw new IllegalArgumentException("at most " + MAX_MODEL_LIMITS + " limits with a model, not "
+					+ this.modelLimits.length);
+		}
+		for (int i = 0; i < limits.size(); i++) {
+			String scope = limits.get(i).scope();
+			this.scoped[i] = scope != null;
+			this.owners[i] = (scope != null) ? scope : routeId;
+		}
+	}
+
+	/** Each limit's key suffix, in order. */
+	private static String[] suffixes(List<RouteLimit> limits) {
+		String[] suffixes = new String[limits.size()];
 		// a limit's key is numbered by its place among the limits of its route or scope that count what it
 		// counts (tokens, or requests); the first has no number, so a route's keys stay put when it gains a
 		// limit. A token limit's key is marked as such: so the n-th token limit of a client's policy and the n-th
 		// request limit never share a key, whichever order a plan or override lists them in, and a change of
 		// policy keeps the tokens a client used in its token limits, the requests in its request limits
+		// A limit with a model is numbered among the limits of the same model, and its key ends with the model's
+		// mark: it never shares a key with a limit of every model or of another model
 		int[] places = keyPlaces(limits);
 		for (int i = 0; i < limits.size(); i++) {
 			RouteLimit limit = limits.get(i);
-			String scope = limit.scope();
-			this.scoped[i] = scope != null;
-			this.owners[i] = (scope != null) ? scope : routeId;
 			String suffix = (limit.countsTokens() ? TOKEN_KEY_MARK : "") + limit.policy().algorithm().keySuffix();
-			this.suffixes[i] = (places[i] == 0) ? suffix : suffix + places[i];
+			suffixes[i] = ((places[i] == 0) ? suffix : suffix + places[i]) + modelMark(limit.model());
 		}
+		return suffixes;
+	}
+
+	/**
+	 * What ends the key of a limit with a model: {@code -m} and the CRC-32 of the model (pattern) as written, in
+	 * hex. Not the pattern itself: a key's last part is one suffix without {@code :}, and a pattern may hold any
+	 * character. No algorithm's suffix has a {@code -}.
+	 */
+	static String modelMark(@Nullable String model) {
+		if (model == null) {
+			return "";
+		}
+		CRC32 crc = new CRC32();
+		crc.update(model.getBytes(StandardCharsets.UTF_8));
+		return "-m" + String.format("%08x", crc.getValue());
+	}
+
+	/**
+	 * The policy deciding a call that names {@code model}: these limits less those with a model the call's does
+	 * not match (its calls leave their keys untouched); this policy itself when it has no limit with a model, or
+	 * when the call matches every one.
+	 * @param model the model the call's body names; null when none (then only limits without a model count it)
+	 */
+	public CompiledPolicy forModel(@Nullable String model) {
+		if (this.modelLimits.length == 0) {
+			return this;
+		}
+		long kept = 0;
+		for (int bit = 0; bit < this.modelLimits.length; bit++) {
+			if (this.limits.get(this.modelLimits[bit]).countsModel(model)) {
+				kept |= 1L << bit;
+			}
+		}
+		if (kept == (1L << this.modelLimits.length) - 1) {
+			return this;
+		}
+		CompiledPolicy known = this.selections.get(kept);
+		if (known != null) {
+			return known;
+		}
+		CompiledPolicy selected = select(kept);
+		if (this.selections.size() < MAX_SELECTIONS) {
+			CompiledPolicy raced = this.selections.putIfAbsent(kept, selected);
+			return (raced != null) ? raced : selected;
+		}
+		return selected;
+	}
+
+	/** The selections of model limits this policy has kept: their refusals are remembered apart. */
+	public Collection<CompiledPolicy> selections() {
+		return this.selections.values();
+	}
+
+	private CompiledPolicy select(long kept) {
+		List<RouteLimit> limits = new ArrayList<>(this.limits.size());
+		List<String> suffixes = new ArrayList<>(this.limits.size());
+		int bit = 0;
+		for (int i = 0; i < this.limits.size(); i++) {
+			boolean model = this.limits.get(i).model() != null;
+			if (!model || (kept & (1L << bit)) != 0) {
+				limits.add(this.limits.get(i));
+				suffixes.add(this.suffixes[i]);
+			}
+			if (model) {
+				bit++;
+			}
+		}
+		return new CompiledPolicy(this.routeId, this.plan, this.route, limits, suffixes.toArray(String[]::new),
+				"models:" + Long.toHexString(kept) + '\n');
 	}
 
 	/**
@@ -148,7 +265,8 @@ public final class CompiledPolicy {
 	 * the same place in it and of the same algorithm.
 	 */
 	static String keyGroup(RouteLimit limit) {
-		return (limit.countsTokens() ? TOKEN_KEY_MARK : "") + ((limit.scope() != null) ? "scope:" + limit.scope() : "");
+		return (limit.countsTokens() ? TOKEN_KEY_MARK : "") + ((limit.scope() != null) ? "scope:" + limit.scope() : "")
+				+ ((limit.model() != null) ? "\nmodel:" + limit.model() : "");
 	}
 
 	/** Each limit's place among the limits of its {@link #keyGroup}, in order: what numbers its key. */
@@ -275,8 +393,8 @@ public final class CompiledPolicy {
 		List<String> keys = new ArrayList<>();
 		for (int i = 0; i < this.owners.length; i++) {
 			String former = this.limits.get(i).policy().algorithm().formerKeySuffix();
-			// a token limit's key has no former layout: its keys were new with the token mark
-			if (former != null && !this.limits.get(i).countsTokens() && (scope == null || (this.scoped[i] && this.owners[i].equals(scope)))) {
+			// a token limit's (or a model's) key has no former layout: its keys were new with its mark
+			if (former != null && !this.limits.get(i).needsLlm() && (scope == null || (this.scoped[i] && this.owners[i].equals(scope)))) {
 				String suffix = this.limits.get(i).policy().algorithm().keySuffix();
 				keys.add(key(i, clientKey, former + this.suffixes[i].substring(suffix.length())));
 			}

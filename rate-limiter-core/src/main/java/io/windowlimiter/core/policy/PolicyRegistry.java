@@ -370,7 +370,7 @@ public class PolicyRegistry {
 		List<Boolean> keeps = new ArrayList<>();
 		List<Integer> indices = new ArrayList<>();
 		for (int i = 0; i < limits.size(); i++) {
-			if (route.metersTokens || !limits.get(i).countsTokens()) {
+			if (route.metersTokens || !limits.get(i).needsLlm()) {
 				counted.add(limits.get(i));
 				keeps.add(keepsAlgorithm.contains(i));
 				indices.add(i);
@@ -459,7 +459,8 @@ public class PolicyRegistry {
 	private static Replacement replacement(List<RouteLimit> base, Predicate<RouteLimit> targeted, Counted counted,
 			@Nullable String scope, boolean byKind, boolean unnamed, String owner) {
 		List<RouteLimit> own = withScope(counted.limits(), scope);
-		Set<RouteLimit.Kind> kinds = own.stream().map(RouteLimit::kind).collect(Collectors.toSet());
+		// a kind is of a model too: an override of gpt-4o*'s tokens replaces that limit, not the tokens of every model
+		Set<String> kinds = own.stream().map(PolicyRegistry::kindOf).collect(Collectors.toSet());
 		List<RouteLimit> merged = new ArrayList<>();
 		List<RouteLimit> replaced = new ArrayList<>();
 		int[] basePlaces = CompiledPolicy.keyPlaces(base);
@@ -467,7 +468,7 @@ public class PolicyRegistry {
 		RouteLimit first = null;
 		for (int i = 0; i < base.size(); i++) {
 			RouteLimit limit = base.get(i);
-			boolean replace = targeted.test(limit) && (!byKind || kinds.contains(limit.kind()));
+			boolean replace = targeted.test(limit) && (!byKind || kinds.contains(kindOf(limit)));
 			if (!replace) {
 				merged.add(limit);
 				continue;
@@ -515,6 +516,11 @@ public class PolicyRegistry {
 		return new Replacement(merged, result, counterparts);
 	}
 
+	/** What an override replaces by: what a limit counts, and of which models. */
+	private static String kindOf(RouteLimit limit) {
+		return limit.kind() + ((limit.model() != null) ? "\n" + limit.model() : "");
+	}
+
 	/**
 	 * The limit counted by the algorithm (and log storage) of {@code replaced}, its limit and window kept; as it is
 	 * when that algorithm cannot count it (a limit above a sliding log's most, read back from Redis where it was
@@ -527,7 +533,7 @@ public class PolicyRegistry {
 		}
 		try {
 			WindowPolicy policy = new WindowPolicy(algorithm, limit.policy().limit(), limit.policy().window());
-			return new RouteLimit(limit.name(), policy, limit.scope(), limit.blockFor(), limit.countsTokens());
+			return limit.withPolicy(policy);
 		}
 		catch (IllegalArgumentException ex) {
 			return limit;
@@ -554,6 +560,7 @@ public class PolicyRegistry {
 		RouteLists lists = RouteArgs.parseLists(routeId, args);
 		if (!policy.usesPlans()) {
 			checkTokensMetered(routeId, policy.limits(), args, metersTokens);
+			checkSomeLimitOfEveryModel(routeId, policy.limits(), RouteArgs.PREFIX + "limits[i].model", "");
 			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of(), lists, release,
 					metersTokens);
 		}
@@ -571,10 +578,24 @@ public class PolicyRegistry {
 		this.plans.forEach((plan, limits) -> {
 			List<RouteLimit> scoped = withScope(countedOn(routeId, policy, plan, limits, metersTokens), policy.scope());
 			RouteArgs.checkCost(routeId, policy.cost(), scoped, " of plan '" + plan + "'");
+			checkSomeLimitOfEveryModel(routeId, scoped, PLANS + "." + plan + ".limits[i].model", " of plan '" + plan + "'");
 			MaxDelay.checkLimits(routeId, policy.maxDelay(), scoped, " of plan '" + plan + "'");
 			byPlan.put(plan, compile(routeId, plan, policy, scoped));
 		});
 		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists, release, metersTokens);
+	}
+
+	/**
+	 * Some limit of a policy counts every call: a call naming a model no limit's {@code model} matches (or none)
+	 * would else be counted by nothing, and pass unlimited.
+	 */
+	private static void checkSomeLimitOfEveryModel(String routeId, List<RouteLimit> limits, String property,
+			String where) {
+		if (!limits.isEmpty() && limits.stream().allMatch(limit -> limit.model() != null)) {
+			throw new InvalidRouteConfigurationException(routeId, property, "is set on every limit" + where,
+					"at least one limit without model, which counts the calls of every model (those of a model no "
+							+ "limit names would else pass unlimited)");
+		}
 	}
 
 	/**
@@ -592,6 +613,14 @@ public class PolicyRegistry {
 								+ "meters no LLM calls",
 						"llm: openai or llm: anthropic on a WindowRateLimit filter, which reads the tokens of each call; "
 								+ "or unit: requests");
+			}
+			if (limits.get(i).model() != null) {
+				boolean single = args.keySet().stream().noneMatch(key -> key.startsWith(RouteArgs.PREFIX + "limits"));
+				throw new InvalidRouteConfigurationException(routeId,
+						RouteArgs.PREFIX + (single ? "" : "limits[" + i + "].") + "model", "is '" + limits.get(i).model()
+								+ "' on a route that meters no LLM calls",
+						"llm: openai or llm: anthropic on a WindowRateLimit filter, which reads the model each call "
+								+ "names; or no model");
 			}
 		}
 	}
@@ -611,10 +640,10 @@ public class PolicyRegistry {
 					"a token limit in every plan of an LLM route, e.g. " + PLANS + "." + plan
 							+ ".limits[i]: { limit: 100000, window: 1m, unit: tokens }");
 		}
-		if (metersTokens || !tokens) {
+		if (metersTokens || limits.stream().noneMatch(RouteLimit::needsLlm)) {
 			return limits;
 		}
-		List<RouteLimit> requests = limits.stream().filter(limit -> !limit.countsTokens()).toList();
+		List<RouteLimit> requests = limits.stream().filter(limit -> !limit.needsLlm()).toList();
 		if (requests.isEmpty()) {
 			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
 					which + " has only limits counting tokens, on a route that meters no LLM calls",
@@ -666,7 +695,7 @@ public class PolicyRegistry {
 	}
 
 	private static List<RouteLimit> counted(List<RouteLimit> limits, boolean tokens) {
-		return tokens ? limits : limits.stream().filter(limit -> !limit.countsTokens()).toList();
+		return tokens ? limits : limits.stream().filter(limit -> !limit.needsLlm()).toList();
 	}
 
 	private static String describe(List<RouteLimit> limits) {
@@ -674,7 +703,8 @@ public class PolicyRegistry {
 			WindowPolicy policy = limit.policy();
 			String burst = (policy.burst() != policy.limit()) ? " burst " + policy.burst() : "";
 			return "'" + limit.name() + "' " + policy.limit() + (limit.countsTokens() ? " tokens" : "") + " per "
-					+ window(policy.window()) + " " + policy.algorithm() + burst;
+					+ window(policy.window()) + " " + policy.algorithm() + burst
+					+ ((limit.model() != null) ? " of model " + limit.model() : "");
 		}).collect(Collectors.joining(" + ", "[", "]"));
 	}
 

@@ -47,7 +47,7 @@ public final class RouteArgs {
 	public static final String CREDENTIAL_KEYS = "credential-keys";
 
 	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "limit", "window", "log-storage",
-			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for", "unit");
+			"burst", "name", "scope", "calendar", "time-zone", "week-start", "block-for", "unit", "model");
 
 	/**
 	 * The properties of one limit, as a route's {@code limits[i]}, a plan's and an override's take them: whatever
@@ -69,7 +69,7 @@ public final class RouteArgs {
 
 	/** What a route with a plan may not have: the plan gives its limits. */
 	private static final List<String> OWN_LIMIT_PROPERTIES = List.of("algorithm", "limit", "window", "log-storage",
-			"burst", "name", "calendar", "time-zone", "week-start", "block-for", "unit");
+			"burst", "name", "calendar", "time-zone", "week-start", "block-for", "unit", "model");
 
 	/** {@code limits[0].limit} as written, or {@code limits.0.limit} as Boot binds it from YAML into a map. */
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[(\\d+)]|\\.(\\d+))\\.([a-z-]+)");
@@ -253,13 +253,13 @@ public final class RouteArgs {
 		else if (this.limitsOnly) {
 			throw invalid(this.prefix + property, "is not a known property",
 					"limits[i].<one of algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, "
-							+ "week-start, block-for, unit> (each prefixed "
+							+ "week-start, block-for, unit, model> (each prefixed "
 							+ this.prefix + ")");
 		}
 		else {
 			throw invalid(this.prefix + property, "is not a known property",
 					"algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, week-start, "
-							+ "block-for, unit, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
+							+ "block-for, unit, model, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
 							+ "allow, deny, max-delay, credential-keys (each prefixed " + PREFIX + ")");
 		}
 	}
@@ -314,7 +314,7 @@ public final class RouteArgs {
 		}
 		else {
 			for (String single : List.of("limit", "window", "log-storage", "burst", "name", "calendar", "time-zone",
-					"week-start", "unit")) {
+					"week-start", "unit", "model")) {
 				if (this.route.containsKey(single)) {
 					throw invalid(this.prefix + single, "is set beside limits[...]",
 							"either one limit (" + PREFIX + "limit, window...) or limits[i].*, not both");
@@ -383,12 +383,13 @@ public final class RouteArgs {
 							+ "limits goes on each of them (limits[i].block-for)");
 		}
 		boolean tokens = countsTokens(prefix, values.get("unit"), algorithm);
+		String model = model(prefix, values.get("model"));
 		if (calendar != null) {
 			CalendarArgs.checkCalendar(algorithm, values, problem);
 			if (name.isEmpty()) {
 				throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
 			}
-			return new RouteLimit(name, WindowPolicy.calendar(limit, calendar), scope, blockFor, tokens);
+			return new RouteLimit(name, WindowPolicy.calendar(limit, calendar), scope, blockFor, tokens, model);
 		}
 		Duration window = window(prefix + "window", values.get("window"));
 		if (!WindowPolicy.fitsExactArithmetic(limit, window)) {
@@ -426,7 +427,27 @@ public final class RouteArgs {
 		if (name.isEmpty()) {
 			throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
 		}
-		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope, blockFor, tokens);
+		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope, blockFor, tokens, model);
+	}
+
+	/** The longest {@code model} taken: model names run to a few dozen characters. */
+	static final int MAX_MODEL_LENGTH = 200;
+
+	/**
+	 * A limit's {@code model}: a model's name, or a pattern with {@code *} for any run of characters; null when
+	 * absent (the limit counts every call).
+	 */
+	private @Nullable String model(String prefix, @Nullable String model) {
+		if (model == null) {
+			return null;
+		}
+		if (model.isEmpty() || model.length() > MAX_MODEL_LENGTH || !model.chars().allMatch(c -> c > ' ' && c < 0x7f)) {
+			throw invalid(this.prefix + prefix + "model", "is '" + model + "'",
+					"a model's name as the request body names it (e.g. gpt-4o), or a pattern where * stands for any "
+							+ "run of characters (gpt-4o*, claude-*); printable ASCII without spaces, at most "
+							+ MAX_MODEL_LENGTH + " characters");
+		}
+		return model;
 	}
 
 	/**

@@ -3,6 +3,7 @@ package io.windowlimiter.core.policy;
 import java.time.Duration;
 
 import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.metering.ModelPattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,9 +18,18 @@ import org.jspecify.annotations.Nullable;
  * @param countsTokens whether the limit counts the tokens of LLM calls ({@code unit: tokens}): such a limit
  * takes a call's token estimate on a route that meters them, and is left out on any other route; else it
  * counts requests ({@code unit: requests}, the default), each the route's cost
+ * @param model the models whose calls the limit counts ({@code model}: a name, or a pattern where {@code *}
+ * stands for any run of characters, as {@code gpt-4o*}): a call whose body names another model, or none, does not
+ * touch it; null for a limit counting every call
  */
 public record RouteLimit(String name, WindowPolicy policy, @Nullable String scope, Duration blockFor,
-		boolean countsTokens) {
+		boolean countsTokens, @Nullable String model) {
+
+	/** A limit counting every call, whatever its model. */
+	public RouteLimit(String name, WindowPolicy policy, @Nullable String scope, Duration blockFor,
+			boolean countsTokens) {
+		this(name, policy, scope, blockFor, countsTokens, null);
+	}
 
 	/** A limit of requests. */
 	public RouteLimit(String name, WindowPolicy policy, @Nullable String scope, Duration blockFor) {
@@ -38,12 +48,35 @@ public record RouteLimit(String name, WindowPolicy policy, @Nullable String scop
 
 	/** This limit under another name, penalty and unit kept. */
 	public RouteLimit named(String other) {
-		return new RouteLimit(other, this.policy, this.scope, this.blockFor, this.countsTokens);
+		return new RouteLimit(other, this.policy, this.scope, this.blockFor, this.countsTokens, this.model);
 	}
 
 	/** This limit counted in another scope, penalty and unit kept. */
 	public RouteLimit inScope(@Nullable String other) {
-		return new RouteLimit(this.name, this.policy, other, this.blockFor, this.countsTokens);
+		return new RouteLimit(this.name, this.policy, other, this.blockFor, this.countsTokens, this.model);
+	}
+
+	/** This limit counted by another policy (algorithm, limit, window), everything else kept. */
+	public RouteLimit withPolicy(WindowPolicy other) {
+		return new RouteLimit(this.name, other, this.scope, this.blockFor, this.countsTokens, this.model);
+	}
+
+	/**
+	 * Whether the limit counts only where LLM calls are metered: it counts tokens, or the calls of some models
+	 * (which only a read body tells).
+	 */
+	public boolean needsLlm() {
+		return this.countsTokens || this.model != null;
+	}
+
+	/**
+	 * Whether a call naming {@code callModel} counts in this limit: always for a limit without a model; for one
+	 * with a model, when the call names a model it matches (as written, case included: the upstream decides what a
+	 * model name means, the gateway does not guess).
+	 * @param callModel the model the call's body names; null when it names none (or not as a string)
+	 */
+	public boolean countsModel(@Nullable String callModel) {
+		return this.model == null || (callModel != null && ModelPattern.matches(this.model, callModel));
 	}
 
 	/**

@@ -190,6 +190,10 @@ public abstract class WindowRateLimitFilterContract {
 					"limits[0].limit=" + TOKENS, "limits[0].window=1d", "limits[0].unit=tokens",
 					"limits[1].algorithm=fixed-window", "limits[1].limit=100", "limits[1].window=1d");
 		}
+		// issue 45: tokens of every model, and of gpt-fake* (the model chat() names) apart
+		route.add("per-model", llm, "llm=openai", "limits[0].algorithm=fixed-window", "limits[0].limit=" + TOKENS,
+				"limits[0].window=1d", "limits[0].unit=tokens", "limits[1].algorithm=fixed-window", "limits[1].limit=300",
+				"limits[1].window=1d", "limits[1].unit=tokens", "limits[1].model=gpt-fake*");
 		for (String[] calls : new String[][] { { "chat", "1000000" }, { "chat-one", "1" } }) {
 			route.add(calls[0], llm, "llm=openai", "max-body-bytes=40000", "limits[0].limit=100000000",
 					"limits[0].window=1d", "limits[0].unit=tokens", "limits[1].limit=" + calls[1], "limits[1].window=1d");
@@ -628,6 +632,31 @@ public abstract class WindowRateLimitFilterContract {
 		assertThat(stream.statusCode()).isEqualTo(200);
 		assertThat(stream.body()).contains("message_delta");
 		awaitTokensLeft("claude", key, TOKENS - 150);
+	}
+
+	/**
+	 * Limits per model (issue 45): the model the body names picks the limits that count the call, on either
+	 * server; a call of another model leaves the model's limit as it is and is not refused by it.
+	 */
+	@Test
+	void aModelLimitCountsOnlyTheCallsNamingItsModel() throws Exception {
+		String key = key("per-model");
+		HttpResponse<String> first = send(post("/per-model/v1/chat/completions", key, chat(300, false))
+			.header(FakeLlmServer.HEADER_USAGE, "200,100"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(header(first, "RateLimit-Policy")).contains("\"per-model-1\";q=300");
+		awaitTokensLeft("per-model", key, TOKENS - 300);
+		assertThat(standing("per-model", key)).as("every model's, gpt-fake*'s").containsExactly(TOKENS - 300L, 0L);
+		HttpResponse<String> refused = send(post("/per-model/v1/chat/completions", key, chat(300, false)));
+		assertThat(refused.statusCode()).as("gpt-fake*'s 300 used").isEqualTo(429);
+		String other = chat(300, false).replace("gpt-fake", "o3");
+		HttpResponse<String> otherModel = send(post("/per-model/v1/chat/completions", key, other)
+			.header(FakeLlmServer.HEADER_USAGE, "60,40"));
+		assertThat(otherModel.statusCode()).as(otherModel.body()).isEqualTo(200);
+		assertThat(header(otherModel, "RateLimit-Policy")).as("not counted by gpt-fake*'s limit")
+			.doesNotContain("per-model-1");
+		awaitTokensLeft("per-model", key, TOKENS - 400);
+		assertThat(standing("per-model", key)).containsExactly(TOKENS - 400L, 0L);
 	}
 
 	// ---------------------------------------------------------------- the body budget of LLM routes
