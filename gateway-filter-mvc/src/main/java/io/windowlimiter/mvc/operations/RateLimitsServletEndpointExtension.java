@@ -62,11 +62,11 @@ public class RateLimitsServletEndpointExtension {
 			@Selector(match = Match.ALL_REMAINING) String[] segments, @Nullable String plan, @Nullable String limit,
 			@Nullable String window, @Nullable String algorithm, @Nullable String burst, @Nullable String logStorage,
 			@Nullable String name, @Nullable String scope, @Nullable String calendar, @Nullable String timeZone,
-			@Nullable String weekStart, @Nullable String blockFor, @Nullable String unit, @Nullable String expires,
+			@Nullable String weekStart, @Nullable String blockFor, @Nullable String unit, @Nullable String model, @Nullable String expires,
 			@Nullable String clear, @Nullable String block, @Nullable String exempt, @Nullable String until,
 			SecurityContext security) throws InterruptedException {
 		return await(this.endpoint.assign(target, fromTarget(target, segments), plan, limit, window, algorithm, burst,
-				logStorage, name, scope, calendar, timeZone, weekStart, blockFor, unit, expires, clear, block, exempt,
+				logStorage, name, scope, calendar, timeZone, weekStart, blockFor, unit, model, expires, clear, block, exempt,
 				until, security));
 	}
 
