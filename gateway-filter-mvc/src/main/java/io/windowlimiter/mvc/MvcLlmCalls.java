@@ -1,5 +1,6 @@
 package io.windowlimiter.mvc;
 
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -7,7 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.BufferedBodies;
 import io.windowlimiter.core.LlmSettings;
-import io.windowlimiter.core.QuotaProblem;
+import io.windowlimiter.core.ProviderAnswers;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.metering.LlmRequest;
@@ -38,9 +39,6 @@ import org.springframework.web.servlet.function.ServerResponse;
  */
 final class MvcLlmCalls {
 
-	/** The remaining tokens of the token limit closest to refusing, after this call's reservation. */
-	static final String REMAINING_TOKENS = "X-RateLimit-Remaining-Tokens";
-
 	private final RateLimiterCore core;
 
 	private final MvcRateLimiter limiter;
@@ -60,14 +58,12 @@ final class MvcLlmCalls {
 		String encoded = LlmSettings.unsupportedEncodingProblem(request.headers().header(HttpHeaders.CONTENT_ENCODING));
 		if (encoded != null) {
 			// a compressed body the meter cannot read: refused before it is read, nothing charged
-			return ServerResponse.status(LlmSettings.UNSUPPORTED_ENCODING_STATUS)
-				.header(HttpHeaders.ACCEPT_ENCODING, "identity")
-				.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-				.body(encoded);
+			return error(settings, ServerResponse.status(LlmSettings.UNSUPPORTED_ENCODING_STATUS)
+				.header(HttpHeaders.ACCEPT_ENCODING, "identity"), LlmSettings.UNSUPPORTED_ENCODING_STATUS, encoded);
 		}
 		long declared = request.servletRequest().getContentLengthLong();
 		if (declared > settings.maxBodyBytes()) {
-			return tooLarge(settings.maxBodyBytes());
+			return tooLarge(settings);
 		}
 		// asked before the body is read and again with its estimate: the plan resolver runs once
 		Mono<String> onePlan = plan.cache();
@@ -75,11 +71,11 @@ final class MvcLlmCalls {
 		Admission known = this.limiter.await(routeId,
 				this.core.knownRefusal(routeId, key, declared, TokenEstimate.DEFAULT_BYTES_PER_TOKEN, onePlan));
 		if (known != null && !known.passes()) {
-			return this.limiter.refusal(known, refusalStatus);
+			return refusal(settings, known, refusalStatus);
 		}
 		BufferedBodies bodies = this.core.bufferedBodies();
 		if (declared > 0 && !bodies.fits(declared)) {
-			return busy(routeId, bodies);
+			return busy(routeId, settings, bodies);
 		}
 		byte[] body;
 		LlmRequest call;
@@ -89,18 +85,16 @@ final class MvcLlmCalls {
 		try (BufferedBodies.Lease lease = bodies.lease()) {
 			body = LlmRequestBody.read(request, settings.maxBodyBytes(), lease);
 			if (body == LlmRequestBody.TOO_LARGE) {
-				return tooLarge(settings.maxBodyBytes());
+				return tooLarge(settings);
 			}
 			if (body == LlmRequestBody.OVER_BUDGET) {
-				return busy(routeId, bodies);
+				return busy(routeId, settings, bodies);
 			}
 			call = LlmRequest.read(settings.api(), body);
 			LlmRequest.Refusal refusal = call.refusal();
 			if (refusal != null) {
 				// the upstream could read this body otherwise than the gateway meters it
-				return ServerResponse.badRequest()
-					.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-					.body(LlmSettings.badRequestProblem(refusal));
+				return error(settings, ServerResponse.badRequest(), 400, LlmSettings.badRequestProblem(refusal));
 			}
 			// uncapped: the core caps it at the smallest token limit of the client's own policy
 			estimate = TokenEstimate.of(call, Long.MAX_VALUE);
@@ -109,10 +103,13 @@ final class MvcLlmCalls {
 					this.limiter.budget(request).bound(this.core.admitTokens(routeId, key, estimate.tokens(), call.model(), onePlan)));
 		}
 		if (!admission.passes()) {
-			return this.limiter.refusal(admission, refusalStatus);
+			return refusal(settings, admission, refusalStatus);
 		}
+		// the rate-limit headers, and the provider's of the call's request and token limits
+		Map<String, String> headers = new LinkedHashMap<>(admission.headers());
+		headers.putAll(ProviderAnswers.headers(settings.api(), admission));
 		Call admitted = new Call(routeId, settings, call, reserved(estimate, admission.reservation()),
-				admission.reservation(), admission.headers(), call.needsIncludeUsage() ? call.withIncludeUsage(body) : body);
+				admission.reservation(), headers, call.needsIncludeUsage() ? call.withIncludeUsage(body) : body);
 		attempts.unsettled(admitted);
 		attempts.first(filter, admitted);
 		return admitted.again(request, next);
@@ -174,10 +171,6 @@ final class MvcLlmCalls {
 			}
 			this.lastStatus = response.statusCode().value();
 			MvcRateLimiter.addHeaders(response, this.headers);
-			long remaining = (this.reservation != null) ? this.reservation.remainingTokens() : -1;
-			if (remaining >= 0) {
-				MvcRateLimiter.addHeaders(response, Map.of(REMAINING_TOKENS, Long.toString(remaining)));
-			}
 			return new MeteredServerResponse(response, sent.servletRequest(), meter,
 					(status, ending) -> settleOnce(meter, status, ending));
 		}
@@ -225,21 +218,38 @@ final class MvcLlmCalls {
 	 * A 503 problem answer with Retry-After, before any quota is used: the body would take the instance's budget
 	 * of buffered bodies past its bound (the instance is busy, not the client over its quota).
 	 */
-	private ServerResponse busy(String routeId, BufferedBodies bodies) {
+	private ServerResponse busy(String routeId, LlmSettings settings, BufferedBodies bodies) {
 		this.core.metrics().bufferFull(routeId);
-		return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE)
-			.header(HttpHeaders.RETRY_AFTER, BufferedBodies.RETRY_AFTER_SECONDS)
-			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-			.body(bodies.refusalProblem());
+		return error(settings, ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, BufferedBodies.RETRY_AFTER_SECONDS), 503, bodies.refusalProblem());
 	}
 
-	/** A 413 problem answer naming the limit, before any quota is used. */
-	private static ServerResponse tooLarge(int max) {
-		String detail = "The request body is larger than this LLM route reads to estimate its tokens: at most " + max
-				+ " bytes (max-body-bytes)";
-		String body = "{\"type\":\"about:blank\",\"title\":\"Content Too Large\",\"status\":413,\"detail\":"
-				+ QuotaProblem.jsonString(detail) + ",\"max-body-bytes\":" + max + "}";
-		return ServerResponse.status(HttpStatus.PAYLOAD_TOO_LARGE).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+	/** A 413 answer naming the limit, before any quota is used. */
+	private static ServerResponse tooLarge(LlmSettings settings) {
+		return error(settings, ServerResponse.status(HttpStatus.PAYLOAD_TOO_LARGE), 413,
+				LlmSettings.tooLargeProblem(settings.maxBodyBytes()));
+	}
+
+	/**
+	 * A refusal the core decided (a limit, a block, the fail-mode) in the provider's shape, as the WebFlux filter
+	 * answers it: the route's {@code status-code} or the core's own status, the core's headers, the provider's
+	 * rate-limit headers and error object.
+	 */
+	private static ServerResponse refusal(LlmSettings settings, Admission admission, int statusCode) {
+		int status = (admission.status() != 0) ? admission.status() : statusCode;
+		return json(ServerResponse.status(status).headers(headers -> {
+			admission.headers().forEach(headers::set);
+			ProviderAnswers.headers(settings.api(), admission).forEach(headers::set);
+		}), ProviderAnswers.body(settings.api(), admission, status));
+	}
+
+	/** An error of an LLM route, in its provider's shape: the problem body's message as the provider's error object. */
+	static ServerResponse error(LlmSettings settings, ServerResponse.BodyBuilder answer, int status, String problem) {
+		return json(answer, ProviderAnswers.error(settings.api(), status, problem));
+	}
+
+	private static ServerResponse json(ServerResponse.BodyBuilder answer, String json) {
+		return answer.contentType(MediaType.APPLICATION_JSON).body(json);
 	}
 
 }

@@ -163,6 +163,7 @@ public final class MvcRateLimiter {
 			WindowRateLimitConfig config, MvcAttempts attempts) throws Exception {
 		String routeId = routeId(request);
 		configured(routeId, config);
+		LlmSettings llm = config.llmSettings();
 		String key;
 		MvcKeyResolver keyResolver = keyResolver(config);
 		try {
@@ -170,21 +171,19 @@ public final class MvcRateLimiter {
 		}
 		catch (ConflictingCredentialsException conflict) {
 			// before any limit is asked: the upstream could authenticate it by another key than it is counted under
-			return ServerResponse.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(conflict.problem());
+			return problem(llm, 400, conflict.problem());
 		}
 		if (!StringUtils.hasText(key)) {
 			if (config.isDenyEmptyKey()) {
 				int status = config.emptyKeyRefusalStatus();
 				MissingKey.log(routeId, status, keyResolver);
 				HttpStatus known = HttpStatus.resolve(status);
-				return ServerResponse.status(status)
-					.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-					.body(MissingKey.problem(status, (known != null) ? known.getReasonPhrase() : "Error", keyResolver));
+				return problem(llm, status,
+						MissingKey.problem(status, (known != null) ? known.getReasonPhrase() : "Error", keyResolver));
 			}
 			// as on WebFlux: all keyless requests of the route share one key, so both servers count them together
 			key = RedisKeys.EMPTY_KEY;
 		}
-		LlmSettings llm = config.llmSettings();
 		if (llm != null) {
 			return this.llmCalls.filter(request, next, routeId, key, llm, requestedPlan(request),
 					config.refusalStatus(), attempts, config);
@@ -369,6 +368,14 @@ public final class MvcRateLimiter {
 		String body = "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":"
 				+ QuotaProblem.jsonString(detail) + ",\"header\":" + QuotaProblem.jsonString(header) + "}";
 		return ServerResponse.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+	}
+
+	/** A problem-details answer; on an LLM route the provider's error object of the same message instead. */
+	private static ServerResponse problem(@Nullable LlmSettings llm, int status, String problem) {
+		if (llm != null) {
+			return MvcLlmCalls.error(llm, ServerResponse.status(status), status, problem);
+		}
+		return ServerResponse.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
 	}
 
 	/** A header value as echoed in an answer: at most 64 printable ASCII characters. */

@@ -387,8 +387,8 @@ class LlmRoutesMvcTests {
 		assertThat(answers).as("three calls of 250 tokens each charged %d in all; the honest client's, %d",
 				cheaterCharged, honestCharged).allSatisfy(answer -> {
 					assertThat(answer.statusCode()).isEqualTo(400);
-					assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-					assertThat(answer.body()).contains("\"status\":400", "\"field\":\"stream_options\"");
+					assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/json");
+					assertThat(answer.body()).contains("\"type\":\"invalid_request_error\"", "\"param\":\"stream_options\"");
 				});
 		assertThat(upstream.received()).as("sent upstream").hasSize(sentBefore);
 		assertThat(cheaterCharged).isZero();
@@ -447,7 +447,7 @@ class LlmRoutesMvcTests {
 			HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, body[1]).build(),
 					HttpResponse.BodyHandlers.ofString());
 			assertThat(response.statusCode()).as(body[1] + ": " + response.body()).isEqualTo(400);
-			assertThat(response.body()).contains("\"field\":\"" + body[0] + "\"");
+			assertThat(response.body()).contains("\"param\":\"" + body[0] + "\"");
 		}
 		assertThat(upstream.received()).as("sent upstream").hasSize(sentBefore);
 		assertThat(tokensLeft("llm", client)).isEqualTo(BUDGET);

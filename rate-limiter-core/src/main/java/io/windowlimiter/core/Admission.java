@@ -27,11 +27,14 @@ import org.jspecify.annotations.Nullable;
  * @param slots the concurrency slots the request holds until its response ends, for the adapter to
  * {@linkplain Slots#release release} then; null when it holds none (no concurrency limit, refused, or passed
  * by fail-mode open)
+ * @param quotas on an LLM route, its request and token limits and the limit that refused, for the provider's
+ * headers and error body ({@link ProviderAnswers}); null elsewhere, and when Redis could not decide
  *
  * <p>Made once per request: the maps and lists are the core's, not copied; adapters read them.
  */
 public record Admission(boolean passes, Map<String, String> headers, List<String> violated, int status,
-		long remaining, long delayMillis, @Nullable Reservation reservation, @Nullable Slots slots) {
+		long remaining, long delayMillis, @Nullable Reservation reservation, @Nullable Slots slots,
+		@Nullable LlmQuotas quotas) {
 
 	/** The status of a client refused for who it is, not for its quota. */
 	public static final int FORBIDDEN = 403;
@@ -41,7 +44,7 @@ public record Admission(boolean passes, Map<String, String> headers, List<String
 	 * with {@link #withStatus}: this constructor's last number is what remains.)
 	 */
 	public Admission(boolean passes, Map<String, String> headers, List<String> violated, long remaining) {
-		this(passes, headers, violated, 0, remaining, 0, null, null);
+		this(passes, headers, violated, 0, remaining, 0, null, null, null);
 	}
 
 	/** As {@link #Admission(boolean, Map, List, long)}, reporting no limit. */
@@ -52,25 +55,31 @@ public record Admission(boolean passes, Map<String, String> headers, List<String
 	/** This admission refused with {@code status} (0: the usual). */
 	public Admission withStatus(int status) {
 		return (status == this.status) ? this : new Admission(this.passes, this.headers, this.violated, status,
-				this.remaining, this.delayMillis, this.reservation, this.slots);
+				this.remaining, this.delayMillis, this.reservation, this.slots, this.quotas);
 	}
 
 	/** This admission held for {@code delayMillis} before it passes. */
 	public Admission withDelay(long delayMillis) {
 		return new Admission(this.passes, this.headers, this.violated, this.status, this.remaining, delayMillis,
-				this.reservation, this.slots);
+				this.reservation, this.slots, this.quotas);
 	}
 
 	/** This admission with what Redis counted for it. */
 	public Admission withReservation(@Nullable Reservation reservation) {
 		return new Admission(this.passes, this.headers, this.violated, this.status, this.remaining, this.delayMillis,
-				reservation, this.slots);
+				reservation, this.slots, this.quotas);
 	}
 
 	/** This admission holding these concurrency slots until its response ends. */
 	public Admission withSlots(@Nullable Slots slots) {
 		return new Admission(this.passes, this.headers, this.violated, this.status, this.remaining, this.delayMillis,
-				this.reservation, slots);
+				this.reservation, slots, this.quotas);
+	}
+
+	/** This admission with its LLM route's quotas by unit. */
+	public Admission withQuotas(@Nullable LlmQuotas quotas) {
+		return new Admission(this.passes, this.headers, this.violated, this.status, this.remaining, this.delayMillis,
+				this.reservation, this.slots, quotas);
 	}
 
 	/**

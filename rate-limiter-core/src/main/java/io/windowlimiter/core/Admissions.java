@@ -121,7 +121,7 @@ final class Admissions {
 				return null;
 			}
 		}
-		return this.answers.denied(routeId, policy, id, denial);
+		return this.answers.denied(routeId, policy, id, denial, -1, this.clock.millis());
 	}
 
 	/**
@@ -189,7 +189,7 @@ final class Admissions {
 				requestId);
 		List<String> keys = policy.keysFor(id);
 		return this.redis.verdict(routeId, policy, id, keys, arguments, requestId)
-			.map(verdict -> this.answers.verdict(routeId, id, policy, DenyCache.keyOf(policy, keys), cost, verdict,
+			.map(verdict -> this.answers.verdict(routeId, id, policy, DenyCache.keyOf(policy, keys), cost, costs, verdict,
 					verdict.allowed() ? reservedHere(new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
 							verdict.decisions(), requestId)) : null))
 			.onErrorResume(error -> ReadyAnswer.of(this.failMode.answer(routeId, policy, id, keys, costs)));
@@ -220,7 +220,7 @@ final class Admissions {
 		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey, cost);
 		if (denial != null) {
 			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
-			return ReadyAnswer.of(this.answers.denied(routeId, policy, id, denial));
+			return ReadyAnswer.of(this.answers.denied(routeId, policy, id, denial, cost, this.clock.millis()));
 		}
 		if (policy.route.holds()) {
 			LimitScript.Arguments held = arguments;

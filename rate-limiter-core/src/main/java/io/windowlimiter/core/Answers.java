@@ -2,6 +2,7 @@ package io.windowlimiter.core;
 
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 import io.windowlimiter.core.RateLimitMetrics.Outcome;
 import io.windowlimiter.core.RateLimiterCore.DenialListener;
@@ -59,11 +60,23 @@ final class Answers {
 	 */
 	Admission verdict(String routeId, String id, CompiledPolicy policy, String cacheKey, long cost, Verdict verdict,
 			@Nullable Reservation reservation) {
-		int reported = verdict.reported();
+		return verdict(routeId, id, policy, cacheKey, cost, null, verdict, reservation);
+	}
+
+	/**
+	 * As {@link #verdict(String, String, CompiledPolicy, String, long, Verdict, Reservation)}, for a request costing
+	 * each limit its own: an LLM call, whose answer carries its quotas by unit ({@link LlmQuotas}).
+	 * @param costs what the request cost each limit; null when {@code cost} is every limit's
+	 */
+	Admission verdict(String routeId, String id, CompiledPolicy policy, String cacheKey, long cost,
+			long @Nullable [] costs, Verdict verdict, @Nullable Reservation reservation) {
+		// a concurrency limit counts calls in flight, not requests per window: while the request passes, the
+		// headers tell the quota closest to running out (X-RateLimit-Limit: 2 read as a request quota misleads)
+		int reported = verdict.allowed() ? closestQuota(policy, verdict) : verdict.reported();
+		Decision reportedDecision = verdict.allowed() ? verdict.decisions().get(reported) : verdict.reportedDecision();
 		boolean shadow = policy.route.shadow();
 		if (!verdict.allowed() && !shadow) {
-			this.denyCache.remember(cacheKey, reported, verdict.reportedDecision().remaining(), verdict.retryAfterMillis(),
-					cost);
+			this.denyCache.remember(cacheKey, reported, reportedDecision.remaining(), verdict.retryAfterMillis(), cost);
 		}
 		if (!verdict.allowed()) {
 			this.denialListener.denied(routeId, id);
@@ -74,22 +87,109 @@ final class Answers {
 		Outcome outcome = verdict.allowed() ? Outcome.ALLOWED : shadow ? Outcome.SHADOWED : Outcome.DENIED;
 		this.metrics.decision(routeId, policy.algorithms, outcome);
 		List<String> violated = verdict.denying().stream().map(i -> policy.limits.get(i).name()).toList();
-		Admission admission = answer(policy, policy.reported, reported, verdict.reportedDecision(), verdict.allowed(),
-				violated)
+		Admission admission = answer(policy, policy.reported, reported, reportedDecision, verdict.allowed(), violated)
 			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()))
 			.withReservation(reservation);
+		if (policy.tokenLimits.length > 0) {
+			List<Decision> decisions = verdict.allowed() ? verdict.decisions() : uncounted(verdict.decisions(), costs, cost);
+			admission = admission.withQuotas(quotas(policy, decisions, verdict.now(),
+					verdict.allowed() ? null : refusal(policy, reported, reportedDecision, (costs != null) ? costs[reported] : cost)));
+		}
 		if (reservation != null && policy.concurrency.length > 0) {
 			admission = admission.withSlots(new Slots(() -> this.releases.release(reservation)));
 		}
 		return (verdict.holdMillis() > 0) ? admission.withDelay(verdict.holdMillis()) : admission;
 	}
 
-	/** The refusal the deny cache remembers for the client, answered without Redis. */
-	Admission denied(String routeId, CompiledPolicy policy, String id, DenyCache.Denial denial) {
+	/**
+	 * The refusal the deny cache remembers for the client, answered without Redis.
+	 * @param asked what the request asks of the limit that refused it, as far as known; -1 when not known
+	 * @param nowMillis this instance's now, ms since the epoch: where the remembered wait is counted from
+	 */
+	Admission denied(String routeId, CompiledPolicy policy, String id, DenyCache.Denial denial, long asked,
+			long nowMillis) {
 		this.metrics.decision(routeId, policy.algorithms, Outcome.DENIED);
 		this.denialListener.denied(routeId, id);
-		return answer(policy, policy.reported, denial.limitIndex(), denial.decision())
-			.withStatus(quotaStatus(policy, List.of(denial.limitIndex())));
+		int refusing = denial.limitIndex();
+		Admission admission = answer(policy, policy.reported, refusing, denial.decision())
+			.withStatus(quotaStatus(policy, List.of(refusing)));
+		if (policy.tokenLimits.length == 0) {
+			return admission;
+		}
+		// only the limit that refused is known: the headers of its unit, from what the cache remembers
+		Decision decision = denial.decision();
+		LlmQuotas.Quota quota = new LlmQuotas.Quota(RateLimitHeaders.quota(policy.policies.get(refusing)),
+				decision.remaining(), decision.resetMillis(), nowMillis);
+		boolean tokens = policy.limits.get(refusing).countsTokens();
+		boolean concurrency = policy.policies.get(refusing).algorithm().countsRequests();
+		return admission.withQuotas(new LlmQuotas((tokens || concurrency) ? null : quota, tokens ? quota : null,
+				refusal(policy, refusing, decision, asked)));
+	}
+
+	/**
+	 * The decisions of a refused request as they stand: a limit that would have taken it answers what it would
+	 * have left after it, but a refusal counts nothing in any limit (all or nothing), so its cost is still there.
+	 */
+	private static List<Decision> uncounted(List<Decision> decisions, long @Nullable [] costs, long cost) {
+		return IntStream.range(0, decisions.size()).mapToObj(i -> {
+			Decision decision = decisions.get(i);
+			return decision.allowed() ? new Decision(true, decision.remaining() + ((costs != null) ? costs[i] : cost),
+					decision.resetMillis(), decision.retryAfterMillis()) : decision;
+		}).toList();
+	}
+
+	/** The limit closest to running out among those that are quotas per window; any limit when none is. */
+	static int closestQuota(CompiledPolicy policy, Verdict verdict) {
+		int best = -1;
+		List<Decision> decisions = verdict.decisions();
+		for (int i = 0; i < decisions.size(); i++) {
+			if (!policy.policies.get(i).algorithm().countsRequests()
+					&& (best < 0 || decisions.get(i).remaining() < decisions.get(best).remaining())) {
+				best = i;
+			}
+		}
+		return (best >= 0) ? best : verdict.reported();
+	}
+
+	/**
+	 * An LLM call's quotas by unit: the request limit (not a concurrency limit) and the token limit with least
+	 * left, as the providers' headers tell the tightest of their limits.
+	 */
+	static LlmQuotas quotas(CompiledPolicy policy, List<Decision> decisions, long atMillis,
+			LlmQuotas.@Nullable Refusal refusal) {
+		int requests = -1;
+		int tokens = -1;
+		for (int i = 0; i < decisions.size(); i++) {
+			if (policy.limits.get(i).countsTokens()) {
+				tokens = lessLeft(decisions, tokens, i);
+			}
+			else if (!policy.policies.get(i).algorithm().countsRequests()) {
+				requests = lessLeft(decisions, requests, i);
+			}
+		}
+		return new LlmQuotas(quota(policy, decisions, requests, atMillis), quota(policy, decisions, tokens, atMillis),
+				refusal);
+	}
+
+	private static int lessLeft(List<Decision> decisions, int best, int candidate) {
+		return (best < 0 || decisions.get(candidate).remaining() < decisions.get(best).remaining()) ? candidate : best;
+	}
+
+	private static LlmQuotas.@Nullable Quota quota(CompiledPolicy policy, List<Decision> decisions, int at,
+			long atMillis) {
+		if (at < 0) {
+			return null;
+		}
+		Decision decision = decisions.get(at);
+		return new LlmQuotas.Quota(RateLimitHeaders.quota(policy.policies.get(at)), Math.max(0, decision.remaining()),
+				decision.resetMillis(), atMillis);
+	}
+
+	/** The limit at {@code at} refusing a call that asked it {@code asked}, with the call's overall wait. */
+	private static LlmQuotas.Refusal refusal(CompiledPolicy policy, int at, Decision decision, long asked) {
+		return new LlmQuotas.Refusal(policy.limits.get(at).name(), policy.limits.get(at).countsTokens(),
+				policy.policies.get(at).algorithm().countsRequests(), RateLimitHeaders.quota(policy.policies.get(at)),
+				policy.policies.get(at).windowMillis(), decision.remaining(), asked, decision.retryAfterMillis());
 	}
 
 	/**

@@ -186,6 +186,14 @@ public record LlmSettings(LlmApi api, int maxBodyBytes) {
 				+ ((field != null) ? ",\"field\":" + QuotaProblem.jsonString(field) : "") + "}";
 	}
 
+	/** The 413 problem body (RFC 9457) for a request body above the route's {@code max-body-bytes}, naming it. */
+	public static String tooLargeProblem(int maxBodyBytes) {
+		String detail = "The request body is larger than this LLM route reads to estimate its tokens: at most "
+				+ maxBodyBytes + " bytes (max-body-bytes)";
+		return "{\"type\":\"about:blank\",\"title\":\"Content Too Large\",\"status\":413,\"detail\":"
+				+ QuotaProblem.jsonString(detail) + ",\"max-body-bytes\":" + maxBodyBytes + "}";
+	}
+
 	private static int maxBodyBytes(String policyId, @Nullable Object value) {
 		if (value == null) {
 			return DEFAULT_MAX_BODY_BYTES;

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import io.windowlimiter.core.LlmSettings;
+import io.windowlimiter.core.ProviderAnswers;
 import io.windowlimiter.gateway.test.DocsSamples;
 import io.windowlimiter.metering.LlmRequest.Kind;
 import org.junit.jupiter.api.Test;
@@ -195,7 +196,7 @@ class LlmRequestUnitTests {
 				+ "\"tools\":[{\"max_tokens\":1,\"max_tokens\":2}]}").refusal()).isNull();
 	}
 
-	/** The 400's body, as docs/llm-routes.md shows it: the route's problem details, naming the field. */
+	/** The 400's body, naming the field; on an OpenAI route as docs/llm-routes.md shows it. */
 	@Test
 	void theRefusalIsAProblemBodyNamingTheField() {
 		LlmRequest twice = read(LlmApi.OPENAI, "{\"stream\":true,\"stream_options\":{\"include_usage\":true},"
@@ -205,19 +206,21 @@ class LlmRequestUnitTests {
 				+ "(escaped spellings included): an upstream reads the last one, so the gateway cannot meter the call; send "
 				+ "it once\",\"field\":\"stream_options\"}");
 		DocsSamples.Answer sample = DocsSamples.answer("docs/llm-routes.md", "duplicate-field");
+		// an LLM route answers it in its provider's shape: the page shows OpenAI's
 		DocsSamples.assertSameShape("docs/llm-routes.md:" + sample.line(), sample.json(),
-				LlmSettings.badRequestProblem(twice.refusal()), sample.varying());
+				ProviderAnswers.error(LlmApi.OPENAI, 400, LlmSettings.badRequestProblem(twice.refusal())), sample.varying());
 		LlmRequest cut = read(LlmApi.OPENAI, "{\"stream\":true,\"messages\":[");
 		assertThat(LlmSettings.badRequestProblem(cut.refusal())).startsWith("{\"type\":\"about:blank\",\"title\":"
 				+ "\"Bad Request\",\"status\":400,\"detail\":\"The request body starts as a JSON object").doesNotContain("field");
 	}
 
-	/** A compressed body's 415, as docs/llm-routes.md shows it (both adapters answer this body). */
+	/** A compressed body's 415 on an OpenAI route, as docs/llm-routes.md shows it (both adapters answer this body). */
 	@Test
 	void aContentCodingIsRefusedWithThePagesProblemBody() {
 		DocsSamples.Answer sample = DocsSamples.answer("docs/llm-routes.md", "content-coding");
-		DocsSamples.assertSameShape("docs/llm-routes.md:" + sample.line(), sample.json(),
-				LlmSettings.unsupportedEncodingProblem(List.of("gzip")), sample.varying());
+		DocsSamples.assertSameShape("docs/llm-routes.md:" + sample.line(), sample.json(), ProviderAnswers.error(
+				LlmApi.OPENAI, LlmSettings.UNSUPPORTED_ENCODING_STATUS, LlmSettings.unsupportedEncodingProblem(List.of("gzip"))),
+				sample.varying());
 	}
 
 	/** Go's decoder takes {@code Stream} (and {@code ſtream}) for stream; OpenAI refuses it; the gateway refuses it too. */

@@ -438,8 +438,8 @@ class LlmRoutesIT {
 		assertThat(answers).as("three calls of 250 tokens each charged %d in all; the honest client's, %d",
 				cheaterCharged, honestCharged).allSatisfy(answer -> {
 					assertThat(answer.statusCode()).isEqualTo(400);
-					assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-					assertThat(answer.body()).contains("\"status\":400", "\"field\":\"stream_options\"");
+					assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/json");
+					assertThat(answer.body()).contains("\"type\":\"invalid_request_error\"", "\"param\":\"stream_options\"");
 				});
 		assertThat(this.upstream.received()).as("sent upstream").hasSize(sentBefore);
 		assertThat(cheaterCharged).isZero();
@@ -498,7 +498,7 @@ class LlmRoutesIT {
 			HttpResponse<String> response = this.http.send(post("/llm/v1/chat/completions", client, body[1]).build(),
 					HttpResponse.BodyHandlers.ofString());
 			assertThat(response.statusCode()).as(body[1] + ": " + response.body()).isEqualTo(400);
-			assertThat(response.body()).contains("\"field\":\"" + body[0] + "\"");
+			assertThat(response.body()).contains("\"param\":\"" + body[0] + "\"");
 		}
 		assertThat(this.upstream.received()).as("sent upstream").hasSize(sentBefore);
 		assertThat(tokensLeft("llm", client)).isEqualTo(BUDGET);
@@ -535,6 +535,14 @@ class LlmRoutesIT {
 		HttpResponse<String> refused = this.http.send(post("/llm-few/v1/chat/completions", client, FakeLlmServer.chat(300, false))
 			.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(refused.statusCode()).as("refused by Redis: the calls of the day").isEqualTo(429);
+		// OpenAI's error object, which its SDKs raise as RateLimitError with this message (issue 45: "429 status code
+		// (no body)"), and not to be retried before midnight
+		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/json");
+		assertThat(refused.body()).startsWith("{\"error\":{\"message\":\"Rate limit reached on requests (limit "
+				+ "'llm-few-1': " + FEW + " requests per 1d): Remaining 0, Requested 1. Please try again in ")
+			.endsWith("\",\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}");
+		assertThat(refused.headers().firstValue("x-should-retry")).hasValue("false");
+		assertThat(refused.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("0");
 		int received = this.upstream.received().size();
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress("127.0.0.1", this.gateway.port()), 5_000);
@@ -572,6 +580,9 @@ class LlmRoutesIT {
 		assertThat(json.body()).contains("\"completion_tokens\":40");
 		long estimate = (body.length() + 1) / 2 + 500;
 		assertThat(json.headers().firstValue("X-RateLimit-Remaining-Tokens")).hasValue(Long.toString(2000 - estimate));
+		assertThat(json.headers().firstValue("x-ratelimit-limit-tokens")).hasValue("2000");
+		assertThat(json.headers().firstValue("x-ratelimit-limit-requests")).hasValue("20");
+		assertThat(json.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("19");
 		String streamed = "{\"stream\":true,\"messages\":[],\"max_tokens\":100}";
 		HttpResponse<String> stream = this.http.send(post("/demo-llm/v1/chat/completions", "demo", streamed).build(),
 				HttpResponse.BodyHandlers.ofString());

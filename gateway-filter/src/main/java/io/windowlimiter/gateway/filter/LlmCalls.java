@@ -9,7 +9,7 @@ import java.util.function.Function;
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.BufferedBodies;
 import io.windowlimiter.core.LlmSettings;
-import io.windowlimiter.core.QuotaProblem;
+import io.windowlimiter.core.ProviderAnswers;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.Reservation;
 import io.windowlimiter.core.Slots;
@@ -43,9 +43,6 @@ import org.springframework.web.server.ServerWebExchange;
  * cancelled by the client.
  */
 final class LlmCalls {
-
-	/** The remaining tokens of the filter's token limit closest to refusing, after this request's reservation. */
-	static final String REMAINING_TOKENS = "X-RateLimit-Remaining-Tokens";
 
 	private static final byte[] TOO_LARGE = new byte[0];
 
@@ -162,10 +159,8 @@ final class LlmCalls {
 				return instead;
 			}
 			Reservation reservation = admission.reservation();
-			long remaining = (reservation != null) ? reservation.remainingTokens() : -1;
-			if (remaining >= 0) {
-				exchange.getResponse().getHeaders().set(REMAINING_TOKENS, Long.toString(remaining));
-			}
+			// the provider's rate-limit headers, whichever filter of the route is closest to refusing
+			ProviderAnswers.headers(this.settings.api(), admission).forEach(exchange.getResponse().getHeaders()::set);
 			Mono<Void> call = call(exchange, chain, request, reserved(estimate, reservation), body, reservation,
 					refusedLater);
 			Slots slots = admission.slots();
@@ -230,11 +225,29 @@ final class LlmCalls {
 		settle.subscribe(settled -> { }, error -> { });
 	}
 
-	/** A 400 problem answer naming the field of the request body the gateway will not guess at. */
-	private static Mono<Void> badRequest(ServerHttpResponse response, LlmRequest.Refusal refusal) {
-		response.setStatusCode(HttpStatusCode.valueOf(400));
-		byte[] body = LlmSettings.badRequestProblem(refusal).getBytes(StandardCharsets.UTF_8);
-		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+	/** A 400 answer naming the field of the request body the gateway will not guess at. */
+	private Mono<Void> badRequest(ServerHttpResponse response, LlmRequest.Refusal refusal) {
+		return error(response, 400, LlmSettings.badRequestProblem(refusal));
+	}
+
+	/**
+	 * A refusal the core decided (a limit, a block, the fail-mode), its status and headers set: the provider's
+	 * rate-limit headers and error object, as the SDKs read them.
+	 */
+	Mono<Void> refuse(ServerHttpResponse response, Admission admission, int status) {
+		ProviderAnswers.headers(this.settings.api(), admission).forEach(response.getHeaders()::set);
+		return json(response, ProviderAnswers.body(this.settings.api(), admission, status));
+	}
+
+	/** An error of this route, in the provider's shape: the problem body's message as the provider's error object. */
+	Mono<Void> error(ServerHttpResponse response, int status, String problem) {
+		response.setStatusCode(HttpStatusCode.valueOf(status));
+		return json(response, ProviderAnswers.error(this.settings.api(), status, problem));
+	}
+
+	private static Mono<Void> json(ServerHttpResponse response, String json) {
+		byte[] body = json.getBytes(StandardCharsets.UTF_8);
+		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
 		response.getHeaders().setContentLength(body.length);
 		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
 	}
@@ -245,22 +258,14 @@ final class LlmCalls {
 	 */
 	private Mono<Void> busy(ServerHttpResponse response, BufferedBodies bodies) {
 		this.core.metrics().bufferFull(this.policyId);
-		response.setStatusCode(HttpStatusCode.valueOf(503));
-		byte[] body = bodies.refusalProblem().getBytes(StandardCharsets.UTF_8);
 		response.getHeaders().set(HttpHeaders.RETRY_AFTER, BufferedBodies.RETRY_AFTER_SECONDS);
-		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		response.getHeaders().setContentLength(body.length);
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+		return error(response, 503, bodies.refusalProblem());
 	}
 
 	/** The 415 answer to a body in a content coding, naming the one coding taken. */
-	private static Mono<Void> unsupportedEncoding(ServerHttpResponse response, String problem) {
-		response.setStatusCode(HttpStatusCode.valueOf(LlmSettings.UNSUPPORTED_ENCODING_STATUS));
-		byte[] body = problem.getBytes(StandardCharsets.UTF_8);
+	private Mono<Void> unsupportedEncoding(ServerHttpResponse response, String problem) {
 		response.getHeaders().set(HttpHeaders.ACCEPT_ENCODING, "identity");
-		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		response.getHeaders().setContentLength(body.length);
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+		return error(response, LlmSettings.UNSUPPORTED_ENCODING_STATUS, problem);
 	}
 
 	/** The body's next bytes would take the budget past its bound; thrown where they arrive, without a trace. */
@@ -274,17 +279,9 @@ final class LlmCalls {
 
 	}
 
-	/** A 413 problem answer naming the limit. */
-	private static Mono<Void> tooLarge(ServerHttpResponse response, int max) {
-		response.setStatusCode(HttpStatusCode.valueOf(413));
-		String detail = "The request body is larger than this LLM route reads to estimate its tokens: at most " + max
-				+ " bytes (max-body-bytes)";
-		byte[] body = ("{\"type\":\"about:blank\",\"title\":\"Content Too Large\",\"status\":413,\"detail\":"
-				+ QuotaProblem.jsonString(detail) + ",\"max-body-bytes\":" + max + "}")
-			.getBytes(StandardCharsets.UTF_8);
-		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		response.getHeaders().setContentLength(body.length);
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	/** A 413 answer naming the limit. */
+	private Mono<Void> tooLarge(ServerHttpResponse response, int max) {
+		return error(response, 413, LlmSettings.tooLargeProblem(max));
 	}
 
 }

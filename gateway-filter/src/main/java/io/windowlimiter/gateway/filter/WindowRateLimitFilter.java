@@ -266,6 +266,10 @@ final class WindowRateLimitFilter implements GatewayFilter {
 		response.setStatusCode(HttpStatusCode.valueOf(status));
 		HttpHeaders headers = response.getHeaders();
 		admission.headers().forEach(headers::set);
+		if (this.llm != null) {
+			// an LLM route answers in its provider's shape, whatever problem-details says: the SDKs read that body
+			return this.llm.refuse(response, admission, status);
+		}
 		if (this.problemDetails && admission.forbidden()) {
 			headers.set(ProblemDetailsFilter.FORBIDDEN, "true");
 		}
@@ -288,8 +292,14 @@ final class WindowRateLimitFilter implements GatewayFilter {
 		return response.writeWith(Mono.just(buffer));
 	}
 
-	/** A problem-details answer of {@code status} with the body given. */
-	private static Mono<Void> problem(ServerHttpResponse response, int status, String problem) {
+	/**
+	 * A problem-details answer of {@code status} with the body given; on an LLM route the provider's error object
+	 * of the same message instead, as the SDKs read it.
+	 */
+	private Mono<Void> problem(ServerHttpResponse response, int status, String problem) {
+		if (this.llm != null) {
+			return this.llm.error(response, status, problem);
+		}
 		response.setStatusCode(HttpStatusCode.valueOf(status));
 		byte[] body = problem.getBytes(StandardCharsets.UTF_8);
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);

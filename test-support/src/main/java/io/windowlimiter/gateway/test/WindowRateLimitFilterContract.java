@@ -9,8 +9,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -200,6 +202,8 @@ public abstract class WindowRateLimitFilterContract {
 		}
 		if (releasesConcurrencySlots()) {
 			concurrencyRoutes(route, down);
+			route.add("chat-slots", llm, "llm=openai", "limits[0].limit=3000", "limits[0].window=1h",
+					"limits[0].unit=tokens", "limits[1].algorithm=concurrency", "limits[1].limit=2", "limits[1].window=30s");
 		}
 	}
 
@@ -659,6 +663,180 @@ public abstract class WindowRateLimitFilterContract {
 		assertThat(standing("per-model", key)).containsExactly(TOKENS - 400L, 0L);
 	}
 
+	// ---------------------------------------------------------------- LLM routes in the providers' own terms
+
+	/**
+	 * An OpenAI route answers as OpenAI does, so that its SDKs read it (before: a refusal's empty body raised
+	 * "429 status code (no body)"): its request and token limits in {@code x-ratelimit-*-requests|tokens}, resets as Go
+	 * durations; a refusal as OpenAI's error object ({@code type} tokens or requests, {@code code}
+	 * rate_limit_exceeded) whose message names the limit, what it had left, what the call asked and when to retry,
+	 * with {@code x-should-retry: false} when that is more than a minute away; the route's other errors (400, 413,
+	 * 415, a missing key) as OpenAI's invalid_request_error.
+	 */
+	@Test
+	void anOpenAiRouteAnswersWithOpenAisHeadersAndErrorObjects() throws Exception {
+		String key = key("oa-shape");
+		HttpResponse<String> first = send(post("/openai/v1/chat/completions", key, chat(300, false))
+			.header(FakeLlmServer.HEADER_USAGE, "850,50"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(header(first, "x-ratelimit-limit-requests")).isEqualTo("100");
+		assertThat(header(first, "x-ratelimit-remaining-requests")).isEqualTo("99");
+		assertThat(header(first, "x-ratelimit-limit-tokens")).isEqualTo("1000");
+		assertThat(header(first, "x-ratelimit-remaining-tokens")).as("1,000 less the 300 reserved").isEqualTo("700");
+		long midnight = millisToUtcMidnight();
+		assertThat(goMillis(header(first, "x-ratelimit-reset-tokens"))).as("a fixed window of a day ends at midnight UTC")
+			.isCloseTo(midnight, within(5_000L));
+		assertThat(goMillis(header(first, "x-ratelimit-reset-requests"))).isCloseTo(midnight, within(5_000L));
+		awaitTokensLeft("openai", key, TOKENS - 900);
+		HttpResponse<String> refused = send(post("/openai/v1/chat/completions", key, chat(300, false)));
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(header(refused, "Content-Type")).startsWith("application/json");
+		assertThat(header(refused, "x-ratelimit-remaining-tokens")).isEqualTo("100");
+		assertThat(header(refused, "x-ratelimit-remaining-requests")).as("nothing counted of a refused call").isEqualTo("99");
+		assertThat(header(refused, "X-RateLimit-Limit")).as("the generic headers: the limit that refused").isEqualTo("1000");
+		assertThat(header(refused, "X-RateLimit-Remaining")).isEqualTo("100");
+		assertThat(retryAfter(refused)).isCloseTo(midnight / 1000, within(5L));
+		assertThat(header(refused, "x-should-retry")).as("not before midnight: the SDK raises at once").isEqualTo("false");
+		String wait = header(refused, "x-ratelimit-reset-tokens");
+		assertThat(refused.body()).isEqualTo("{\"error\":{\"message\":\"Rate limit reached on tokens (limit 'openai-0': "
+				+ "1000 tokens per 1d): Remaining 100, Requested 300. Please try again in " + waitIn(refused.body(), wait)
+				+ ".\",\"type\":\"tokens\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}");
+		DocsSamples.Answer sample = DocsSamples.answer("docs/llm-routes.md", "openai-refusal");
+		DocsSamples.assertSameShape("docs/llm-routes.md:" + sample.line(), sample.json(), refused.body(), sample.varying());
+		String one = key("oa-shape-one");
+		assertThat(send(post("/chat-one/v1/chat/completions", one, SMALL_CHAT)).statusCode()).isEqualTo(200);
+		HttpResponse<String> requests = send(post("/chat-one/v1/chat/completions", one, SMALL_CHAT));
+		assertThat(requests.statusCode()).isEqualTo(429);
+		assertThat(requests.body()).startsWith("{\"error\":{\"message\":\"Rate limit reached on requests (limit "
+				+ "'chat-one-1': 1 requests per 1d): Remaining 0, Requested 1. Please try again in ")
+			.endsWith(".\",\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}");
+		assertThat(header(requests, "x-ratelimit-limit-requests")).isEqualTo("1");
+		assertThat(header(requests, "x-ratelimit-remaining-requests")).isEqualTo("0");
+		assertThat(header(requests, "x-ratelimit-limit-tokens")).isEqualTo("100000000");
+		assertProviderErrors("/openai/v1/chat/completions", key("oa-errors"), "{\"error\":{\"message\":%s,\"type\":\"%s\","
+				+ "\"param\":%s,\"code\":null}}", "invalid_request_error", "invalid_request_error", "invalid_request_error");
+	}
+
+	/**
+	 * An Anthropic route answers as Anthropic does: {@code anthropic-ratelimit-requests|tokens-limit|remaining|reset}
+	 * (resets in RFC 3339, UTC) beside {@code X-RateLimit-Remaining-Tokens}; a refusal as
+	 * {@code {"type":"error","error":{"type":"rate_limit_error","message":...}}}; the route's other errors typed as
+	 * Anthropic types them (request_too_large, permission_error, invalid_request_error).
+	 */
+	@Test
+	void anAnthropicRouteAnswersWithAnthropicsHeadersAndErrorObjects() throws Exception {
+		String key = key("an-shape");
+		String body = "{\"model\":\"claude-fake\",\"max_tokens\":200,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+		long estimate = (body.length() + 1) / 2 + 200;
+		HttpResponse<String> first = send(post("/claude/v1/messages", key, body).header(FakeLlmServer.HEADER_USAGE, "850,50"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		String midnight = Instant.ofEpochMilli(System.currentTimeMillis() + millisToUtcMidnight() + 500)
+			.truncatedTo(ChronoUnit.DAYS)
+			.toString();
+		assertThat(header(first, "anthropic-ratelimit-requests-limit")).isEqualTo("100");
+		assertThat(header(first, "anthropic-ratelimit-requests-remaining")).isEqualTo("99");
+		assertThat(header(first, "anthropic-ratelimit-requests-reset")).isEqualTo(midnight);
+		assertThat(header(first, "anthropic-ratelimit-tokens-limit")).isEqualTo("1000");
+		assertThat(header(first, "anthropic-ratelimit-tokens-remaining")).isEqualTo(Long.toString(TOKENS - estimate));
+		assertThat(header(first, "anthropic-ratelimit-tokens-reset")).isEqualTo(midnight);
+		assertThat(header(first, "X-RateLimit-Remaining-Tokens")).as("kept").isEqualTo(Long.toString(TOKENS - estimate));
+		assertThat(headerOrNull(first, "x-ratelimit-limit-tokens")).as("OpenAI's, not on an Anthropic route").isNull();
+		awaitTokensLeft("claude", key, TOKENS - 900);
+		HttpResponse<String> refused = send(post("/claude/v1/messages", key, body));
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(header(refused, "anthropic-ratelimit-tokens-remaining")).isEqualTo("100");
+		assertThat(header(refused, "x-should-retry")).isEqualTo("false");
+		assertThat(retryAfter(refused)).isCloseTo(millisToUtcMidnight() / 1000, within(5L));
+		assertThat(refused.body()).startsWith("{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":"
+				+ "\"Rate limit reached on tokens (limit 'claude-0': 1000 tokens per 1d): Remaining 100, Requested " + estimate
+				+ ". Please try again in ")
+			.endsWith("s.\"}}");
+		DocsSamples.Answer sample = DocsSamples.answer("docs/llm-routes.md", "anthropic-refusal");
+		DocsSamples.assertSameShape("docs/llm-routes.md:" + sample.line(), sample.json(), refused.body(), sample.varying());
+		assertProviderErrors("/claude/v1/messages", key("an-errors"), "{\"type\":\"error\",\"error\":{\"type\":\"%2$s\","
+				+ "\"message\":%1$s}}", "invalid_request_error", "request_too_large", "permission_error");
+	}
+
+	/**
+	 * The concurrency limit counts calls in flight, not requests per window: an admitted call's generic headers
+	 * tell the token budget (before: {@code X-RateLimit-Limit: 2}, the concurrency limit's, on a budget of 3,000),
+	 * and no {@code x-ratelimit-limit-requests} comes of it.
+	 */
+	@Test
+	void aConcurrencyLimitIsNoRequestQuotaInAnLlmCallsHeaders() throws Exception {
+		if (!releasesConcurrencySlots()) {
+			return;
+		}
+		HttpResponse<String> call = send(post("/chat-slots/v1/chat/completions", key("cs"), chat(300, false)));
+		assertThat(call.statusCode()).as(call.body()).isEqualTo(200);
+		assertThat(header(call, "X-RateLimit-Limit")).isEqualTo("3000");
+		assertThat(header(call, "X-RateLimit-Remaining")).isEqualTo("2700");
+		assertThat(header(call, "x-ratelimit-limit-tokens")).isEqualTo("3000");
+		assertThat(header(call, "x-ratelimit-remaining-tokens")).isEqualTo("2700");
+		assertThat(headerOrNull(call, "x-ratelimit-limit-requests")).isNull();
+		assertThat(headerOrNull(call, "x-ratelimit-remaining-requests")).isNull();
+	}
+
+	/**
+	 * The route's 400 (a body it will not guess at), 413, 415 and 403 (no key) in the provider's shape.
+	 * @param shape the body, of the message (a JSON string), the type and OpenAI's param (a JSON string or null)
+	 * @param types the types of the 400 and 415, of the 413, and of the 403
+	 */
+	private void assertProviderErrors(String path, String key, String shape, String badRequest, String tooLarge,
+			String forbidden) throws Exception {
+		HttpResponse<String> duplicated = send(post(path, key, "{\"model\":\"m\",\"stream\":true,\"stream\":false,"
+				+ "\"messages\":[]}"));
+		assertThat(duplicated.statusCode()).isEqualTo(400);
+		assertThat(duplicated.body()).isEqualTo(String.format(shape, "\"stream appears more than once in the request body "
+				+ "(escaped spellings included): an upstream reads the last one, so the gateway cannot meter the call; send it "
+				+ "once\"", badRequest, "\"stream\""));
+		HttpResponse<String> large = send(post(path, key, "{\"messages\":\"" + "x".repeat(9000) + "\"}"));
+		assertThat(large.statusCode()).isEqualTo(413);
+		assertThat(large.body()).isEqualTo(String.format(shape, "\"The request body is larger than this LLM route reads to "
+				+ "estimate its tokens: at most 8192 bytes (max-body-bytes)\"", tooLarge, "null"));
+		HttpResponse<String> gzip = send(post(path, key, SMALL_CHAT).header("Content-Encoding", "gzip"));
+		assertThat(gzip.statusCode()).isEqualTo(415);
+		assertThat(gzip.body()).isEqualTo(String.format(shape, "\"The request body is in a content coding (Content-Encoding: "
+				+ "gzip), which this LLM route does not read: its tokens are estimated and metered from the JSON as sent; send "
+				+ "it uncompressed\"", badRequest, "null"));
+		HttpResponse<String> keyless = send(post(path, null, SMALL_CHAT));
+		assertThat(keyless.statusCode()).isEqualTo(403);
+		assertThat(keyless.body()).isEqualTo(String.format(shape, "\"This route counts requests per client by the X-API-Key "
+				+ "header, and the request has none; send it\"", forbidden, "null"));
+		for (HttpResponse<String> error : List.of(duplicated, large, gzip, keyless)) {
+			assertThat(header(error, "Content-Type")).startsWith("application/json");
+		}
+	}
+
+	/** The milliseconds until the next midnight, UTC: where a fixed window of a day ends. */
+	private static long millisToUtcMidnight() {
+		long now = System.currentTimeMillis();
+		return 86_400_000L - now % 86_400_000L;
+	}
+
+	private static final Pattern GO_DURATION = Pattern.compile("(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+(?:\\.\\d+)?)s)?");
+
+	/** A duration as OpenAI writes its resets ({@code 6m0s}, {@code 59.5s}, {@code 12ms}), in milliseconds. */
+	private static long goMillis(String duration) {
+		if (duration.endsWith("ms")) {
+			return Long.parseLong(duration.substring(0, duration.length() - 2));
+		}
+		Matcher parts = GO_DURATION.matcher(duration);
+		assertThat(parts.matches()).as("a Go duration: %s", duration).isTrue();
+		long hours = (parts.group(1) != null) ? Long.parseLong(parts.group(1)) : 0;
+		long minutes = (parts.group(2) != null) ? Long.parseLong(parts.group(2)) : 0;
+		double seconds = (parts.group(3) != null) ? Double.parseDouble(parts.group(3)) : 0;
+		return hours * 3_600_000 + minutes * 60_000 + Math.round(seconds * 1000);
+	}
+
+	/** The wait a refusal's message names, checked as a Go duration close to the reset header beside it. */
+	private static String waitIn(String body, String reset) {
+		Matcher wait = Pattern.compile("try again in ([0-9hms.]+)\\.\"").matcher(body);
+		assertThat(wait.find()).as(body).isTrue();
+		assertThat(goMillis(wait.group(1))).isCloseTo(goMillis(reset), within(5_000L));
+		return wait.group(1);
+	}
+
 	// ---------------------------------------------------------------- the body budget of LLM routes
 
 	/**
@@ -704,8 +882,10 @@ public abstract class WindowRateLimitFilterContract {
 			try (ChunkedBody second = ChunkedBody.start(this.port, "/chat/v1/chat/completions", key("bb"))) {
 				assertThat(second.send(20_000).send(10_000).answer(Duration.ofSeconds(5))).startsWith("HTTP/1.1 503")
 					.containsIgnoringCase("retry-after: 1")
-					.contains("application/problem+json")
-					.contains("\"max-buffered-bytes\":" + BUDGET);
+					.contains("application/json")
+					.contains("{\"error\":{\"message\":\"This gateway instance is reading as many LLM request bodies as it "
+							+ "holds at once (at most " + BUDGET + " bytes together, max-buffered-bytes); retry shortly\","
+							+ "\"type\":\"server_error\",\"param\":null,\"code\":null}}");
 			}
 			HttpResponse<String> declared = send(post("/chat/v1/chat/completions", key("bb"),
 					"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"" + "b".repeat(30_000) + "\"}]}"));
