@@ -192,7 +192,7 @@ public abstract class WindowRateLimitFilterContract {
 					"limits[0].limit=" + TOKENS, "limits[0].window=1d", "limits[0].unit=tokens",
 					"limits[1].algorithm=fixed-window", "limits[1].limit=100", "limits[1].window=1d");
 		}
-		// issue 45: tokens of every model, and of gpt-fake* (the model chat() names) apart
+		// issue 45: tokens of every model, and of gpt-fake* (the model FakeLlmServer.chat() names) apart
 		route.add("per-model", llm, "llm=openai", "limits[0].algorithm=fixed-window", "limits[0].limit=" + TOKENS,
 				"limits[0].window=1d", "limits[0].unit=tokens", "limits[1].algorithm=fixed-window", "limits[1].limit=300",
 				"limits[1].window=1d", "limits[1].unit=tokens", "limits[1].model=gpt-fake*");
@@ -645,15 +645,15 @@ public abstract class WindowRateLimitFilterContract {
 	@Test
 	void aModelLimitCountsOnlyTheCallsNamingItsModel() throws Exception {
 		String key = key("per-model");
-		HttpResponse<String> first = send(post("/per-model/v1/chat/completions", key, chat(300, false))
+		HttpResponse<String> first = send(post("/per-model/v1/chat/completions", key, FakeLlmServer.chat(300, false))
 			.header(FakeLlmServer.HEADER_USAGE, "200,100"));
 		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
 		assertThat(header(first, "RateLimit-Policy")).contains("\"per-model-1\";q=300");
 		awaitTokensLeft("per-model", key, TOKENS - 300);
 		assertThat(standing("per-model", key)).as("every model's, gpt-fake*'s").containsExactly(TOKENS - 300L, 0L);
-		HttpResponse<String> refused = send(post("/per-model/v1/chat/completions", key, chat(300, false)));
+		HttpResponse<String> refused = send(post("/per-model/v1/chat/completions", key, FakeLlmServer.chat(300, false)));
 		assertThat(refused.statusCode()).as("gpt-fake*'s 300 used").isEqualTo(429);
-		String other = chat(300, false).replace("gpt-fake", "o3");
+		String other = FakeLlmServer.chat(300, false).replace("gpt-fake", "o3");
 		HttpResponse<String> otherModel = send(post("/per-model/v1/chat/completions", key, other)
 			.header(FakeLlmServer.HEADER_USAGE, "60,40"));
 		assertThat(otherModel.statusCode()).as(otherModel.body()).isEqualTo(200);
@@ -676,7 +676,7 @@ public abstract class WindowRateLimitFilterContract {
 	@Test
 	void anOpenAiRouteAnswersWithOpenAisHeadersAndErrorObjects() throws Exception {
 		String key = key("oa-shape");
-		HttpResponse<String> first = send(post("/openai/v1/chat/completions", key, chat(300, false))
+		HttpResponse<String> first = send(post("/openai/v1/chat/completions", key, FakeLlmServer.chat(300, false))
 			.header(FakeLlmServer.HEADER_USAGE, "850,50"));
 		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
 		assertThat(header(first, "x-ratelimit-limit-requests")).isEqualTo("100");
@@ -688,7 +688,7 @@ public abstract class WindowRateLimitFilterContract {
 			.isCloseTo(midnight, within(5_000L));
 		assertThat(goMillis(header(first, "x-ratelimit-reset-requests"))).isCloseTo(midnight, within(5_000L));
 		awaitTokensLeft("openai", key, TOKENS - 900);
-		HttpResponse<String> refused = send(post("/openai/v1/chat/completions", key, chat(300, false)));
+		HttpResponse<String> refused = send(post("/openai/v1/chat/completions", key, FakeLlmServer.chat(300, false)));
 		assertThat(refused.statusCode()).isEqualTo(429);
 		assertThat(header(refused, "Content-Type")).startsWith("application/json");
 		assertThat(header(refused, "x-ratelimit-remaining-tokens")).isEqualTo("100");
@@ -767,7 +767,7 @@ public abstract class WindowRateLimitFilterContract {
 		if (!releasesConcurrencySlots()) {
 			return;
 		}
-		HttpResponse<String> call = send(post("/chat-slots/v1/chat/completions", key("cs"), chat(300, false)));
+		HttpResponse<String> call = send(post("/chat-slots/v1/chat/completions", key("cs"), FakeLlmServer.chat(300, false)));
 		assertThat(call.statusCode()).as(call.body()).isEqualTo(200);
 		assertThat(header(call, "X-RateLimit-Limit")).isEqualTo("3000");
 		assertThat(header(call, "X-RateLimit-Remaining")).isEqualTo("2700");
@@ -965,7 +965,6 @@ public abstract class WindowRateLimitFilterContract {
 	private String key(String name) {
 		return name + "-" + this.run + "-" + UUID.randomUUID().toString().substring(0, 8);
 	}
-
 
 	private HttpRequest.Builder request(String path, String key) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
