@@ -2,6 +2,7 @@ package io.windowlimiter.core;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntPredicate;
 import java.util.function.LongSupplier;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -101,6 +102,14 @@ public class DenyCache {
 			this.denials.put(key, new Entry(limitIndex, remaining, now + TimeUnit.MILLISECONDS.toNanos(retryAfterMillis),
 					cost, now));
 		}
+	}
+
+	/**
+	 * Forgets the denial of {@code key} if it was by a limit {@code byLimit} accepts (by position): a refund on
+	 * those limits may let the client in before the denial ends; one by another limit stays as true as it was.
+	 */
+	public void forget(String key, IntPredicate byLimit) {
+		this.denials.asMap().computeIfPresent(key, (k, entry) -> byLimit.test(entry.limitIndex()) ? null : entry);
 	}
 
 	/** Forgets the denial of {@code key}, e.g. when an operator resets that client. */

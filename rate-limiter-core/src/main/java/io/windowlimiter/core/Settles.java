@@ -4,12 +4,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntPredicate;
 
 import io.windowlimiter.core.RateLimiterCore.Settled;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.algorithm.Settlement;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.RedisGuard;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -68,7 +70,7 @@ final class Settles {
 		}
 		return sent(reservation, this.script.settle(reservation.keys(), reservation.markers(this.clock.millis()),
 				reservation.id(), reservation.policies(), reservation.resets(), reservation.reservedAt(),
-				reservation.cost(), actualCost, REDIS_CLOCK), actualCost < reservation.cost());
+				reservation.cost(), actualCost, REDIS_CLOCK), (actualCost < reservation.cost()) ? limit -> true : null);
 	}
 
 	/** As {@link RateLimiterCore#settle(Reservation, long[])} says: to an actual cost per limit. */
@@ -77,6 +79,7 @@ final class Settles {
 		if (actualCosts.length != reserved.length) {
 			return Mono.error(new IllegalArgumentException("One actual cost per limit: " + reserved.length));
 		}
+		boolean[] refunded = new boolean[reserved.length];
 		boolean refund = false;
 		int changed = 0;
 		for (int i = 0; i < reserved.length; i++) {
@@ -84,7 +87,8 @@ final class Settles {
 				return Mono.error(new IllegalArgumentException("A cost is 0 or more, was " + actualCosts[i]));
 			}
 			changed += (actualCosts[i] != reserved[i]) ? 1 : 0;
-			refund |= actualCosts[i] < reserved[i];
+			refunded[i] = actualCosts[i] < reserved[i];
+			refund |= refunded[i];
 		}
 		String routeId = reservation.routeId();
 		if (!reservation.claim()) {
@@ -97,7 +101,8 @@ final class Settles {
 			this.metrics.settle(routeId, Settled.UNCHANGED.tag);
 			return Mono.just(Settled.UNCHANGED);
 		}
-		return sent(reservation, settleChanged(reservation, reserved, actualCosts, changed), refund);
+		return sent(reservation, settleChanged(reservation, reserved, actualCosts, changed),
+				refund ? limit -> refunded[limit] : null);
 	}
 
 	/** As {@link RateLimiterCore#settleTokens} says: each limit counting tokens to the tokens used. */
@@ -118,9 +123,9 @@ final class Settles {
 	 * (a minute from the run that wrote it): a settle that may have been written (it timed out rather than
 	 * failing at once) is therefore sent again only within {@link #SETTLE_SENT_AGAIN_WITHIN} of its first send,
 	 * and dropped after; one that failed at once was never written, and goes whenever Redis answers.
-	 * @param refunded whether some limit cost less than it reserved (a refund)
+	 * @param refunded which limits cost less than they reserved (a refund), by position; null for none
 	 */
-	private Mono<Settled> sent(Reservation reservation, Mono<Settlement> call, boolean refunded) {
+	private Mono<Settled> sent(Reservation reservation, Mono<Settlement> call, @Nullable IntPredicate refunded) {
 		List<String> keys = reservation.keys();
 		String routeId = reservation.routeId();
 		return Mono.defer(() -> {
@@ -139,14 +144,15 @@ final class Settles {
 	}
 
 	/** The settle script's call through the guard; fails when Redis cannot take it. */
-	private Mono<Settled> settled(Reservation reservation, Mono<Settlement> call, boolean refunded) {
+	private Mono<Settled> settled(Reservation reservation, Mono<Settlement> call, @Nullable IntPredicate refunded) {
 		List<String> keys = reservation.keys();
 		return this.guard.protect(this.script.nodeOf(keys), call, this.script.probe(keys))
 			.map(settlement -> settlement.applied() ? Settled.APPLIED : Settled.DUPLICATE)
 			.doOnNext(settled -> {
-				if (settled == Settled.APPLIED && refunded) {
-					// a refund may let the client in before a denial remembered meanwhile ends
-					this.denyCache.forget(DenyCache.keyOf(reservation.policy(), keys));
+				if (settled == Settled.APPLIED && refunded != null) {
+					// a refund may let the client in before a denial remembered meanwhile ends: of the limit refunded
+					// only (tokens given back leave a refusal by the request limit as true as it was)
+					this.denyCache.forget(DenyCache.keyOf(reservation.policy(), keys), refunded);
 				}
 			});
 	}

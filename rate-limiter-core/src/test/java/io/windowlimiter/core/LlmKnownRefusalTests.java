@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.windowlimiter.core.RateLimiterCore.Settled;
 import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
@@ -82,6 +83,34 @@ class LlmKnownRefusalTests {
 			assertThat(known.violated()).containsExactly("chat-1");
 			assertThat(known.headers()).containsKey("Retry-After").containsEntry("X-RateLimit-Remaining", "0");
 		}
+	}
+
+	/**
+	 * A settle that gives tokens back cannot let in a client its request limit refused: the denial stays known.
+	 * Before, any refund forgot the client's denial whichever limit it was by, so a call settled just after the
+	 * refusal (the settle of an earlier call reaching Redis late) had the next call's body read and sent to Redis
+	 * (LlmRoutesIT's known-refusal case failed 2 runs in 6 so).
+	 */
+	@Test
+	void aTokenRefundKeepsARefusalByTheRequestLimit() {
+		call(10);
+		Admission second = call(10);
+		assertThat(call(10).passes()).as("the calls of the day").isFalse();
+		assertThat(this.core.settleTokens(second.reservation(), 5).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
+		Admission known = known(4000);
+		assertThat(known).as("5 tokens given back: no call more a day").isNotNull();
+		assertThat(known.violated()).containsExactly("chat-1");
+	}
+
+	/** A refund on the limit that refused does end its denial: Redis decides the next call. */
+	@Test
+	void aTokenRefundEndsARefusalByTheTokenLimit() {
+		Admission used = call(900);
+		assertThat(call(300).passes()).isFalse();
+		assertThat(known(400)).as("remembered").isNotNull();
+		assertThat(this.core.settleTokens(used.reservation(), 100).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
+		assertThat(known(400)).as("800 tokens given back").isNull();
+		assertThat(call(300).passes()).isTrue();
 	}
 
 	@Test

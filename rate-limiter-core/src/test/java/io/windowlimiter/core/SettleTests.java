@@ -8,10 +8,12 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.windowlimiter.core.RateLimiterCore.Settled;
 import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
@@ -161,6 +163,52 @@ class SettleTests {
 		assertThat(admit("login", 1).passes()).isFalse();
 		assertThat(this.core.settle(first, 0).block(TIMEOUT)).isEqualTo(Settled.APPLIED);
 		assertThat(admit("login", 1).passes()).isTrue();
+	}
+
+	/**
+	 * A slot released at a call's end cannot let in a client its window refused: that denial stays remembered
+	 * (before, any release forgot it, and the client's next requests went to Redis to be refused again).
+	 */
+	@Test
+	void aReleasedSlotLeavesARefusalByTheWindowRemembered() {
+		Map<String, Object> args = new HashMap<>();
+		args.put("window-rate-limiter.limits[0].algorithm", "fixed-window");
+		args.put("window-rate-limiter.limits[0].limit", "2");
+		args.put("window-rate-limiter.limits[0].window", "1h");
+		args.put("window-rate-limiter.limits[1].algorithm", "concurrency");
+		args.put("window-rate-limiter.limits[1].limit", "3");
+		args.put("window-rate-limiter.limits[1].window", "1m");
+		this.core.configure("slots", args, SlotRelease.ALWAYS);
+		Admission first = admit("slots", 1);
+		assertThat(admit("slots", 1).passes()).isTrue();
+		assertThat(admit("slots", 1).violated()).as("2 an hour").containsExactly("slots-0");
+		long decided = redisCalls();
+		first.slots().release().block(TIMEOUT);
+		long released = redisCalls();
+		assertThat(admit("slots", 1).passes()).isFalse();
+		assertThat(redisCalls()).as("still remembered after a release: no Redis decision").isEqualTo(released);
+		assertThat(decided).as("the meter counts decisions").isEqualTo(3);
+	}
+
+	/** A client refused for want of a slot is decided by Redis again once one is released. */
+	@Test
+	void aReleasedSlotEndsARefusalByTheConcurrencyLimit() {
+		Map<String, Object> args = new HashMap<>();
+		args.put("window-rate-limiter.limits[0].algorithm", "fixed-window");
+		args.put("window-rate-limiter.limits[0].limit", "10");
+		args.put("window-rate-limiter.limits[0].window", "1h");
+		args.put("window-rate-limiter.limits[1].algorithm", "concurrency");
+		args.put("window-rate-limiter.limits[1].limit", "1");
+		args.put("window-rate-limiter.limits[1].window", "1m");
+		this.core.configure("slot", args, SlotRelease.ALWAYS);
+		Admission first = admit("slot", 1);
+		assertThat(admit("slot", 1).violated()).as("its one slot taken").containsExactly("slot-1");
+		first.slots().release().block(TIMEOUT);
+		assertThat(admit("slot", 1).passes()).as("the slot given back").isTrue();
+	}
+
+	private long redisCalls() {
+		return this.meters.find("gateway.ratelimit.redis").timers().stream().mapToLong(Timer::count).sum();
 	}
 
 	/**
