@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.BufferedBodies;
+import io.windowlimiter.core.LlmCharge;
 import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.ProviderAnswers;
 import io.windowlimiter.core.RateLimiterCore;
@@ -92,6 +93,10 @@ final class MvcLlmCalls {
 			}
 			call = LlmRequest.read(settings.api(), body);
 			LlmRequest.Refusal refusal = call.refusal();
+			if (refusal == null) {
+				// a budget in money cannot count a model without a price
+				refusal = this.core.unpriced(routeId, call.model());
+			}
 			if (refusal != null) {
 				// the upstream could read this body otherwise than the gateway meters it
 				return error(settings, ServerResponse.badRequest(), 400, LlmSettings.badRequestProblem(refusal));
@@ -100,7 +105,7 @@ final class MvcLlmCalls {
 			estimate = TokenEstimate.of(call, Long.MAX_VALUE);
 			// within the request's Redis budget, shared with the route's other filters
 			admission = this.limiter.await(routeId,
-					this.limiter.budget(request).bound(this.core.admitTokens(routeId, key, estimate.tokens(), call.model(), onePlan)));
+					this.limiter.budget(request).bound(this.core.admitCall(routeId, key, estimate, call.model(), onePlan)));
 		}
 		if (!admission.passes()) {
 			return refusal(settings, admission, refusalStatus);
@@ -199,12 +204,12 @@ final class MvcLlmCalls {
 	 */
 	private void settle(String routeId, LlmSettings settings, @Nullable Reservation reservation, UsageMeter meter,
 			int status, Ending ending) {
-		long actual = LlmSettings.charge(meter, status, ending == Ending.CLIENT_GONE);
+		LlmCharge charge = LlmSettings.charge(meter, status, ending == Ending.CLIENT_GONE, reservation);
 		boolean missing = ending == Ending.COMPLETED && LlmSettings.usageMissing(meter, status);
-		this.core.metrics().llmCall(routeId, Reservation.modelTag(reservation), meter.reservedTokens(), actual,
+		this.core.metrics().llmCall(routeId, Reservation.modelTag(reservation), meter.reservedTokens(), charge.tokens(),
 				meter.usage().outcome().name().toLowerCase(Locale.ROOT), missing);
 		if (reservation != null) {
-			this.limiter.awaitSettle(routeId, this.core.settleTokens(reservation, actual));
+			this.limiter.awaitSettle(routeId, this.core.settleCall(reservation, charge));
 		}
 	}
 

@@ -12,6 +12,8 @@ import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.core.policy.RouteLimit;
+import io.windowlimiter.metering.LlmPrices;
+import io.windowlimiter.metering.TokenEstimate;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -83,10 +85,25 @@ final class Admissions {
 	/** See {@link RateLimiterCore#admitTokens}. */
 	Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens, @Nullable String model,
 			Mono<String> requestedPlan) {
+		return admitCall(routeId, clientKey, new TokenEstimate(estimatedTokens, 0, estimatedTokens), model, requestedPlan);
+	}
+
+	/** See {@link RateLimiterCore#admitCall}. */
+	Mono<Admission> admitCall(String routeId, String clientKey, TokenEstimate estimate, @Nullable String model,
+			Mono<String> requestedPlan) {
 		return admit(routeId, clientKey, requestedPlan, true, (policy, id) -> {
 			// the limits of other models than the call's are left out: their keys untouched
 			CompiledPolicy counting = policy.forModel(model);
-			return decideEach(routeId, counting, id, counting.costsOfCall(estimatedTokens));
+			if (counting.moneyLimits.length == 0) {
+				return decideEach(routeId, counting, id, counting.costsOfCall(estimate.tokens()), null);
+			}
+			// a model without a price is refused before (RateLimiterCore.unpriced); one priced meanwhile by no entry
+			// reserves the most its money limits allow, and is settled to the same
+			LlmPrices.Price price = this.targets.prices().priceOf(model);
+			long money = (price != null)
+					? LlmPrices.estimateMicroDollars(price, estimate.promptTokens(), estimate.outputTokens())
+					: Long.MAX_VALUE;
+			return decideEach(routeId, counting, id, counting.costsOfCall(estimate.tokens(), money), price);
 		});
 	}
 
@@ -170,7 +187,8 @@ final class Admissions {
 	}
 
 	/** Decides a request costing {@code costs[i]} of limit i of the client's policy, laid out by that policy. */
-	private Mono<Admission> decideEach(String routeId, CompiledPolicy policy, String id, long[] costs) {
+	private Mono<Admission> decideEach(String routeId, CompiledPolicy policy, String id, long[] costs,
+			LlmPrices.@Nullable Price price) {
 		if (policy.route.holds()) {
 			// the script would reserve slots ahead that nothing here waits for (adapters refuse the combination)
 			return Mono.error(new IllegalStateException("Route '" + routeId + "' holds requests (max-delay); a cost "
@@ -191,7 +209,7 @@ final class Admissions {
 		return this.redis.verdict(routeId, policy, id, keys, arguments, requestId)
 			.map(verdict -> this.answers.verdict(routeId, id, policy, DenyCache.keyOf(policy, keys), cost, costs, verdict,
 					verdict.allowed() ? reservedHere(new Reservation(routeId, policy, keys, cost, costs, verdict.now(),
-							verdict.decisions(), requestId)) : null))
+							verdict.decisions(), requestId, price)) : null))
 			.onErrorResume(error -> ReadyAnswer.of(this.failMode.answer(routeId, policy, id, keys, costs)));
 	}
 
@@ -255,7 +273,7 @@ final class Admissions {
 	private static long maxCost(CompiledPolicy policy) {
 		long max = Long.MAX_VALUE;
 		for (RouteLimit limit : policy.limits) {
-			if (limit.policy().algorithm().countsRequests() || limit.countsTokens()) {
+			if (limit.policy().algorithm().countsRequests() || limit.countsTokens() || limit.countsMoney()) {
 				continue;
 			}
 			max = Math.min(max, Math.min(limit.policy().limit(), limit.policy().burst()));

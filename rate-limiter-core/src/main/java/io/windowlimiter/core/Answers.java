@@ -90,7 +90,7 @@ final class Answers {
 		Admission admission = answer(policy, policy.reported, reported, reportedDecision, verdict.allowed(), violated)
 			.withStatus(verdict.allowed() ? 0 : quotaStatus(policy, verdict.denying()))
 			.withReservation(reservation);
-		if (policy.tokenLimits.length > 0) {
+		if (policy.tokenLimits.length > 0 || policy.moneyLimits.length > 0) {
 			List<Decision> decisions = verdict.allowed() ? verdict.decisions() : uncounted(verdict.decisions(), costs, cost);
 			admission = admission.withQuotas(quotas(policy, decisions, verdict.now(),
 					verdict.allowed() ? null : refusal(policy, reported, reportedDecision, (costs != null) ? costs[reported] : cost)));
@@ -113,7 +113,7 @@ final class Answers {
 		int refusing = denial.limitIndex();
 		Admission admission = answer(policy, policy.reported, refusing, denial.decision())
 			.withStatus(quotaStatus(policy, List.of(refusing)));
-		if (policy.tokenLimits.length == 0) {
+		if (policy.tokenLimits.length == 0 && policy.moneyLimits.length == 0) {
 			return admission;
 		}
 		// only the limit that refused is known: the headers of its unit, from what the cache remembers
@@ -121,9 +121,10 @@ final class Answers {
 		LlmQuotas.Quota quota = new LlmQuotas.Quota(RateLimitHeaders.quota(policy.policies.get(refusing)),
 				decision.remaining(), decision.resetMillis(), nowMillis);
 		boolean tokens = policy.limits.get(refusing).countsTokens();
+		boolean money = policy.limits.get(refusing).countsMoney();
 		boolean concurrency = policy.policies.get(refusing).algorithm().countsRequests();
-		return admission.withQuotas(new LlmQuotas((tokens || concurrency) ? null : quota, tokens ? quota : null,
-				refusal(policy, refusing, decision, asked)));
+		return admission.withQuotas(new LlmQuotas((tokens || money || concurrency) ? null : quota, tokens ? quota : null,
+				refusal(policy, refusing, decision, asked), money ? quota : null));
 	}
 
 	/**
@@ -159,16 +160,20 @@ final class Answers {
 			LlmQuotas.@Nullable Refusal refusal) {
 		int requests = -1;
 		int tokens = -1;
+		int money = -1;
 		for (int i = 0; i < decisions.size(); i++) {
 			if (policy.limits.get(i).countsTokens()) {
 				tokens = lessLeft(decisions, tokens, i);
+			}
+			else if (policy.limits.get(i).countsMoney()) {
+				money = lessLeft(decisions, money, i);
 			}
 			else if (!policy.policies.get(i).algorithm().countsRequests()) {
 				requests = lessLeft(decisions, requests, i);
 			}
 		}
 		return new LlmQuotas(quota(policy, decisions, requests, atMillis), quota(policy, decisions, tokens, atMillis),
-				refusal);
+				refusal, quota(policy, decisions, money, atMillis));
 	}
 
 	private static int lessLeft(List<Decision> decisions, int best, int candidate) {
@@ -189,7 +194,8 @@ final class Answers {
 	private static LlmQuotas.Refusal refusal(CompiledPolicy policy, int at, Decision decision, long asked) {
 		return new LlmQuotas.Refusal(policy.limits.get(at).name(), policy.limits.get(at).countsTokens(),
 				policy.policies.get(at).algorithm().countsRequests(), RateLimitHeaders.quota(policy.policies.get(at)),
-				policy.policies.get(at).windowMillis(), decision.remaining(), asked, decision.retryAfterMillis());
+				policy.policies.get(at).windowMillis(), decision.remaining(), asked, decision.retryAfterMillis(),
+				policy.limits.get(at).countsMoney());
 	}
 
 	/**

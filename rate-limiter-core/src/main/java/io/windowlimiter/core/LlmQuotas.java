@@ -12,8 +12,16 @@ import org.jspecify.annotations.Nullable;
  * or it is not known (a refusal the deny cache remembers by another limit)
  * @param tokens the token limit with least left, after this call's reservation; null when none is known
  * @param refusedBy the limit that refused the call; null when it passes
+ * @param money the money limit ({@code unit: usd}) with least left, in micro-dollars, after this call's
+ * reservation; null when none is known
  */
-public record LlmQuotas(@Nullable Quota requests, @Nullable Quota tokens, @Nullable Refusal refusedBy) {
+public record LlmQuotas(@Nullable Quota requests, @Nullable Quota tokens, @Nullable Refusal refusedBy,
+		@Nullable Quota money) {
+
+	/** Quotas without a money limit. */
+	public LlmQuotas(@Nullable Quota requests, @Nullable Quota tokens, @Nullable Refusal refusedBy) {
+		this(requests, tokens, refusedBy, null);
+	}
 
 	/**
 	 * One limit's state.
@@ -36,9 +44,17 @@ public record LlmQuotas(@Nullable Quota requests, @Nullable Quota tokens, @Nulla
 	 * @param asked what the call asked of it: its estimate (capped) for a token limit, else its cost; -1 when not
 	 * known (a refusal remembered before the call's body was read)
 	 * @param retryAfterMillis when the call may pass, {@link io.windowlimiter.core.algorithm.Decision#NEVER} if never
+	 * @param money whether it counts money ({@code unit: usd}): then limit, remaining and asked are micro-dollars
 	 */
 	public record Refusal(String name, boolean tokens, boolean concurrency, long limit, long windowMillis,
-			long remaining, long asked, long retryAfterMillis) {
+			long remaining, long asked, long retryAfterMillis, boolean money) {
+
+		/** The refusal of a limit of tokens, requests or calls in flight. */
+		public Refusal(String name, boolean tokens, boolean concurrency, long limit, long windowMillis, long remaining,
+				long asked, long retryAfterMillis) {
+			this(name, tokens, concurrency, limit, windowMillis, remaining, asked, retryAfterMillis, false);
+		}
+
 	}
 
 }

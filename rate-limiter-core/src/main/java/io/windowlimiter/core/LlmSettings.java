@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
 import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
 import io.windowlimiter.core.policy.RouteArgs;
 import io.windowlimiter.metering.LlmApi;
+import io.windowlimiter.metering.LlmPrices;
 import io.windowlimiter.metering.LlmRequest;
 import io.windowlimiter.metering.Usage;
 import io.windowlimiter.metering.UsageMeter;
@@ -105,9 +106,10 @@ public record LlmSettings(LlmApi api, int maxBodyBytes) {
 							+ "on a WindowRateLimit filter without llm");
 		}
 		// with a plan, the plans' limits count tokens: the registry checks that each has a token limit
-		if (!limitArgs.containsKey(RouteArgs.PREFIX + "plan") && !units.containsValue("tokens")) {
+		if (!limitArgs.containsKey(RouteArgs.PREFIX + "plan") && !units.containsValue("tokens")
+				&& !units.containsValue("usd")) {
 			throw new InvalidRouteConfigurationException(policyId, "llm", "is set but no limit counts tokens",
-					"unit: tokens on at least one limit (limits[i].unit: tokens), for example "
+					"unit: tokens (or usd) on at least one limit (limits[i].unit: tokens), for example "
 							+ "limits[1]: { limit: 100000, window: 1m, unit: tokens }");
 		}
 		return new LlmSettings(api, maxBodyBytes(policyId, own.get("max-body-bytes")));
@@ -123,6 +125,27 @@ public record LlmSettings(LlmApi api, int maxBodyBytes) {
 			return meter.charge(status);
 		}
 		return Math.max(meter.reservedTokens(), Math.max(meter.usage().observedTokens(), meter.charge(status)));
+	}
+
+	/**
+	 * What to charge a call whose response ended with {@code status}: its tokens as {@link #charge(UsageMeter,
+	 * int, boolean)}; its price, where it counts money, by the same rules at its model's price
+	 * ({@link Usage#chargeMicroDollars}), at least the reservation and what was seen when the client went away.
+	 * @param reservation what the call reserved; null when nothing was (then nothing in money)
+	 */
+	public static LlmCharge charge(UsageMeter meter, int status, boolean clientGone, @Nullable Reservation reservation) {
+		long tokens = charge(meter, status, clientGone);
+		LlmPrices.Price price = (reservation != null) ? reservation.price() : null;
+		if (price == null) {
+			return new LlmCharge(tokens, 0);
+		}
+		Usage usage = meter.usage();
+		long reserved = reservation.microDollars();
+		long money = usage.chargeMicroDollars(price, reserved, status);
+		if (clientGone) {
+			money = Math.max(reserved, Math.max(usage.observedMicroDollars(price), money));
+		}
+		return new LlmCharge(tokens, money);
 	}
 
 	/**

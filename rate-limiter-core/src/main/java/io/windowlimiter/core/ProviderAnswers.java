@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.metering.LlmApi;
+import io.windowlimiter.metering.LlmPrices;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -111,6 +112,7 @@ public final class ProviderAnswers {
 				headers.put(OPENAI_REMAINING_TOKENS, Long.toString(tokens.remaining()));
 				headers.put(OPENAI_RESET_TOKENS, goDuration(tokens.resetMillis()));
 			}
+			money(headers, quotas.money());
 			return headers;
 		}
 		if (requests != null) {
@@ -120,7 +122,25 @@ public final class ProviderAnswers {
 			anthropic(headers, ANTHROPIC_TOKENS, tokens);
 			headers.put(REMAINING_TOKENS, Long.toString(tokens.remaining()));
 		}
+		money(headers, quotas.money());
 		return headers;
+	}
+
+	/** The money limit with least left ({@code unit: usd}), in US dollars: {@value #LIMIT_USD}, {@value #REMAINING_USD}. */
+	public static final String LIMIT_USD = "X-RateLimit-Limit-Usd";
+
+	/** What the money limit with least left has left, in US dollars, after this call's reservation. */
+	public static final String REMAINING_USD = "X-RateLimit-Remaining-Usd";
+
+	/**
+	 * Neither provider has a header of money: the gateway's own, beside {@code X-RateLimit-Remaining-Tokens}, in
+	 * dollars as written in configuration ({@code 4.985}); its reset is the limit's, in {@code RateLimit}.
+	 */
+	private static void money(Map<String, String> headers, LlmQuotas.@Nullable Quota money) {
+		if (money != null) {
+			headers.put(LIMIT_USD, LlmPrices.dollars(money.limit()));
+			headers.put(REMAINING_USD, LlmPrices.dollars(money.remaining()));
+		}
 	}
 
 	private static void anthropic(Map<String, String> headers, String prefix, LlmQuotas.Quota quota) {
@@ -148,7 +168,9 @@ public final class ProviderAnswers {
 	public static String refusal(LlmApi api, LlmQuotas.Refusal refusal, int status) {
 		String message = message(refusal);
 		if (api == LlmApi.OPENAI) {
-			return openai(message, refusal.tokens() ? "tokens" : "requests", null, "rate_limit_exceeded");
+			// a budget in money spent is what OpenAI answers insufficient_quota; its SDKs raise RateLimitError for both
+			return refusal.money() ? openai(message, "insufficient_quota", null, "insufficient_quota")
+					: openai(message, refusal.tokens() ? "tokens" : "requests", null, "rate_limit_exceeded");
 		}
 		return anthropic((status == 429) ? "rate_limit_error" : anthropicType(status), message);
 	}
@@ -201,6 +223,9 @@ public final class ProviderAnswers {
 	 * when to retry.
 	 */
 	static String message(LlmQuotas.Refusal refusal) {
+		if (refusal.money()) {
+			return moneyMessage(refusal);
+		}
 		String unit = refusal.concurrency() ? "calls in flight" : refusal.tokens() ? "tokens" : "requests";
 		StringBuilder message = new StringBuilder("Rate limit reached on ").append(unit).append(" (limit '")
 			.append(refusal.name())
@@ -218,6 +243,28 @@ public final class ProviderAnswers {
 		if (refusal.retryAfterMillis() == Decision.NEVER) {
 			message.append(". This call asks more than the limit allows at once and will not pass; ask for fewer ")
 				.append(unit);
+		}
+		else {
+			message.append(". Please try again in ").append(goDuration(Math.max(1, refusal.retryAfterMillis())));
+		}
+		return message.append('.').toString();
+	}
+
+	/** A money limit's refusal, in dollars: {@code Budget reached (limit 'team': $5 per 1d): Remaining $0.004, ...}. */
+	private static String moneyMessage(LlmQuotas.Refusal refusal) {
+		StringBuilder message = new StringBuilder("Budget reached (limit '").append(refusal.name())
+			.append("': $")
+			.append(LlmPrices.dollars(refusal.limit()))
+			.append(" per ")
+			.append(span(refusal.windowMillis()))
+			.append("): Remaining $")
+			.append(LlmPrices.dollars(Math.max(0, refusal.remaining())));
+		if (refusal.asked() >= 0) {
+			message.append(", Requested $").append(LlmPrices.dollars(refusal.asked()));
+		}
+		if (refusal.retryAfterMillis() == Decision.NEVER) {
+			message.append(". This call may cost more than the budget allows at once and will not pass; ask for fewer "
+					+ "output tokens (max_tokens)");
 		}
 		else {
 			message.append(". Please try again in ").append(goDuration(Math.max(1, refusal.retryAfterMillis())));

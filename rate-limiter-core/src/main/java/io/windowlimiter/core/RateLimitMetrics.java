@@ -262,6 +262,31 @@ public class RateLimitMetrics {
 		}
 	}
 
+	/**
+	 * An LLM call counting money was settled: {@code gateway.ratelimit.llm.spend} counts, in US dollars, the price
+	 * reserved at admission ({@code kind=estimated}) and charged at the end ({@code kind=settled}), by route and
+	 * the price table's entry that priced it ({@code model}: a model, a pattern or {@code default}, as configured,
+	 * so no client grows the meters by naming models).
+	 */
+	public void llmSpend(String route, String priceEntry, long estimatedMicroDollars, long settledMicroDollars) {
+		if (this.registry != null) {
+			Map<String, Counter> llm = meters(route).llm;
+			spend(llm, route, priceEntry, "estimated", estimatedMicroDollars);
+			spend(llm, route, priceEntry, "settled", settledMicroDollars);
+		}
+	}
+
+	private void spend(Map<String, Counter> counters, String route, String entry, String kind, long microDollars) {
+		MeterRegistry registry = this.registry;
+		if (registry != null && microDollars > 0) {
+			counters.computeIfAbsent("spend\n" + kind + "\n" + entry, k -> Counter.builder("gateway.ratelimit.llm.spend")
+				.description("US dollars of LLM calls reserved at admission and charged at the end, by route and price")
+				.baseUnit("usd")
+				.tags("route", route, "kind", kind, "model", entry)
+				.register(registry)).increment(microDollars / 1_000_000.0);
+		}
+	}
+
 	private void count(Map<String, Counter> counters, String id, String name, String description, long amount,
 			String... tags) {
 		MeterRegistry registry = this.registry;

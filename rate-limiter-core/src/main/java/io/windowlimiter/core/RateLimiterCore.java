@@ -21,6 +21,8 @@ import io.windowlimiter.core.policy.PolicyRegistry;
 import io.windowlimiter.core.policy.RouteLimit;
 import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.core.policy.RoutePolicy;
+import io.windowlimiter.metering.LlmRequest;
+import io.windowlimiter.metering.TokenEstimate;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -167,6 +169,33 @@ public final class RateLimiterCore {
 	public Mono<Admission> admitTokens(String routeId, String clientKey, long estimatedTokens, @Nullable String model,
 			Mono<String> requestedPlan) {
 		return this.admissions.admitTokens(routeId, clientKey, estimatedTokens, model, requestedPlan);
+	}
+
+	/**
+	 * {@link #admitTokens(String, String, long, String, Mono)} from the call's estimate whole: a limit counting
+	 * money ({@code unit: usd}) reserves its price, the prompt at the model's input price and the output at its
+	 * output price (in whole micro-dollars, rounded up), capped at the smallest money limit of the policy. Settle
+	 * it with {@link #settleCall}. Ask {@link #unpriced} first: a model no price covers is refused there.
+	 */
+	public Mono<Admission> admitCall(String routeId, String clientKey, TokenEstimate estimate, @Nullable String model,
+			Mono<String> requestedPlan) {
+		return this.admissions.admitCall(routeId, clientKey, estimate, model, requestedPlan);
+	}
+
+	/**
+	 * Why an LLM call naming {@code model} cannot be admitted on the route: some policy of it counts money and
+	 * {@code window-rate-limiter.llm-prices} prices no such model (no entry, pattern or {@code default}). The
+	 * adapter answers it as a 400 naming the model, before anything is counted. Null when the call can go on.
+	 */
+	public LlmRequest.@Nullable Refusal unpriced(String routeId, @Nullable String model) {
+		CompiledRoute route = this.targets.route(routeId);
+		if (route == null || !route.countsMoney() || this.targets.prices().priceOf(model) != null) {
+			return null;
+		}
+		return new LlmRequest.Refusal("model", (model == null)
+				? "The request names no model, and this route's budget in money prices calls by their model"
+				: "The model '" + model + "' has no price on this route, whose budget is in money: the gateway's "
+						+ "price table names other models");
 	}
 
 	/**
@@ -372,6 +401,14 @@ public final class RateLimiterCore {
 	 */
 	public Mono<Settled> settleTokens(Reservation reservation, long actualTokens) {
 		return this.settles.settleTokens(reservation, actualTokens);
+	}
+
+	/**
+	 * Settles an LLM call admitted by {@link #admitCall}: each token limit to the tokens it used, each money
+	 * limit to their price (at most the limit itself), every other limit as reserved.
+	 */
+	public Mono<Settled> settleCall(Reservation reservation, LlmCharge charge) {
+		return this.settles.settleCall(reservation, charge);
 	}
 
 	/** What became of a settle. */

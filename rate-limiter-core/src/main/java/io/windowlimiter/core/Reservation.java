@@ -11,6 +11,7 @@ import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.key.RedisKeys;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.RouteLimit;
+import io.windowlimiter.metering.LlmPrices;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,6 +39,9 @@ public final class Reservation {
 
 	private final long reservedAt;
 
+	/** What the LLM call's model costs, for its money limits ({@code unit: usd}); null when it counts no money. */
+	private final LlmPrices.@Nullable Price price;
+
 	/** The decision of each limit when it reserved: their resets say where the reservation landed. */
 	private final List<Decision> decisions;
 
@@ -62,6 +66,13 @@ public final class Reservation {
 	/** @param costs the cost reserved in each limit, when they differ; null when {@code cost} is every limit's */
 	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long @Nullable [] costs,
 			long reservedAt, List<Decision> decisions, long id) {
+		this(routeId, policy, keys, cost, costs, reservedAt, decisions, id, null);
+	}
+
+	/** @param price what the call's model costs, for its money limits; null when it counts no money */
+	Reservation(String routeId, CompiledPolicy policy, List<String> keys, long cost, long @Nullable [] costs,
+			long reservedAt, List<Decision> decisions, long id, LlmPrices.@Nullable Price price) {
+		this.price = price;
 		this.id = id;
 		this.routeId = routeId;
 		this.policy = policy;
@@ -149,6 +160,17 @@ public final class Reservation {
 	public long tokens() {
 		int[] tokenLimits = this.policy.tokenLimits;
 		return (tokenLimits.length == 0) ? 0 : costs()[tokenLimits[0]];
+	}
+
+	/** What the LLM call's model costs, for settling its money limits; null when it counts no money. */
+	public LlmPrices.@Nullable Price price() {
+		return this.price;
+	}
+
+	/** The micro-dollars an LLM call reserved in its money limits: its estimate's price, capped; 0 when none. */
+	public long microDollars() {
+		int[] moneyLimits = this.policy.moneyLimits;
+		return (moneyLimits.length == 0) ? 0 : costs()[moneyLimits[0]];
 	}
 
 	/** When the decision script reserved it, in ms since the epoch on Redis's clock: which window it is in. */

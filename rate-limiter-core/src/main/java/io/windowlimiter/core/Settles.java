@@ -11,6 +11,8 @@ import io.windowlimiter.core.algorithm.LimitScript;
 import io.windowlimiter.core.algorithm.Settlement;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.policy.CompiledPolicy;
+import io.windowlimiter.metering.LlmPrices;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -110,6 +112,25 @@ final class Settles {
 		long[] costs = reservation.costs();
 		for (int i : reservation.policy().tokenLimits) {
 			costs[i] = actualTokens;
+		}
+		return settle(reservation, costs);
+	}
+
+	/** As {@link RateLimiterCore#settleCall} says: tokens to the tokens used, money to their price. */
+	Mono<Settled> settleCall(Reservation reservation, LlmCharge charge) {
+		long[] costs = reservation.costs();
+		CompiledPolicy policy = reservation.policy();
+		for (int i : policy.tokenLimits) {
+			costs[i] = charge.tokens();
+		}
+		for (int i : policy.moneyLimits) {
+			// more than the limit refuses the client until its window ends as the limit does, and keeps the
+			// count far from 2^53 whatever figures an upstream reports
+			costs[i] = Math.min(charge.microDollars(), policy.policies.get(i).limit());
+		}
+		LlmPrices.Price price = reservation.price();
+		if (price != null) {
+			this.metrics.llmSpend(reservation.routeId(), price.entry(), reservation.microDollars(), charge.microDollars());
 		}
 		return settle(reservation, costs);
 	}

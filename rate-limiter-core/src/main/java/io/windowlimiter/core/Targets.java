@@ -8,6 +8,7 @@ import io.windowlimiter.core.key.ClientKeyHash;
 import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.policy.CompiledRoute;
 import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.metering.LlmPrices;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -42,6 +43,11 @@ final class Targets {
 	/** The route's own limits only (not the default filters'); null when it has none. */
 	@Nullable CompiledRoute ownRoute(String routeId) {
 		return this.registry.route(routeId);
+	}
+
+	/** What LLM calls cost, for money limits. */
+	LlmPrices prices() {
+		return this.registry.prices();
 	}
 
 	/** Every scope some route names, with the routes naming it, by scope name. */

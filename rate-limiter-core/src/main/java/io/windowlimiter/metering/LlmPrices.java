@@ -42,8 +42,15 @@ public final class LlmPrices {
 	 * @param cacheRead Anthropic's price of {@code cache_read_input_tokens}; the input price when not configured
 	 * @param cacheWrite Anthropic's price of {@code cache_creation_input_tokens}; the input price when not
 	 * configured
+	 * @param entry the table's entry it is (a model, a pattern or {@value #DEFAULT}): the {@code model} tag of
+	 * {@code gateway.ratelimit.llm.spend}, configured and so bounded whatever models clients name
 	 */
-	public record Price(long input, long output, long cachedInput, long cacheRead, long cacheWrite) {
+	public record Price(long input, long output, long cachedInput, long cacheRead, long cacheWrite, String entry) {
+
+		/** A price of no table entry (tests, arithmetic). */
+		public Price(long input, long output, long cachedInput, long cacheRead, long cacheWrite) {
+			this(input, output, cachedInput, cacheRead, cacheWrite, DEFAULT);
+		}
 
 		/**
 		 * The price of a call in whole micro-dollars, rounded up; {@link Long#MAX_VALUE} when that is more than a
@@ -77,12 +84,20 @@ public final class LlmPrices {
 
 		private final String property;
 
+		private final String found;
+
 		private final String allowed;
 
 		InvalidPriceException(String property, String what, String allowed) {
 			super(PREFIX + property + " " + what + "; allowed: " + allowed);
 			this.property = PREFIX + property;
+			this.found = what;
 			this.allowed = allowed;
+		}
+
+		/** What was found, as {@code is '2,50'}. */
+		public String found() {
+			return this.found;
 		}
 
 		public String property() {
@@ -147,7 +162,7 @@ public final class LlmPrices {
 			Long read = microDollarsPerMillion(model, "cache-read", fields.get("cache-read"));
 			Long write = microDollarsPerMillion(model, "cache-write", fields.get("cache-write"));
 			prices.put(model, new Price(input, output, (cached != null) ? cached : input, (read != null) ? read : input,
-					(write != null) ? write : input));
+					(write != null) ? write : input, model));
 		});
 		return new LlmPrices(prices);
 	}
@@ -202,6 +217,14 @@ public final class LlmPrices {
 			}
 		}
 		return this.fallback;
+	}
+
+	/**
+	 * The price of a call's estimate: its prompt at the input price (no cache assumed: the most it can cost),
+	 * its output at the output price; whole micro-dollars, rounded up.
+	 */
+	public static long estimateMicroDollars(Price price, long promptTokens, long outputTokens) {
+		return price.microDollars(promptTokens, 0, outputTokens, 0, 0);
 	}
 
 	/**

@@ -12,9 +12,18 @@ package io.windowlimiter.metering;
  * @param cacheReadInputTokens Anthropic's {@code cache_read_input_tokens}
  * @param totalTokens {@code total_tokens} where the upstream sent it (OpenAI), else 0
  * @param streamedTextBytes bytes of output text streamed in deltas, for a stream cut before its usage
+ * @param cachedInputTokens OpenAI's prompt tokens read from its cache ({@code prompt_tokens_details.cached_tokens},
+ * the Responses API's {@code input_tokens_details.cached_tokens}): part of {@code inputTokens}, priced apart
  */
 public record Usage(Outcome outcome, long inputTokens, long outputTokens, long cacheCreationInputTokens,
-		long cacheReadInputTokens, long totalTokens, long streamedTextBytes) {
+		long cacheReadInputTokens, long totalTokens, long streamedTextBytes, long cachedInputTokens) {
+
+	/** A usage without OpenAI's cached prompt tokens. */
+	public Usage(Outcome outcome, long inputTokens, long outputTokens, long cacheCreationInputTokens,
+			long cacheReadInputTokens, long totalTokens, long streamedTextBytes) {
+		this(outcome, inputTokens, outputTokens, cacheCreationInputTokens, cacheReadInputTokens, totalTokens,
+				streamedTextBytes, 0);
+	}
 
 	/**
 	 * Bytes of streamed text counted as one output token when a stream ends before its usage: the usual
@@ -88,6 +97,34 @@ public record Usage(Outcome outcome, long inputTokens, long outputTokens, long c
 			case ERROR -> 0;
 			case NONE -> status >= 400 ? 0 : reservedTokens;
 		};
+	}
+
+	/**
+	 * What the response costs in whole micro-dollars at {@code price}, by the same rules as {@link #charge}: the
+	 * reported figures each at its price (OpenAI's cached prompt tokens at the cached-input price, the rest of its
+	 * prompt at the input price; Anthropic's cache reads and writes at theirs; reasoning is output); a stream cut
+	 * or without usage at least {@code reservedMicroDollars}, and what was seen when that is more; an upstream
+	 * error before any token, nothing; no usage at all, the reservation (nothing after a status of 400 or more).
+	 */
+	public long chargeMicroDollars(LlmPrices.Price price, long reservedMicroDollars, int status) {
+		return switch (this.outcome) {
+			case REPORTED -> microDollars(price, this.outputTokens);
+			case PARTIAL -> Math.max(reservedMicroDollars, observedMicroDollars(price));
+			case ERROR -> 0;
+			case NONE -> status >= 400 ? 0 : reservedMicroDollars;
+		};
+	}
+
+	/** What was seen so far at {@code price}: the output taken as at least the streamed text, as {@link #observedTokens}. */
+	public long observedMicroDollars(LlmPrices.Price price) {
+		long streamed = (this.streamedTextBytes + STREAMED_BYTES_PER_TOKEN - 1) / STREAMED_BYTES_PER_TOKEN;
+		return microDollars(price, Math.max(this.outputTokens, streamed));
+	}
+
+	private long microDollars(LlmPrices.Price price, long output) {
+		long cached = Math.min(this.cachedInputTokens, this.inputTokens);
+		return price.microDollars(this.inputTokens - cached, cached, output, this.cacheReadInputTokens,
+				this.cacheCreationInputTokens);
 	}
 
 }

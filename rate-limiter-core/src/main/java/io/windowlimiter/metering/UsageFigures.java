@@ -33,6 +33,9 @@ final class UsageFigures implements JsonScanner.Listener {
 
 	long total = -1;
 
+	/** OpenAI's cached prompt tokens: {@code usage.prompt_tokens_details.cached_tokens} or {@code input_tokens_details}. */
+	long cached = -1;
+
 	/** Bytes of output text streamed in deltas (escapes included), for a stream cut before its usage. */
 	long textBytes;
 
@@ -54,6 +57,7 @@ final class UsageFigures implements JsonScanner.Listener {
 		this.cacheCreation = -1;
 		this.cacheRead = -1;
 		this.total = -1;
+		this.cached = -1;
 		this.textBytes = 0;
 		this.reported = false;
 		this.choicesEmpty = false;
@@ -67,6 +71,7 @@ final class UsageFigures implements JsonScanner.Listener {
 		sum.cacheCreation = Math.max(sum.cacheCreation, this.cacheCreation);
 		sum.cacheRead = Math.max(sum.cacheRead, this.cacheRead);
 		sum.total = Math.max(sum.total, this.total);
+		sum.cached = Math.max(sum.cached, this.cached);
 		sum.textBytes += this.textBytes;
 		sum.reported |= this.reported;
 		sum.error |= this.error;
@@ -112,6 +117,7 @@ final class UsageFigures implements JsonScanner.Listener {
 			closing = scanner.levelIs(1, "response");
 		}
 		else {
+			cached(scanner, depth);
 			return;
 		}
 		long value = scanner.number();
@@ -133,6 +139,24 @@ final class UsageFigures implements JsonScanner.Listener {
 		}
 		else if (scanner.levelIs(depth, "cache_read_input_tokens")) {
 			this.cacheRead = Math.max(this.cacheRead, value);
+		}
+	}
+
+	/**
+	 * OpenAI's cached prompt tokens, one level below the usage's own figures: chat completions'
+	 * {@code usage.prompt_tokens_details.cached_tokens}, the Responses API's
+	 * {@code usage.input_tokens_details.cached_tokens} (in its body) or {@code response.usage.input_tokens_details...}
+	 * (in {@code response.completed}).
+	 */
+	private void cached(JsonScanner scanner, int depth) {
+		if (depth < 3 || depth > 4 || !scanner.levelIs(depth, "cached_tokens")
+				|| !(scanner.levelIs(depth - 1, "prompt_tokens_details") || scanner.levelIs(depth - 1, "input_tokens_details"))
+				|| !scanner.levelIs(depth - 2, "usage") || (depth == 4 && !scanner.levelIs(1, "response"))) {
+			return;
+		}
+		long value = scanner.number();
+		if (value >= 0) {
+			this.cached = Math.max(this.cached, value);
 		}
 	}
 

@@ -213,7 +213,7 @@ public final class UsageMeter {
 		}
 		return new Usage(outcome, Math.max(0, figures.input), Math.max(0, figures.output),
 				Math.max(0, figures.cacheCreation), Math.max(0, figures.cacheRead), Math.max(0, figures.total),
-				figures.textBytes);
+				figures.textBytes, Math.max(0, figures.cached));
 	}
 
 	/** The tokens to charge for this response ({@link Usage#charge(long, int)} with the reservation). */

@@ -8,6 +8,7 @@ import java.util.function.Function;
 
 import io.windowlimiter.core.Admission;
 import io.windowlimiter.core.BufferedBodies;
+import io.windowlimiter.core.LlmCharge;
 import io.windowlimiter.core.LlmSettings;
 import io.windowlimiter.core.ProviderAnswers;
 import io.windowlimiter.core.RateLimiterCore;
@@ -134,6 +135,10 @@ final class LlmCalls {
 				}
 				LlmRequest request = LlmRequest.read(this.settings.api(), body);
 				LlmRequest.Refusal refusal = request.refusal();
+				if (refusal == null) {
+					// a budget in money cannot count a model without a price
+					refusal = this.core.unpriced(this.policyId, request.model());
+				}
 				if (refusal != null) {
 					// the upstream could read this body otherwise than the gateway meters it
 					lease.close();
@@ -151,7 +156,7 @@ final class LlmCalls {
 			BooleanSupplier refusedLater, BufferedBodies.Lease lease) {
 		// uncapped: the core caps it at the smallest token limit of the client's own policy
 		TokenEstimate estimate = TokenEstimate.of(request, Long.MAX_VALUE);
-		return this.core.admitTokens(this.policyId, key, estimate.tokens(), request.model(), plan).flatMap(admission -> {
+		return this.core.admitCall(this.policyId, key, estimate, request.model(), plan).flatMap(admission -> {
 			// decided: the body is the call's now (bounded by the route's limits), no longer waiting on the budget
 			lease.close();
 			Mono<Void> instead = answer.apply(admission);
@@ -210,17 +215,17 @@ final class LlmCalls {
 			SignalType signal, boolean refusedLater) {
 		// an error before any status (the upstream unreachable) is the gateway's 5xx
 		int code = (status != null) ? status.value() : (signal == SignalType.ON_ERROR) ? 502 : 200;
-		long actual = LlmSettings.charge(meter, code, signal == SignalType.CANCEL);
+		LlmCharge charge = LlmSettings.charge(meter, code, signal == SignalType.CANCEL, reservation);
 		boolean missing = signal == SignalType.ON_COMPLETE && LlmSettings.usageMissing(meter, code);
-		this.core.metrics().llmCall(this.policyId, Reservation.modelTag(reservation), meter.reservedTokens(), actual,
-				meter.usage().outcome().name().toLowerCase(), missing);
+		this.core.metrics().llmCall(this.policyId, Reservation.modelTag(reservation), meter.reservedTokens(),
+				charge.tokens(), meter.usage().outcome().name().toLowerCase(), missing);
 		if (reservation == null) {
 			return;
 		}
 		// a later filter of the route refused it: given back whole, as every WindowRateLimit filter does
 		Mono<RateLimiterCore.Settled> settle = refusedLater
 				? this.core.settle(reservation, new long[reservation.costs().length])
-				: this.core.settleTokens(reservation, actual);
+				: this.core.settleCall(reservation, charge);
 		// not on the response's path: the client has its answer; a settle Redis cannot take is counted dropped
 		settle.subscribe(settled -> { }, error -> { });
 	}

@@ -21,6 +21,13 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 	public static final long MAX_LIMIT = 1_000_000_000L;
 
 	/**
+	 * The highest limit of a fixed window (and calendar quota), which only adds and compares its count: a
+	 * budget in micro-dollars ({@code unit: usd}) of up to $1,000,000,000. Twice it (a count at the limit and a
+	 * cost as large) is still far below 2^53, the largest whole number a Lua double holds exactly.
+	 */
+	public static final long MAX_FIXED_WINDOW_LIMIT = 1_000_000_000_000_000L;
+
+	/**
 	 * The highest limit of a sliding log: the ring's entries count units in 22 bits (modulo 2^22), which tells
 	 * apart the units of a window while it holds fewer than 2^21, twice this and more (see sliding_log.lua).
 	 */
@@ -41,20 +48,21 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 	public static final long MAX_TOKEN_BUCKET_LIMIT_PER_WINDOW_MILLI = 100;
 
 	public WindowPolicy {
-		if (limit < 1 || limit > MAX_LIMIT) {
-			throw new IllegalArgumentException("limit must be from 1 to " + MAX_LIMIT + ", was " + limit);
+		long max = maxLimit(algorithm);
+		if (limit < 1 || limit > max) {
+			throw new IllegalArgumentException("limit must be from 1 to " + max + ", was " + limit);
 		}
 		if (!isValidWindow(window)) {
 			throw new IllegalArgumentException("window must be whole milliseconds from 1ms to 366d, was " + window);
 		}
-		if (!fitsExactArithmetic(limit, window)) {
+		if (algorithm != Algorithm.FIXED_WINDOW && !fitsExactArithmetic(limit, window)) {
 			throw new IllegalArgumentException("limit * window (in ms) must stay below 2^53");
 		}
 		if (limit > MAX_LOG_LIMIT && (algorithm == Algorithm.SLIDING_LOG || algorithm == Algorithm.SLIDING_LOG_SORTED_SET)) {
 			throw new IllegalArgumentException("a sliding log's limit must be at most " + MAX_LOG_LIMIT + ", was " + limit);
 		}
-		if (burst < 1 || burst > MAX_LIMIT) {
-			throw new IllegalArgumentException("burst must be from 1 to " + MAX_LIMIT + ", was " + burst);
+		if (burst < 1 || burst > max) {
+			throw new IllegalArgumentException("burst must be from 1 to " + max + ", was " + burst);
 		}
 		if (algorithm == Algorithm.TOKEN_BUCKET && !fitsTokenBucketClock(limit, window)) {
 			throw new IllegalArgumentException("a token bucket's window / limit must be at least 0.01 ms, was "
@@ -86,7 +94,15 @@ public record WindowPolicy(Algorithm algorithm, long limit, Duration window, lon
 				&& window.toNanos() % 1_000_000 == 0;
 	}
 
-	/** Whether limit * window in ms stays below 2^53, so the scripts compare them exactly. */
+	/** The highest limit of {@code algorithm}: {@link #MAX_FIXED_WINDOW_LIMIT} for the fixed window, else {@link #MAX_LIMIT}. */
+	public static long maxLimit(Algorithm algorithm) {
+		return (algorithm == Algorithm.FIXED_WINDOW) ? MAX_FIXED_WINDOW_LIMIT : MAX_LIMIT;
+	}
+
+	/**
+	 * Whether limit * window in ms stays below 2^53, so the scripts compare them exactly (the sliding window
+	 * counter weighs counts by time; the fixed window does not, and is not held to it).
+	 */
 	public static boolean fitsExactArithmetic(long limit, Duration window) {
 		return limit <= MAX_LIMIT_TIMES_WINDOW_MILLIS / window.toMillis();
 	}

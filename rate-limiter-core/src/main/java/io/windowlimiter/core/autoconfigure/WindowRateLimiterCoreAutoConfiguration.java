@@ -99,7 +99,7 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	public PolicyRegistry windowRateLimiterPolicyRegistry(WindowRateLimiterProperties properties) {
-		return new PolicyRegistry(properties.planArguments());
+		return new PolicyRegistry(properties.planArguments(), properties.prices());
 	}
 
 	@Bean

@@ -11,9 +11,10 @@ import io.windowlimiter.core.access.ClientList;
 import io.windowlimiter.core.access.RouteLists;
 import io.windowlimiter.core.key.ApiKeys;
 import io.windowlimiter.core.key.IpRange;
+import io.windowlimiter.core.policy.InvalidRouteConfigurationException;
+import io.windowlimiter.metering.LlmPrices;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.validation.annotation.Validated;
@@ -193,8 +194,38 @@ public class WindowRateLimiterProperties {
 	@NestedConfigurationProperty
 	private final LlmProperties llm = new LlmProperties();
 
+	/**
+	 * What LLM calls cost, for the limits counting money ({@code unit: usd}): per model (a name, a pattern with
+	 * {@code *}, or {@code default}), US dollars per million tokens of {@code input}, {@code output},
+	 * {@code cached-input} (OpenAI), {@code cache-read} and {@code cache-write} (Anthropic). A name with dots or
+	 * {@code *} goes in brackets in YAML ({@code "[gpt-4.1]"}), as every map key with them does.
+	 */
+	private Map<String, Map<String, String>> llmPrices = new LinkedHashMap<>();
+
 	public LlmProperties getLlm() {
 		return this.llm;
+	}
+
+	public Map<String, Map<String, String>> getLlmPrices() {
+		return this.llmPrices;
+	}
+
+	public void setLlmPrices(Map<String, Map<String, String>> llmPrices) {
+		this.llmPrices = llmPrices;
+	}
+
+	/**
+	 * The price table as configured.
+	 * @throws InvalidRouteConfigurationException naming the first property that is wrong, and what is allowed
+	 */
+	public LlmPrices prices() {
+		try {
+			return LlmPrices.of(this.llmPrices);
+		}
+		catch (LlmPrices.InvalidPriceException ex) {
+			throw new InvalidRouteConfigurationException("price table", "window-rate-limiter.llm-prices",
+					ex.property(), ex.found(), ex.allowed());
+		}
 	}
 
 	public Map<String, PlanProperties> getPlans() {

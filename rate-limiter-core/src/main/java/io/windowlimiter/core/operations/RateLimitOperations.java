@@ -267,7 +267,7 @@ public class RateLimitOperations {
 
 	/** What a limit counts, as a route's {@code unit} names it. */
 	static String unit(RouteLimit limit) {
-		return limit.countsTokens() ? "tokens" : "requests";
+		return limit.unit().id();
 	}
 
 	/**

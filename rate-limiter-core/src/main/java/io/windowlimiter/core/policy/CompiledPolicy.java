@@ -78,6 +78,15 @@ public final class CompiledPolicy {
 	 */
 	public final long smallestTokenLimit;
 
+	/** The positions of the limits that count money ({@code unit: usd}); empty when none does. */
+	public final int[] moneyLimits;
+
+	/**
+	 * The smallest of the money limits (and their bursts), in micro-dollars: no call's price is reserved above
+	 * it, as {@link #smallestTokenLimit}; {@link Long#MAX_VALUE} when none.
+	 */
+	public final long smallestMoneyLimit;
+
 	/** This instance's share of each limit (limit / instances, at least 1), for fail-mode local. */
 	public final Reported shares;
 
@@ -147,6 +156,11 @@ public final class CompiledPolicy {
 			.mapToLong(i -> Math.min(policies.get(i).limit(), policies.get(i).burst()))
 			.min()
 			.orElse(Long.MAX_VALUE);
+		this.moneyLimits = IntStream.range(0, limits.size()).filter(i -> limits.get(i).countsMoney()).toArray();
+		this.smallestMoneyLimit = IntStream.of(this.moneyLimits)
+			.mapToLong(i -> Math.min(policies.get(i).limit(), policies.get(i).burst()))
+			.min()
+			.orElse(Long.MAX_VALUE);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {
 			WindowPolicy own = limit.policy();
@@ -185,7 +199,7 @@ public final class CompiledPolicy {
 		int[] places = keyPlaces(limits);
 		for (int i = 0; i < limits.size(); i++) {
 			RouteLimit limit = limits.get(i);
-			String suffix = (limit.countsTokens() ? TOKEN_KEY_MARK : "") + limit.policy().algorithm().keySuffix();
+			String suffix = unitMark(limit) + limit.policy().algorithm().keySuffix();
 			suffixes[i] = ((places[i] == 0) ? suffix : suffix + places[i]) + modelMark(limit.model());
 		}
 		return suffixes;
@@ -265,7 +279,7 @@ public final class CompiledPolicy {
 	 * the same place in it and of the same algorithm.
 	 */
 	static String keyGroup(RouteLimit limit) {
-		return (limit.countsTokens() ? TOKEN_KEY_MARK : "") + ((limit.scope() != null) ? "scope:" + limit.scope() : "")
+		return unitMark(limit) + ((limit.scope() != null) ? "scope:" + limit.scope() : "")
 				+ ((limit.model() != null) ? "\nmodel:" + limit.model() : "");
 	}
 
@@ -282,6 +296,14 @@ public final class CompiledPolicy {
 	/** Before a token limit's algorithm suffix in its key: {@code t} ({@code tc}, {@code tfl} ...). */
 	public static final String TOKEN_KEY_MARK = "t";
 
+	/** Before a money limit's algorithm suffix in its key: {@code u} ({@code ufl}, {@code uc}), for USD. */
+	public static final String MONEY_KEY_MARK = "u";
+
+	/** What marks a limit's key by its unit: a token limit's and a money limit's never share a request limit's. */
+	private static String unitMark(RouteLimit limit) {
+		return limit.countsTokens() ? TOKEN_KEY_MARK : limit.countsMoney() ? MONEY_KEY_MARK : "";
+	}
+
 	/**
 	 * What an LLM call costs each limit, in order: a token limit the call's token estimate, at most the
 	 * smallest token limit ({@link #smallestTokenLimit}) and at least 1; any other limit the route's cost (a
@@ -289,11 +311,24 @@ public final class CompiledPolicy {
 	 * @param estimatedTokens the call's token estimate, uncapped
 	 */
 	public long[] costsOfCall(long estimatedTokens) {
+		return costsOfCall(estimatedTokens, 1);
+	}
+
+	/**
+	 * As {@link #costsOfCall(long)}, a money limit taking the estimate's price, at most the smallest money limit
+	 * ({@link #smallestMoneyLimit}) and at least 1 micro-dollar.
+	 * @param estimatedMicroDollars the estimate's price in whole micro-dollars, uncapped
+	 */
+	public long[] costsOfCall(long estimatedTokens, long estimatedMicroDollars) {
 		long[] costs = new long[this.policies.size()];
 		Arrays.fill(costs, this.route.cost());
 		long tokens = Math.max(1, Math.min(estimatedTokens, this.smallestTokenLimit));
 		for (int i : this.tokenLimits) {
 			costs[i] = tokens;
+		}
+		long money = Math.max(1, Math.min(estimatedMicroDollars, this.smallestMoneyLimit));
+		for (int i : this.moneyLimits) {
+			costs[i] = money;
 		}
 		return costs;
 	}

@@ -95,4 +95,10 @@ public final class CompiledRoute {
 		return this.overrides.get(key, k -> Optional.ofNullable(compile.apply(k))).orElse(null);
 	}
 
+	/** Whether some policy of the route (its own, or any plan's) counts money ({@code unit: usd}). */
+	public boolean countsMoney() {
+		return this.byDefault.moneyLimits.length > 0
+				|| this.plans.values().stream().anyMatch(plan -> plan.moneyLimits.length > 0);
+	}
+
 }

@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 import io.windowlimiter.core.access.RouteLists;
 import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.metering.LlmPrices;
 import org.jspecify.annotations.Nullable;
 
 
@@ -49,6 +50,8 @@ public class PolicyRegistry {
 
 	private final Map<String, List<RouteLimit>> plans;
 
+	private final LlmPrices prices;
+
 	private final Map<String, CompiledRoute> routes = new ConcurrentHashMap<>();
 
 	/**
@@ -56,14 +59,51 @@ public class PolicyRegistry {
 	 * @throws InvalidRouteConfigurationException naming the plan and property, if a plan is wrong
 	 */
 	public PolicyRegistry(Map<String, ? extends Map<String, ?>> plans) {
+		this(plans, LlmPrices.NONE);
+	}
+
+	/**
+	 * @param plans each plan's properties by name, {@code limits[i].limit} and so on, unprefixed
+	 * @param prices what LLM calls cost, for the limits counting money ({@code unit: usd})
+	 * @throws InvalidRouteConfigurationException naming the plan and property, if a plan is wrong (a money limit
+	 * without a price table too)
+	 */
+	public PolicyRegistry(Map<String, ? extends Map<String, ?>> plans, LlmPrices prices) {
+		this.prices = prices;
 		Map<String, List<RouteLimit>> parsed = new TreeMap<>();
-		plans.forEach((name, args) -> parsed.put(name, parsePlan(name, args)));
+		plans.forEach((name, args) -> {
+			List<RouteLimit> limits = parsePlan(name, args);
+			checkPriced("plan", name, PLANS + "." + name + ".", limits);
+			parsed.put(name, limits);
+		});
 		this.plans = parsed;
 	}
 
-	/** A registry with the plans of {@code other} and none of its routes. */
+	/** A registry with the plans and prices of {@code other} and none of its routes. */
 	private PolicyRegistry(PolicyRegistry other) {
 		this.plans = other.plans;
+		this.prices = other.prices;
+	}
+
+	/** What LLM calls cost ({@code window-rate-limiter.llm-prices}): what a money limit counts. */
+	public LlmPrices prices() {
+		return this.prices;
+	}
+
+	/**
+	 * A limit counting money prices calls by the table: without one, it would count nothing (or guess), so it
+	 * stops start-up naming the limit's unit.
+	 */
+	private void checkPriced(String kind, String owner, String prefix, List<RouteLimit> limits) {
+		for (int i = 0; i < limits.size(); i++) {
+			if (limits.get(i).countsMoney() && this.prices.isEmpty()) {
+				throw new InvalidRouteConfigurationException(kind, owner, prefix + "limits[" + i + "].unit",
+						"is 'usd' and window-rate-limiter.llm-prices prices no model",
+						"a price table in USD per million tokens, e.g. window-rate-limiter.llm-prices.[gpt-4o]: "
+								+ "{ input: 2.50, output: 10.00 } (and a default entry for every other model), or unit: "
+								+ "tokens");
+			}
+		}
 	}
 
 	private static List<RouteLimit> parsePlan(String name, Map<String, ?> args) {
@@ -261,7 +301,7 @@ public class PolicyRegistry {
 	public void checkOverrideTokens(String target, List<String> routeIds, List<RouteLimit> limits) {
 		int index = -1;
 		for (int i = 0; i < limits.size() && index < 0; i++) {
-			index = limits.get(i).countsTokens() ? i : -1;
+			index = (limits.get(i).countsTokens() || limits.get(i).countsMoney()) ? i : -1;
 		}
 		if (index < 0 || routeIds.stream().map(this::routeOrDefault).anyMatch(route -> route != null && route.metersTokens)) {
 			return;
@@ -269,7 +309,7 @@ public class PolicyRegistry {
 		String where = (routeIds.size() == 1 && routeIds.get(0).equals(target)) ? "route '" + target + "', which"
 				: "scope '" + target + "', none of whose routes (" + String.join(", ", routeIds) + ")";
 		throw new InvalidRouteConfigurationException("override for", target, "limits[" + index + "].unit",
-				"is 'tokens' on " + where + " meters LLM calls",
+				"is '" + limits.get(index).unit().id() + "' on " + where + " meters LLM calls",
 				"unit: requests (the default) here; a token limit on a route with llm (a WindowRateLimit filter "
 						+ "metering LLM calls), or a scope such a route names");
 	}
@@ -560,6 +600,7 @@ public class PolicyRegistry {
 		RouteLists lists = RouteArgs.parseLists(routeId, args);
 		if (!policy.usesPlans()) {
 			checkTokensMetered(routeId, policy.limits(), args, metersTokens);
+			checkPriced("route", routeId, RouteArgs.PREFIX, policy.limits());
 			checkSomeLimitOfEveryModel(routeId, policy.limits(), RouteArgs.PREFIX + "limits[i].model", "");
 			return new CompiledRoute(policy, compile(routeId, OWN, policy, policy.limits()), Map.of(), lists, release,
 					metersTokens);
@@ -606,11 +647,11 @@ public class PolicyRegistry {
 	private static void checkTokensMetered(String routeId, List<RouteLimit> limits, Map<String, ?> args,
 			boolean metersTokens) {
 		for (int i = 0; i < limits.size() && !metersTokens; i++) {
-			if (limits.get(i).countsTokens()) {
+			if (limits.get(i).countsTokens() || limits.get(i).countsMoney()) {
 				boolean single = args.keySet().stream().noneMatch(key -> key.startsWith(RouteArgs.PREFIX + "limits"));
 				throw new InvalidRouteConfigurationException(routeId,
-						RouteArgs.PREFIX + (single ? "" : "limits[" + i + "].") + "unit", "is 'tokens' on a route that "
-								+ "meters no LLM calls",
+						RouteArgs.PREFIX + (single ? "" : "limits[" + i + "].") + "unit", "is '" + limits.get(i).unit().id()
+								+ "' on a route that meters no LLM calls",
 						"llm: openai or llm: anthropic on a WindowRateLimit filter, which reads the tokens of each call; "
 								+ "or unit: requests");
 			}
@@ -632,7 +673,8 @@ public class PolicyRegistry {
 	 */
 	private static List<RouteLimit> countedOn(String routeId, RoutePolicy route, String plan, List<RouteLimit> limits,
 			boolean metersTokens) {
-		boolean tokens = limits.stream().anyMatch(RouteLimit::countsTokens);
+		// a budget in money meters the call as a token budget does
+		boolean tokens = limits.stream().anyMatch(limit -> limit.countsTokens() || limit.countsMoney());
 		String which = "is '" + route.plan() + "' and plan '" + plan + "' (which this route's clients may be on)";
 		if (metersTokens && !tokens) {
 			throw new InvalidRouteConfigurationException(routeId, RouteArgs.PREFIX + "plan",
@@ -702,7 +744,8 @@ public class PolicyRegistry {
 		return limits.stream().map(limit -> {
 			WindowPolicy policy = limit.policy();
 			String burst = (policy.burst() != policy.limit()) ? " burst " + policy.burst() : "";
-			return "'" + limit.name() + "' " + policy.limit() + (limit.countsTokens() ? " tokens" : "") + " per "
+			return "'" + limit.name() + "' " + (limit.countsMoney() ? "$" + LlmPrices.dollars(policy.limit())
+					: policy.limit() + (limit.countsTokens() ? " tokens" : "")) + " per "
 					+ window(policy.window()) + " " + policy.algorithm() + burst
 					+ ((limit.model() != null) ? " of model " + limit.model() : "");
 		}).collect(Collectors.joining(" + ", "[", "]"));

@@ -18,6 +18,7 @@ import io.windowlimiter.core.algorithm.Algorithm;
 import io.windowlimiter.core.algorithm.CalendarPeriod;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.FailMode;
+import io.windowlimiter.metering.LlmPrices;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.convert.DurationStyle;
@@ -91,8 +92,8 @@ public final class RouteArgs {
 	public static final long MAX_SORTED_SET_LOG_LIMIT = 10_000;
 
 	/** What a limit's {@code unit} may be. */
-	public static final String UNITS = "tokens (the limit counts the tokens of LLM calls; needs llm) or requests (the "
-			+ "default)";
+	public static final String UNITS = "tokens (the limit counts the tokens of LLM calls; needs llm), usd (their price, "
+			+ "from window-rate-limiter.llm-prices; needs llm) or requests (the default)";
 
 	private static final String WHOLE_NUMBER = "a whole number from 1 to " + WindowPolicy.MAX_LIMIT;
 
@@ -373,7 +374,9 @@ public final class RouteArgs {
 		if (limitText == null || limitText.isEmpty()) {
 			throw invalid(this.prefix + prefix + "limit", "is missing", WHOLE_NUMBER);
 		}
-		long limit = number(prefix + "limit", limitText, WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+		RouteLimit.Unit unit = unit(prefix, values.get("unit"), algorithm);
+		long limit = (unit == RouteLimit.Unit.USD) ? dollars(prefix + "limit", limitText, algorithm)
+				: number(prefix + "limit", limitText, WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
 		Duration blockFor = CalendarArgs.blockFor(values.get("block-for"), problem);
 		if (algorithm == Algorithm.CONCURRENCY && !blockFor.isZero()) {
 			throw invalid(this.prefix + prefix + "block-for", "is '" + values.get("block-for") + "' on a limit of algorithm '"
@@ -382,19 +385,20 @@ public final class RouteArgs {
 					"no block-for with concurrency: a slot frees when a response ends; a penalty on the route's other "
 							+ "limits goes on each of them (limits[i].block-for)");
 		}
-		boolean tokens = countsTokens(prefix, values.get("unit"), algorithm);
 		String model = model(prefix, values.get("model"));
 		if (calendar != null) {
 			CalendarArgs.checkCalendar(algorithm, values, problem);
 			if (name.isEmpty()) {
 				throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
 			}
-			return new RouteLimit(name, WindowPolicy.calendar(limit, calendar), scope, blockFor, tokens, model);
+			return new RouteLimit(name, WindowPolicy.calendar(limit, calendar), scope, blockFor, unit, model);
 		}
 		Duration window = window(prefix + "window", values.get("window"));
-		if (!WindowPolicy.fitsExactArithmetic(limit, window)) {
-			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' with a window of '" + values.get("window") + "'",
-					"limit * window in milliseconds below 2^53 (about 9e15)");
+		if (algorithm != Algorithm.FIXED_WINDOW && !WindowPolicy.fitsExactArithmetic(limit, window)) {
+			throw invalid(this.prefix + prefix + "limit", "is '" + limitText + "' with a window of '" + values.get("window") + "'",
+					"limit * window in milliseconds below 2^53 (about 9e15)" + ((unit == RouteLimit.Unit.USD)
+							? ", the limit counted in micro-dollars ($1 is 1,000,000); algorithm: fixed-window (or a "
+									+ "calendar quota) has no such bound" : ""));
 		}
 		if (limit > MAX_LOG_LIMIT && (algorithm == Algorithm.SLIDING_LOG || algorithm == Algorithm.SLIDING_LOG_SORTED_SET)) {
 			throw invalid(this.prefix + prefix + "limit", "is '" + limit + "' for " + algorithm.id(),
@@ -422,12 +426,13 @@ public final class RouteArgs {
 				throw invalid(this.prefix + prefix + "burst", "is '" + values.get("burst") + "'",
 						"only with " + Algorithm.TOKEN_BUCKET.id() + ", not " + algorithm.id());
 			}
-			burst = number(prefix + "burst", values.get("burst"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
+			burst = (unit == RouteLimit.Unit.USD) ? dollars(prefix + "burst", values.get("burst"), algorithm)
+					: number(prefix + "burst", values.get("burst"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
 		}
 		if (name.isEmpty()) {
 			throw invalid(this.prefix + prefix + "name", "is empty", "a name for the policy, shown to clients");
 		}
-		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope, blockFor, tokens, model);
+		return new RouteLimit(name, new WindowPolicy(algorithm, limit, window, burst), scope, blockFor, unit, model);
 	}
 
 	/** The longest {@code model} taken: model names run to a few dozen characters. */
@@ -451,28 +456,58 @@ public final class RouteArgs {
 	}
 
 	/**
-	 * Whether a limit counts tokens ({@code unit: tokens}) rather than requests ({@code unit: requests}, the
-	 * default). Where tokens are counted is the adapter's to say: a route that meters no LLM calls refuses a
-	 * token limit of its own, and leaves out a plan's.
+	 * What a limit counts: requests ({@code unit: requests}, the default), tokens ({@code unit: tokens}) or money
+	 * ({@code unit: usd}). Where tokens and money are counted is the adapter's to say: a route that meters no LLM
+	 * calls refuses such a limit of its own, and leaves out a plan's.
 	 */
-	private boolean countsTokens(String prefix, @Nullable String unit, Algorithm algorithm) {
+	private RouteLimit.Unit unit(String prefix, @Nullable String unit, Algorithm algorithm) {
 		if (unit == null || unit.equals("requests")) {
-			return false;
+			return RouteLimit.Unit.REQUESTS;
 		}
-		if (!unit.equals("tokens")) {
+		RouteLimit.Unit counted = unit.equals("tokens") ? RouteLimit.Unit.TOKENS
+				: unit.equals("usd") ? RouteLimit.Unit.USD : null;
+		if (counted == null) {
 			throw invalid(this.prefix + prefix + "unit", "is '" + unit + "'", UNITS);
 		}
 		if (algorithm == Algorithm.CONCURRENCY) {
-			throw invalid(this.prefix + prefix + "unit", "is 'tokens' on a limit of algorithm concurrency",
+			throw invalid(this.prefix + prefix + "unit", "is '" + unit + "' on a limit of algorithm concurrency",
 					"unit: requests (the default) there: a concurrency limit counts requests in flight, one slot each");
 		}
+		if (counted == RouteLimit.Unit.USD && algorithm == Algorithm.SLIDING_LOG) {
+			throw invalid(this.prefix + prefix + "algorithm", "is 'sliding-log' on a limit counting money",
+					"fixed-window (or a calendar quota), sliding-window-counter or token-bucket: the sliding log counts "
+							+ "at most " + MAX_LOG_LIMIT + " units a window, $1 in micro-dollars");
+		}
 		if (algorithm == Algorithm.SLIDING_LOG_SORTED_SET) {
-			throw invalid(this.prefix + prefix + "log-storage", "is 'sorted-set' on a limit counting tokens",
+			throw invalid(this.prefix + prefix + "log-storage", "is 'sorted-set' on a limit counting " + unit,
 					"the ring (the default log-storage: leave it out), which keeps one entry per call whatever its "
 							+ "tokens; the sorted set keeps one per token, and a call of thousands of them takes "
 							+ "Redis hundreds of ms");
 		}
-		return true;
+		return counted;
+	}
+
+	/**
+	 * A money limit in US dollars ({@code 5}, {@code 0.015}, at most six decimals) as whole micro-dollars, at most
+	 * what its algorithm counts ({@link WindowPolicy#maxLimit}: $1,000,000,000 on a fixed window, $1,000 else).
+	 */
+	private long dollars(String property, String text, Algorithm algorithm) {
+		long most = WindowPolicy.maxLimit(algorithm);
+		String allowed = "an amount of US dollars above 0 with at most six decimals (5, 0.015, 250.50), at most "
+				+ LlmPrices.dollars(most) + " with " + algorithm.id()
+				+ ((algorithm != Algorithm.FIXED_WINDOW) ? " (fixed-window or a calendar quota: up to "
+						+ LlmPrices.dollars(WindowPolicy.MAX_FIXED_WINDOW_LIMIT) + ")" : "");
+		long micro;
+		try {
+			micro = LlmPrices.microDollars(text);
+		}
+		catch (IllegalArgumentException | ArithmeticException ex) {
+			throw invalid(this.prefix + property, "is '" + text + "'", allowed);
+		}
+		if (micro > most) {
+			throw invalid(this.prefix + property, "is '" + text + "'", allowed);
+		}
+		return micro;
 	}
 
 	private Algorithm algorithm(String prefix, String id, @Nullable String storage) {

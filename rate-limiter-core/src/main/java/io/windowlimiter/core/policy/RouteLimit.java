@@ -15,20 +15,20 @@ import org.jspecify.annotations.Nullable;
  * counts for its route alone
  * @param blockFor the penalty ({@code block-for}): how long a client this limit refuses is refused on the
  * route, whatever the window; {@link Duration#ZERO} for none
- * @param countsTokens whether the limit counts the tokens of LLM calls ({@code unit: tokens}): such a limit
- * takes a call's token estimate on a route that meters them, and is left out on any other route; else it
- * counts requests ({@code unit: requests}, the default), each the route's cost
+ * @param unit what the limit counts: requests ({@code unit: requests}, the default), each the route's cost; the
+ * tokens of LLM calls ({@code unit: tokens}) or their price in micro-dollars ({@code unit: usd}): such a limit
+ * takes a call's estimate on a route that meters them, and is left out on any other route
  * @param model the models whose calls the limit counts ({@code model}: a name, or a pattern where {@code *}
  * stands for any run of characters, as {@code gpt-4o*}): a call whose body names another model, or none, does not
  * touch it; null for a limit counting every call
  */
 public record RouteLimit(String name, WindowPolicy policy, @Nullable String scope, Duration blockFor,
-		boolean countsTokens, @Nullable String model) {
+		Unit unit, @Nullable String model) {
 
-	/** A limit counting every call, whatever its model. */
+	/** A limit of tokens or requests counting every call, whatever its model. */
 	public RouteLimit(String name, WindowPolicy policy, @Nullable String scope, Duration blockFor,
 			boolean countsTokens) {
-		this(name, policy, scope, blockFor, countsTokens, null);
+		this(name, policy, scope, blockFor, countsTokens ? Unit.TOKENS : Unit.REQUESTS, null);
 	}
 
 	/** A limit of requests. */
@@ -48,17 +48,17 @@ public record RouteLimit(String name, WindowPolicy policy, @Nullable String scop
 
 	/** This limit under another name, penalty and unit kept. */
 	public RouteLimit named(String other) {
-		return new RouteLimit(other, this.policy, this.scope, this.blockFor, this.countsTokens, this.model);
+		return new RouteLimit(other, this.policy, this.scope, this.blockFor, this.unit, this.model);
 	}
 
 	/** This limit counted in another scope, penalty and unit kept. */
 	public RouteLimit inScope(@Nullable String other) {
-		return new RouteLimit(this.name, this.policy, other, this.blockFor, this.countsTokens, this.model);
+		return new RouteLimit(this.name, this.policy, other, this.blockFor, this.unit, this.model);
 	}
 
 	/** This limit counted by another policy (algorithm, limit, window), everything else kept. */
 	public RouteLimit withPolicy(WindowPolicy other) {
-		return new RouteLimit(this.name, other, this.scope, this.blockFor, this.countsTokens, this.model);
+		return new RouteLimit(this.name, other, this.scope, this.blockFor, this.unit, this.model);
 	}
 
 	/**
@@ -66,7 +66,17 @@ public record RouteLimit(String name, WindowPolicy policy, @Nullable String scop
 	 * (which only a read body tells).
 	 */
 	public boolean needsLlm() {
-		return this.countsTokens || this.model != null;
+		return this.unit != Unit.REQUESTS || this.model != null;
+	}
+
+	/** Whether the limit counts the tokens of LLM calls ({@code unit: tokens}). */
+	public boolean countsTokens() {
+		return this.unit == Unit.TOKENS;
+	}
+
+	/** Whether the limit counts the price of LLM calls, in micro-dollars ({@code unit: usd}). */
+	public boolean countsMoney() {
+		return this.unit == Unit.USD;
 	}
 
 	/**
@@ -80,11 +90,38 @@ public record RouteLimit(String name, WindowPolicy policy, @Nullable String scop
 	}
 
 	/**
-	 * What the limit counts, as an override on an LLM route replaces limits: token limits, requests in flight
-	 * (a concurrency limit) and other request limits are three kinds.
+	 * What the limit counts, as an override on an LLM route replaces limits: token limits, money limits,
+	 * requests in flight (a concurrency limit) and other request limits are four kinds.
 	 */
 	public Kind kind() {
-		return this.countsTokens ? Kind.TOKENS : this.policy.algorithm().countsRequests() ? Kind.IN_FLIGHT : Kind.REQUESTS;
+		return switch (this.unit) {
+			case TOKENS -> Kind.TOKENS;
+			case USD -> Kind.MONEY;
+			case REQUESTS -> this.policy.algorithm().countsRequests() ? Kind.IN_FLIGHT : Kind.REQUESTS;
+		};
+	}
+
+	/** What a limit's {@code unit} says it counts. */
+	public enum Unit {
+
+		/** Requests, each the route's cost ({@code unit: requests}, the default). */
+		REQUESTS("requests"),
+		/** Tokens of LLM calls ({@code unit: tokens}). */
+		TOKENS("tokens"),
+		/** The price of LLM calls, in whole micro-dollars ({@code unit: usd}, its limit written in dollars). */
+		USD("usd");
+
+		private final String id;
+
+		Unit(String id) {
+			this.id = id;
+		}
+
+		/** As configured: {@code requests}, {@code tokens}, {@code usd}. */
+		public String id() {
+			return this.id;
+		}
+
 	}
 
 	/** What a limit counts. */
@@ -92,6 +129,8 @@ public record RouteLimit(String name, WindowPolicy policy, @Nullable String scop
 
 		/** Tokens of LLM calls ({@code unit: tokens}). */
 		TOKENS,
+		/** Money spent on LLM calls ({@code unit: usd}). */
+		MONEY,
 		/** Requests per window. */
 		REQUESTS,
 		/** Requests in flight at once ({@code algorithm: concurrency}). */

@@ -13,7 +13,7 @@ class RouteLimitModelUnitTests {
 
 	private static RouteLimit limit(String model) {
 		return new RouteLimit("l", new WindowPolicy(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1)), null,
-				Duration.ZERO, true, model);
+				Duration.ZERO, RouteLimit.Unit.TOKENS, model);
 	}
 
 	@Test
