@@ -29,10 +29,10 @@ class LlmPricesUnitTests {
 	@Test
 	void pricesAreWholeMicroDollarsPerMillionTokens() {
 		Price gpt = table().priceOf("gpt-4o");
-		assertThat(gpt).isEqualTo(new Price(2_500_000, 10_000_000, 1_250_000, 2_500_000, 2_500_000));
+		assertThat(gpt).isEqualTo(new Price(2_500_000, 10_000_000, 1_250_000, 2_500_000, 2_500_000, "gpt-4o"));
 		assertThat(table().priceOf("claude-sonnet-4"))
 			.as("cache reads and writes as configured; cached input at the input price when not configured")
-			.isEqualTo(new Price(3_000_000, 15_000_000, 3_000_000, 300_000, 3_750_000));
+			.isEqualTo(new Price(3_000_000, 15_000_000, 3_000_000, 300_000, 3_750_000, "claude-sonnet-4"));
 	}
 
 	/** The boundary: $10 per million output tokens, 1,000 of them cost $0.01; two do not fit $0.015. */

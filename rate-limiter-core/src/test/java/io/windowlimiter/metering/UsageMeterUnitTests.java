@@ -267,8 +267,10 @@ class UsageMeterUnitTests {
 	void deepAndDecoyUsageIsNotTaken() {
 		String body = "{\"choices\":[{\"message\":{\"content\":\"x\",\"usage\":{\"prompt_tokens\":500}}}],"
 				+ "\"metadata\":{\"usage\":{\"completion_tokens\":600}},\"usage_note\":{\"prompt_tokens\":1},"
-				+ "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,\"prompt_tokens_details\":{\"cached_tokens\":2}}}";
-		assertThat(meter(body).usage()).isEqualTo(new Usage(Outcome.REPORTED, 3, 4, 0, 0, 0, 0));
+				+ "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,\"prompt_tokens_details\":{\"cached_tokens\":2},"
+				+ "\"extra\":{\"prompt_tokens_details\":{\"cached_tokens\":9}}}}";
+		// the usage's own cached tokens (priced apart in money), not a decoy one level deeper
+		assertThat(meter(body).usage()).isEqualTo(new Usage(Outcome.REPORTED, 3, 4, 0, 0, 0, 0, 2));
 	}
 
 	@Test
