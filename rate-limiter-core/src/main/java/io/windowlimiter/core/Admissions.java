@@ -128,8 +128,9 @@ final class Admissions {
 		if (denial == null || denial.limitIndex() >= policy.limits.size()) {
 			return null;
 		}
-		if (policy.limits.get(denial.limitIndex()).model() != null) {
-			// before the body is read the call's model is unknown: a limit of some models may not count it
+		if (policy.limits.get(denial.limitIndex()).model() != null || policy.limits.get(denial.limitIndex()).countsMoney()) {
+			// before the body is read the call's model is unknown: a limit of some models may not count it, and a
+			// smaller call (or a cheaper model) may fit what a money limit has left
 			return null;
 		}
 		if (policy.limits.get(denial.limitIndex()).countsTokens()) {

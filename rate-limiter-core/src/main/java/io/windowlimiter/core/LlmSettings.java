@@ -58,7 +58,7 @@ public record LlmSettings(LlmApi api, int maxBodyBytes) {
 			if (matcher.matches()) {
 				String at = (matcher.group(1) != null) ? matcher.group(1) : matcher.group(2);
 				String unit = String.valueOf(entry.getValue()).trim();
-				if (!unit.equals("tokens") && !unit.equals("requests")) {
+				if (!unit.equals("tokens") && !unit.equals("usd") && !unit.equals("requests")) {
 					// named before what depends on it (no token limit), as RouteArgs names it
 					throw new InvalidRouteConfigurationException(policyId, (at != null) ? "limits[" + at + "].unit" : "unit",
 							"is '" + unit + "'", RouteArgs.UNITS);

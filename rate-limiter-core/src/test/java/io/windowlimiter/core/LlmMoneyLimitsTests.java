@@ -108,6 +108,8 @@ class LlmMoneyLimitsTests {
 			.startsWith("Budget reached (limit 'team-spend': $0.015 per 1d): Remaining $0.005, Requested $0.01. "
 					+ "Please try again in ");
 		assertThat(remaining()).as("a refusal counts nothing").containsExactly(100_000L - 1_010, 5_000L);
+		assertThat(this.core.knownRefusal(this.route, this.client, 20, 2, Mono.empty()).block(TIMEOUT))
+			.as("a smaller call may fit: its body is read and priced").isNull();
 		Admission smaller = call(10, 500, "gpt-fake");
 		assertThat(smaller.passes()).as("$0.005 fits exactly").isTrue();
 		assertThat(remaining()).containsExactly(100_000L - 1_520, 0L);

@@ -390,7 +390,7 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			return this.limit.get("unit");
 		}
 
-		/** A single limit's unit: tokens (needs llm) or requests. */
+		/** A single limit's unit: tokens or usd (both need llm), or requests. */
 		public Config setUnit(@Nullable String unit) {
 			return limit("unit", unit);
 		}

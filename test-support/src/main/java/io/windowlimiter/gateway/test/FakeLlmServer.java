@@ -39,7 +39,11 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class FakeLlmServer implements AutoCloseable {
 
-	/** {@code input,output} tokens to report, e.g. {@code 120,30}. */
+	/**
+	 * {@code input,output} tokens to report, e.g. {@code 120,30}; then optionally cache reads and cache writes
+	 * ({@code 1000,50,600,0}): Anthropic's {@code cache_read_input_tokens} and {@code cache_creation_input_tokens},
+	 * OpenAI's {@code cached_tokens} (a part of its input, as OpenAI counts it).
+	 */
 	public static final String HEADER_USAGE = "X-Fake-Llm-Usage";
 
 	/** Milliseconds between two SSE events. */
@@ -366,7 +370,10 @@ public final class FakeLlmServer implements AutoCloseable {
 					this.eventDelay, true, this.status, this.cutAfterEvents);
 		}
 
-		/** Anthropic's prompt cache figures (OpenAI's fold into its input). */
+		/**
+		 * The prompt cache's figures: Anthropic's, apart from its input; OpenAI's {@code cached_tokens} is the reads,
+		 * a part of its input.
+		 */
 		public Reply withCache(long creationTokens, long readTokens) {
 			return new Reply(this.inputTokens, this.outputTokens, creationTokens, readTokens, this.deltas,
 					this.eventDelay, this.usage, this.status, this.cutAfterEvents);
@@ -407,6 +414,10 @@ public final class FakeLlmServer implements AutoCloseable {
 			if (usage != null) {
 				String[] figures = usage.split(",");
 				reply = reply.withUsage(Long.parseLong(figures[0].trim()), Long.parseLong(figures[1].trim()));
+				if (figures.length > 2) {
+					reply = reply.withCache((figures.length > 3) ? Long.parseLong(figures[3].trim()) : 0,
+							Long.parseLong(figures[2].trim()));
+				}
 			}
 			String delay = headers.get(HEADER_DELAY_MS.toLowerCase(Locale.ROOT));
 			if (delay != null) {
@@ -503,7 +514,7 @@ public final class FakeLlmServer implements AutoCloseable {
 			Reply r = this.reply;
 			return "{\"prompt_tokens\":" + r.inputTokens + ",\"completion_tokens\":" + r.outputTokens
 					+ ",\"total_tokens\":" + (r.inputTokens + r.outputTokens) + ",\"prompt_tokens_details\":"
-					+ "{\"cached_tokens\":0,\"audio_tokens\":0},\"completion_tokens_details\":{\"reasoning_tokens\":0,"
+					+ "{\"cached_tokens\":" + r.cacheReadTokens + ",\"audio_tokens\":0},\"completion_tokens_details\":{\"reasoning_tokens\":0,"
 					+ "\"audio_tokens\":0,\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}";
 		}
 
@@ -536,7 +547,7 @@ public final class FakeLlmServer implements AutoCloseable {
 					+ "\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"" + text()
 					+ "\",\"annotations\":[]}]}]" : "[]";
 			String usage = withOutput && r.usage ? "{\"input_tokens\":" + r.inputTokens
-					+ ",\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":" + r.outputTokens
+					+ ",\"input_tokens_details\":{\"cached_tokens\":" + r.cacheReadTokens + "},\"output_tokens\":" + r.outputTokens
 					+ ",\"output_tokens_details\":{\"reasoning_tokens\":0},\"total_tokens\":"
 					+ (r.inputTokens + r.outputTokens) + "}" : "null";
 			return "{\"id\":\"resp_fake" + this.id + "\",\"object\":\"response\",\"created_at\":1741290958,"

@@ -143,6 +143,13 @@ public abstract class WindowRateLimitFilterContract {
 		properties.put("window-rate-limiter.problem-details.enabled", "true");
 		properties.put("window-rate-limiter.llm.max-buffered-bytes", "64KB");
 		properties.put("management.endpoints.web.exposure.include", "ratelimits,metrics");
+		// issue 45: $10 per million tokens in and out (10 micro-dollars a token), cached and cache reads at $5 and
+		// $1, cache writes at $20: whole micro-dollars a token, so a test's figures read as tokens times ten
+		properties.put("window-rate-limiter.llm-prices.gpt-fake.input", "10");
+		properties.put("window-rate-limiter.llm-prices.gpt-fake.output", "10");
+		properties.put("window-rate-limiter.llm-prices.gpt-fake.cached-input", "5");
+		properties.put("window-rate-limiter.llm-prices.gpt-fake.cache-read", "1");
+		properties.put("window-rate-limiter.llm-prices.gpt-fake.cache-write", "20");
 		routes(properties);
 		this.properties = properties;
 		this.port = startGateway(properties);
@@ -196,6 +203,12 @@ public abstract class WindowRateLimitFilterContract {
 		route.add("per-model", llm, "llm=openai", "limits[0].algorithm=fixed-window", "limits[0].limit=" + TOKENS,
 				"limits[0].window=1d", "limits[0].unit=tokens", "limits[1].algorithm=fixed-window", "limits[1].limit=300",
 				"limits[1].window=1d", "limits[1].unit=tokens", "limits[1].model=gpt-fake*");
+		// issue 45: a budget in money, $0.015 a day on OpenAI, $0.05 on Anthropic
+		for (String[] spend : new String[][] { { "spend", "openai", "0.015" }, { "spend-claude", "anthropic", "0.05" } }) {
+			route.add(spend[0], llm, "llm=" + spend[1], "limits[0].algorithm=fixed-window", "limits[0].limit=100000",
+					"limits[0].window=1d", "limits[0].unit=tokens", "limits[1].algorithm=fixed-window",
+					"limits[1].limit=" + spend[2], "limits[1].window=1d", "limits[1].unit=usd");
+		}
 		for (String[] calls : new String[][] { { "chat", "1000000" }, { "chat-one", "1" } }) {
 			route.add(calls[0], llm, "llm=openai", "max-body-bytes=40000", "limits[0].limit=100000000",
 					"limits[0].window=1d", "limits[0].unit=tokens", "limits[1].limit=" + calls[1], "limits[1].window=1d");
@@ -661,6 +674,65 @@ public abstract class WindowRateLimitFilterContract {
 			.doesNotContain("per-model-1");
 		awaitTokensLeft("per-model", key, TOKENS - 400);
 		assertThat(standing("per-model", key)).containsExactly(TOKENS - 400L, 0L);
+	}
+
+	/**
+	 * Budgets in money (issue 45), on either server: a call reserves its estimate's price and is settled to the
+	 * price of the usage reported, OpenAI's cached prompt tokens at the cached-input price; a call the budget
+	 * cannot hold is refused as OpenAI refuses a spent budget (insufficient_quota), in dollars; one that fits
+	 * exactly passes; a model without a price is refused 400 naming it, and never reaches the upstream.
+	 */
+	@Test
+	void aBudgetInMoneyCountsThePriceOfEachCallExactly() throws Exception {
+		String key = key("spend");
+		HttpResponse<String> first = send(post("/spend/v1/chat/completions", key, FakeLlmServer.chat(1000, false))
+			.header(FakeLlmServer.HEADER_USAGE, "1000,0,600"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(header(first, "X-RateLimit-Limit-Usd")).isEqualTo("0.015");
+		assertThat(header(first, "X-RateLimit-Remaining-Usd")).as("1,000 tokens at $10 a million reserved")
+			.isEqualTo("0.005");
+		// 400 prompt tokens at $10 and 600 cached at $5 a million: $0.007
+		awaitMoneyLeft("spend", key, 8_000);
+		HttpResponse<String> refused = send(post("/spend/v1/chat/completions", key, FakeLlmServer.chat(1000, false)));
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(refused.body()).startsWith("{\"error\":{\"message\":\"Budget reached (limit 'spend-1': $0.015 per 1d): "
+				+ "Remaining $0.008, Requested $0.01. Please try again in ")
+			.endsWith("\",\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}");
+		HttpResponse<String> exact = send(post("/spend/v1/chat/completions", key, FakeLlmServer.chat(800, false))
+			.header(FakeLlmServer.HEADER_USAGE, "0,0"));
+		assertThat(exact.statusCode()).as("$0.008 fits what is left exactly").isEqualTo(200);
+		assertThat(header(exact, "X-RateLimit-Remaining-Usd")).isEqualTo("0");
+		awaitMoneyLeft("spend", key, 8_000);
+		int received = this.llm.received().size();
+		HttpResponse<String> unpriced = send(post("/spend/v1/chat/completions", key,
+				FakeLlmServer.chat(300, false).replace("gpt-fake", "o3")));
+		assertThat(unpriced.statusCode()).isEqualTo(400);
+		assertThat(unpriced.body()).contains("\"type\":\"invalid_request_error\"").contains("'o3'")
+			.contains("\"param\":\"model\"");
+		assertThat(this.llm.received()).as("never sent upstream").hasSize(received);
+	}
+
+	/** Anthropic's cache reads and writes, each at its price: the call is charged more than it reserved. */
+	@Test
+	void aBudgetInMoneyPricesAnthropicsCacheReadsAndWrites() throws Exception {
+		String key = key("spend-claude");
+		HttpResponse<String> call = send(post("/spend-claude/v1/messages", key, FakeLlmServer.chat(1000, false))
+			.header(FakeLlmServer.HEADER_USAGE, "100,200,1000,400"));
+		assertThat(call.statusCode()).as(call.body()).isEqualTo(200);
+		assertThat(header(call, "X-RateLimit-Remaining-Usd")).isEqualTo("0.04");
+		// 100 x 10 + 200 x 10 + 1,000 cache reads x 1 + 400 cache writes x 20 = 12,000 micro-dollars
+		awaitMoneyLeft("spend-claude", key, 50_000 - 12_000);
+	}
+
+	/** The client's money left (its second limit, micro-dollars) settles to {@code expected}, as {@link #awaitTokensLeft}. */
+	private void awaitMoneyLeft(String route, String key, long expected) throws Exception {
+		long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+		long left = standing(route, key).get(1);
+		while (left != expected && System.nanoTime() < deadline) {
+			Thread.sleep(20);
+			left = standing(route, key).get(1);
+		}
+		assertThat(left).as("micro-dollars left of %s", route).isEqualTo(expected);
 	}
 
 	// ---------------------------------------------------------------- LLM routes in the providers' own terms
