@@ -197,8 +197,8 @@ class LlmCostsPerLimitTests {
 		admitted.countDown();
 
 		LimitStanding tokens = view.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).limits().get(0);
-		long counted = tokens.limit() - tokens.remaining();
-		long shown = (tokens.reservedHere() != null) ? tokens.reservedHere().reserved() : 0;
+		long counted = tokens.limit().longValue() - tokens.remaining().longValue();
+		long shown = (tokens.reservedHere() != null) ? tokens.reservedHere().reserved().longValue() : 0;
 		assertThat(shown).as("reserved here and counted in Redis: %s", tokens).isLessThanOrEqualTo(counted);
 		this.core.settle(admission.reservation(), new long[] { 300, 1 }).block(TIMEOUT);
 		viewLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);

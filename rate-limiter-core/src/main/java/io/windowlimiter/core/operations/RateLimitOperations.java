@@ -1,5 +1,6 @@
 package io.windowlimiter.core.operations;
 
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import io.windowlimiter.core.algorithm.Decision;
 import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.plan.Assignment;
 import io.windowlimiter.core.plan.PlanAssignments;
+import io.windowlimiter.metering.LlmPrices;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -149,9 +151,10 @@ public class RateLimitOperations {
 				Long inFlight = limit.policy().algorithm().countsRequests()
 						? limit.policy().limit() - decision.remaining() : null;
 				ReservationsHere.Held held = standing.reservedHere().get(i);
-				limits.add(new LimitStanding(limit.name(), limit.scope(), limit.policy().limit(),
-						limit.policy().window().toString(), decision.remaining(), RateLimitHeaders.ceilSeconds(decision.resetMillis()),
-						inFlight, (held != null) ? new ReservedHere(held.calls(), held.reserved()) : null, unit(limit),
+				limits.add(new LimitStanding(limit.name(), limit.scope(), amount(limit, limit.policy().limit()),
+						limit.policy().window().toString(), amount(limit, decision.remaining()),
+						RateLimitHeaders.ceilSeconds(decision.resetMillis()), inFlight,
+						(held != null) ? new ReservedHere(held.calls(), amount(limit, held.reserved())) : null, unit(limit),
 						limit.model()));
 			}
 			Access access = this.limiter.accessOf(target, given);
@@ -247,22 +250,31 @@ public class RateLimitOperations {
 	 * @param scope the scope whose counters the limit shares with other routes; null for none
 	 * @param calendar for a calendar quota its period, e.g. {@code month in Europe/Berlin}; else null
 	 * @param blockFor the penalty, ISO-8601; null for none
-	 * @param unit what it counts: {@code tokens} (of LLM calls) or {@code requests}
+	 * @param unit what it counts: {@code tokens} or {@code usd} (of LLM calls) or {@code requests}; the figures of a
+	 * {@code usd} limit are US dollars
 	 * @param model the models whose calls it counts (a name or a pattern with {@code *}); null for every call
 	 */
-	public record LimitSpec(String name, String algorithm, @Nullable String logStorage, long limit, String window,
-			long burst, @Nullable String scope, @Nullable String calendar, @Nullable String blockFor, String unit,
+	public record LimitSpec(String name, String algorithm, @Nullable String logStorage, Number limit, String window,
+			Number burst, @Nullable String scope, @Nullable String calendar, @Nullable String blockFor, String unit,
 			@Nullable String model) {
 
 		static LimitSpec of(RouteLimit limit) {
 			WindowPolicy policy = limit.policy();
-			return new LimitSpec(limit.name(), policy.algorithm().id(), policy.algorithm().storage(), policy.limit(),
-					policy.window().toString(), policy.burst(), limit.scope(),
+			return new LimitSpec(limit.name(), policy.algorithm().id(), policy.algorithm().storage(),
+					amount(limit, policy.limit()), policy.window().toString(), amount(limit, policy.burst()), limit.scope(),
 					(policy.calendar() != null) ? policy.calendar().toString() : null,
 					limit.blockFor().isZero() ? null : limit.blockFor().toString(), RateLimitOperations.unit(limit),
 					limit.model());
 		}
 
+	}
+
+	/**
+	 * A limit's figure as an operator writes it: a money limit's in US dollars ({@code 4.985}), as an override
+	 * takes it, though it is counted in micro-dollars; any other's as counted.
+	 */
+	static Number amount(RouteLimit limit, long counted) {
+		return limit.countsMoney() ? new BigDecimal(LlmPrices.dollars(counted)) : Long.valueOf(counted);
 	}
 
 	/** What a limit counts, as a route's {@code unit} names it. */
@@ -389,10 +401,11 @@ public class RateLimitOperations {
 	 * @param inFlight for a concurrency limit, the client's requests in flight now (slots held); null for the others
 	 * @param reservedHere the client's LLM calls admitted by this instance and not settled yet, with what they
 	 * reserved of this limit; null when none (calls running on other instances are not in it)
-	 * @param unit what the limit counts: {@code tokens} (of LLM calls) or {@code requests}
+	 * @param unit what the limit counts: {@code tokens} or {@code usd} (of LLM calls) or {@code requests}; the
+	 * figures of a {@code usd} limit are US dollars
 	 * @param model the models whose calls the limit counts (a name or a pattern with {@code *}); null for every call
 	 */
-	public record LimitStanding(String name, @Nullable String scope, long limit, String window, long remaining,
+	public record LimitStanding(String name, @Nullable String scope, Number limit, String window, Number remaining,
 			long reset, @Nullable Long inFlight, @Nullable ReservedHere reservedHere, String unit,
 			@Nullable String model) {
 	}
@@ -405,7 +418,7 @@ public class RateLimitOperations {
 	 * @param reserved what they reserved of the limit: their token estimates on a token limit, their cost on
 	 * a request limit
 	 */
-	public record ReservedHere(long calls, long reserved) {
+	public record ReservedHere(long calls, Number reserved) {
 	}
 
 	/**
