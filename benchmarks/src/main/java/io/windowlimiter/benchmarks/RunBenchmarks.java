@@ -33,6 +33,11 @@ public final class RunBenchmarks {
 			MeterBenchmark.main(args);
 			return;
 		}
+		if (args.length == 1 && args[0].equals("sse-budgets")) {
+			// limits per model and in money against a token limit on the same stream (benchmarks/run-sse-budgets.sh)
+			SseBudgetsBenchmark.main(args);
+			return;
+		}
 		if (args.length == 1 && args[0].equals("sse")) {
 			// an LLM route's SSE stream with and without metering: its own run and report (benchmarks/run-sse.sh)
 			SseBenchmark.main(args);

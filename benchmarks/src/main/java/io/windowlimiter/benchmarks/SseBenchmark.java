@@ -353,7 +353,7 @@ public final class SseBenchmark {
 		throw new IllegalStateException("The metered route did not settle to the usage: " + last);
 	}
 
-	private static HttpResponse<byte[]> post(GatewayProcess gateway, String path, String key, String body)
+	static HttpResponse<byte[]> post(GatewayProcess gateway, String path, String key, String body)
 			throws IOException, InterruptedException {
 		return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
 			.send(HttpRequest.newBuilder(URI.create(gateway.url(path)))
@@ -438,7 +438,7 @@ public final class SseBenchmark {
 	}
 
 	/** Cycle by cycle, {@code a}'s figure over {@code b}'s. */
-	private static List<Double> paired(List<Double> a, List<Double> b) {
+	static List<Double> paired(List<Double> a, List<Double> b) {
 		List<Double> ratios = new ArrayList<>();
 		for (int r = 0; r < Math.min(a.size(), b.size()); r++) {
 			ratios.add(a.get(r) / b.get(r));
@@ -446,12 +446,12 @@ public final class SseBenchmark {
 		return ratios;
 	}
 
-	private static double median(List<Double> values) {
+	static double median(List<Double> values) {
 		return quantile(values, 0.5);
 	}
 
 	/** The q-quantile, interpolated between the two nearest of the sorted values. */
-	private static double quantile(List<Double> values, double q) {
+	static double quantile(List<Double> values, double q) {
 		List<Double> sorted = values.stream().sorted().toList();
 		double at = q * (sorted.size() - 1);
 		int below = (int) Math.floor(at);
