@@ -53,10 +53,11 @@ class FakeLlmServerTests {
 	@Test
 	void answersEachApiAsJsonWithTheUsageChosen() throws Exception {
 		fake.reply(Reply.usage(120, 30).withCache(7, 9));
+		// OpenAI's cached tokens are the cache reads, a part of its input
 		assertThat(meter("/v1/chat/completions", "{\"model\":\"gpt-4.1\",\"messages\":[]}").usage())
-			.isEqualTo(new Usage(Outcome.REPORTED, 120, 30, 0, 0, 150, 0));
+			.isEqualTo(new Usage(Outcome.REPORTED, 120, 30, 0, 0, 150, 0, 9));
 		assertThat(meter("/v1/responses", "{\"model\":\"gpt-4.1\",\"input\":\"Hi\"}").usage())
-			.isEqualTo(new Usage(Outcome.REPORTED, 120, 30, 0, 0, 150, 0));
+			.isEqualTo(new Usage(Outcome.REPORTED, 120, 30, 0, 0, 150, 0, 9));
 		assertThat(meter("/v1/messages", "{\"model\":\"claude\",\"max_tokens\":100,\"messages\":[]}").usage())
 			.isEqualTo(new Usage(Outcome.REPORTED, 120, 30, 7, 9, 0, 0));
 		assertThat(fake.received()).extracting(FakeLlmServer.Received::path)
