@@ -135,9 +135,14 @@ public record LlmSettings(LlmApi api, int maxBodyBytes) {
 	 */
 	public static LlmCharge charge(UsageMeter meter, int status, boolean clientGone, @Nullable Reservation reservation) {
 		long tokens = charge(meter, status, clientGone);
-		LlmPrices.Price price = (reservation != null) ? reservation.price() : null;
-		if (price == null) {
+		if (reservation == null || reservation.microDollars() == 0) {
 			return new LlmCharge(tokens, 0);
+		}
+		LlmPrices.Price price = reservation.price();
+		if (price == null) {
+			// a money limit (an operator's override on a route without one of its own) counted a model the table
+			// does not price: it reserved the most it allows, and is charged that, not nothing
+			return new LlmCharge(tokens, reservation.microDollars());
 		}
 		Usage usage = meter.usage();
 		long reserved = reservation.microDollars();

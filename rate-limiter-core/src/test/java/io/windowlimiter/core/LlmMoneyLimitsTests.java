@@ -1,5 +1,6 @@
 package io.windowlimiter.core;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -19,7 +20,9 @@ import io.windowlimiter.core.policy.SlotRelease;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import io.windowlimiter.metering.LlmApi;
 import io.windowlimiter.metering.LlmPrices;
+import io.windowlimiter.metering.LlmRequest;
 import io.windowlimiter.metering.TokenEstimate;
+import io.windowlimiter.metering.UsageMeter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -157,6 +160,29 @@ class LlmMoneyLimitsTests {
 		this.core.configure(tokensOnly, Map.of("window-rate-limiter.limit", "100", "window-rate-limiter.window", "1m",
 				"window-rate-limiter.unit", "tokens"), SlotRelease.ALWAYS, true);
 		assertThat(this.core.unpriced(tokensOnly, "o3")).as("no budget in money on that route").isNull();
+	}
+
+	/**
+	 * Attack r4, finding 1: a model the table does not price, counted by a money limit anyway (an operator's
+	 * override on a route without one of its own, where the adapter's 400 does not apply), reserved the whole
+	 * budget and was settled to nothing: unlimited calls. It is charged what it reserved.
+	 */
+	@Test
+	void aModelWithoutAPriceCountedByAMoneyLimitIsChargedItsReservation() {
+		route("1");
+		Admission call = call(10, 10, "o3");
+		assertThat(call.passes()).isTrue();
+		assertThat(call.reservation().price()).isNull();
+		assertThat(call.reservation().microDollars()).as("the most the budget allows").isEqualTo(1_000_000);
+		UsageMeter meter = UsageMeter.of(LlmRequest.read(LlmApi.OPENAI, "{\"model\":\"o3\",\"messages\":[]}"
+			.getBytes(StandardCharsets.UTF_8)), new TokenEstimate(10, 10, 20));
+		meter.pass(("{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":5,\"total_tokens\":10}}")
+			.getBytes(StandardCharsets.UTF_8));
+		LlmCharge charge = LlmSettings.charge(meter, 200, false, call.reservation());
+		assertThat(charge).isEqualTo(new LlmCharge(10, 1_000_000));
+		this.core.settleCall(call.reservation(), charge).block(TIMEOUT);
+		assertThat(remaining().get(1)).isZero();
+		assertThat(call(10, 10, "o3").passes()).isFalse();
 	}
 
 	/** A month's budget of $5,000 is a calendar quota: no longer refused by the counter's 2^53 bound. */
