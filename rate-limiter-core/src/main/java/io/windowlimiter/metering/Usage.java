@@ -123,7 +123,11 @@ public record Usage(Outcome outcome, long inputTokens, long outputTokens, long c
 
 	private long microDollars(LlmPrices.Price price, long output) {
 		long cached = Math.min(this.cachedInputTokens, this.inputTokens);
-		return price.microDollars(this.inputTokens - cached, cached, output, this.cacheReadInputTokens,
+		// a total above the figures (an upstream reporting reasoning apart from its output) counts in tokens, so it
+		// is priced too: as output, which reasoning is
+		long unlisted = Math.max(0, this.totalTokens
+				- (this.inputTokens + this.cacheCreationInputTokens + this.cacheReadInputTokens + output));
+		return price.microDollars(this.inputTokens - cached, cached, output + unlisted, this.cacheReadInputTokens,
 				this.cacheCreationInputTokens);
 	}
 

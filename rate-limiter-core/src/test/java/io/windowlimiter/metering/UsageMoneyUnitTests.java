@@ -32,6 +32,19 @@ class UsageMoneyUnitTests {
 		assertThat(usage.chargeMicroDollars(PRICES.priceOf("claude-sonnet-4"), 9_999, 200)).isEqualTo(5_100);
 	}
 
+	/**
+	 * Attack r4, finding 5: a total above the figures (an upstream reporting reasoning apart from its output) was
+	 * counted in tokens but priced at nothing; the rest of the total is priced as output.
+	 */
+	@Test
+	void aTotalAboveTheFiguresIsPricedAsOutput() {
+		Usage usage = new Usage(Usage.Outcome.REPORTED, 10, 10, 0, 0, 100_020, 0);
+		// 10 input at $2.50 (25), then 100,010 output at $10 (1,000,100): 1,000,125 micro-dollars
+		assertThat(usage.chargeMicroDollars(PRICES.priceOf("gpt-4o"), 1, 200)).isEqualTo(1_000_125);
+		assertThat(new Usage(Usage.Outcome.REPORTED, 0, 0, 0, 0, 100_000, 0).chargeMicroDollars(PRICES.priceOf("gpt-4o"),
+				1, 200)).as("a total alone").isEqualTo(1_000_000);
+	}
+
 	@Test
 	void aCutStreamCostsAtLeastItsReservationAnErrorNothing() {
 		LlmPrices.Price price = PRICES.priceOf("gpt-4o");
