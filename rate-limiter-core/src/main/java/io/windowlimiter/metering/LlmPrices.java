@@ -148,7 +148,9 @@ public final class LlmPrices {
 			for (String field : fields.keySet()) {
 				if (!FIELDS.contains(field)) {
 					throw new InvalidPriceException(model + "." + field, "is no price",
-							"input, output, cached-input, cache-read, cache-write (USD per million tokens)");
+							"input, output, cached-input, cache-read, cache-write (USD per million tokens); a model's "
+									+ "name with dots or * goes in brackets, in YAML \"[gpt-4.1]\": { input: 2.00, ... }, "
+									+ "else the dots split it and a * is dropped");
 				}
 			}
 			Long input = microDollarsPerMillion(model, "input", fields.get("input"));
@@ -185,6 +187,27 @@ public final class LlmPrices {
 					"US dollars per million tokens, from 0 to 1000000, with at most six decimals (2.50, 0.075)");
 		}
 		return dollars.multiply(MILLION).setScale(0, RoundingMode.UNNECESSARY).longValueExact();
+	}
+
+	/**
+	 * The table as bound, for the start-up log: each entry (model, pattern, default) with its prices in dollars per
+	 * million tokens. So an operator sees a pattern written without brackets, whose {@code *} the binder dropped
+	 * ({@code gpt-4o} where {@code gpt-4o*} was meant).
+	 */
+	public String describe() {
+		StringBuilder text = new StringBuilder();
+		Map<String, Price> all = new LinkedHashMap<>(this.exact);
+		all.putAll(this.patterns);
+		if (this.fallback != null) {
+			all.put(DEFAULT, this.fallback);
+		}
+		all.forEach((entry, price) -> text.append((text.length() > 0) ? "; " : "").append(entry)
+			.append(": input ").append(dollars(price.input()))
+			.append(", output ").append(dollars(price.output()))
+			.append(", cached-input ").append(dollars(price.cachedInput()))
+			.append(", cache-read ").append(dollars(price.cacheRead()))
+			.append(", cache-write ").append(dollars(price.cacheWrite())));
+		return text.toString();
 	}
 
 	/** Whether the table prices any model. */

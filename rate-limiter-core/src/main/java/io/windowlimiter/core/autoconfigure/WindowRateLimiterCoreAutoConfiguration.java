@@ -23,6 +23,8 @@ import io.windowlimiter.core.operations.ChangeBroadcast;
 import io.windowlimiter.core.plan.PlanAssignments;
 import io.windowlimiter.core.plan.RequestPlans;
 import io.windowlimiter.core.policy.PolicyRegistry;
+import io.windowlimiter.metering.LlmPrices;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -99,7 +101,12 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	public PolicyRegistry windowRateLimiterPolicyRegistry(WindowRateLimiterProperties properties) {
-		return new PolicyRegistry(properties.planArguments(), properties.prices());
+		LlmPrices prices = properties.prices();
+		if (!prices.isEmpty()) {
+			// the table as bound: a pattern written without brackets shows here without its *
+			LogFactory.getLog(LlmPrices.class).info("LLM prices, USD per million tokens: " + prices.describe());
+		}
+		return new PolicyRegistry(properties.planArguments(), prices);
 	}
 
 	@Bean
