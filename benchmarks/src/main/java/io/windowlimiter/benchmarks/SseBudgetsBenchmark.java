@@ -124,6 +124,9 @@ public final class SseBudgetsBenchmark {
 		yaml.append("  \"[gpt-4o-mini]\": { input: ").append(INPUT_PRICE).append(", output: ").append(OUTPUT_PRICE)
 			.append(" }\n");
 		yaml.append("spring.cloud.gateway.server.webflux.routes:\n");
+		// what GatewayProcess asks until the gateway is ready: a route without a limiter
+		yaml.append("  - id: none\n    uri: ${bench.downstream}\n    predicates: [ \"Path=/none/**\" ]\n");
+		yaml.append("    filters: [ \"StripPrefix=1\" ]\n");
 		for (String route : ROUTES) {
 			yaml.append("  - id: ").append(route).append('\n');
 			yaml.append("    uri: ${bench.downstream}\n");
