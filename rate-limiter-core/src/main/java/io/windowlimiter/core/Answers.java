@@ -75,7 +75,9 @@ final class Answers {
 		int reported = verdict.allowed() ? closestQuota(policy, verdict) : verdict.reported();
 		Decision reportedDecision = verdict.allowed() ? verdict.decisions().get(reported) : verdict.reportedDecision();
 		boolean shadow = policy.route.shadow();
-		if (!verdict.allowed() && !shadow) {
+		// a refusal for want of a slot is not remembered: a slot freed on another instance (a release this one does
+		// not see) lets the client in at once; every other refusal stays true until its Retry-After
+		if (!verdict.allowed() && !shadow && !policy.policies.get(reported).algorithm().countsRequests()) {
 			this.denyCache.remember(cacheKey, reported, reportedDecision.remaining(), verdict.retryAfterMillis(), cost);
 		}
 		if (!verdict.allowed()) {

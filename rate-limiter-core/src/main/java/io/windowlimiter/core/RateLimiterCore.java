@@ -99,7 +99,7 @@ public final class RateLimiterCore {
 		this.metrics = metrics;
 		PlanSource plans = new PlanSource(registry, assignments, plansFromRequests, metrics, logInterval);
 		this.targets = new Targets(registry, assignments);
-		this.releases = new SlotReleases(script, guard, denyCache, metrics);
+		this.releases = new SlotReleases(script, guard, metrics);
 		this.answers = new Answers(headers, metrics, denyCache, this.releases);
 		this.admissions = new Admissions(this.targets, plans, new RedisDecisions(script, guard, this.releases, metrics),
 				denyCache, this.answers, new FailModeAnswers(localLimiter, this.answers, metrics, clock),
@@ -201,7 +201,7 @@ public final class RateLimiterCore {
 	/**
 	 * The refusal of an LLM call known before its body is read, so that a client refused does not have its
 	 * body read (up to {@code max-body-bytes}) for nothing: a client the route's lists or an operator refuse,
-	 * or one this instance's deny cache remembers as refused under its policy, by a request or concurrency limit
+	 * or one this instance's deny cache remembers as refused under its policy, by a request limit
 	 * (which the call's estimate does not change), or by a token limit whose remembered remaining is below the
 	 * least this call can be estimated at, when that refusal is less than a second old
 	 * ({@code Admissions.TOKEN_DENIAL_TRUSTED_MILLIS}). Empty when Redis must decide ({@link #admitTokens});

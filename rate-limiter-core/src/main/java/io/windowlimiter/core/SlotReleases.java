@@ -1,7 +1,6 @@
 package io.windowlimiter.core;
 
 import java.util.List;
-import java.util.function.IntPredicate;
 
 import io.windowlimiter.core.RateLimiterCore.Released;
 import io.windowlimiter.core.algorithm.LimitScript;
@@ -12,7 +11,8 @@ import reactor.core.publisher.Mono;
 /**
  * Gives back the concurrency slots a request took in Redis: when its response has ended, and when its decision
  * was given up while its script may still run. Each release is one call of the release script through the
- * guard, its outcome counted; a client refused for want of those slots is decided by Redis again.
+ * guard, its outcome counted. A refusal for want of slots is never remembered (see {@link Answers}), so a client
+ * refused so is decided by Redis again at once, whichever instance frees its slots.
  */
 final class SlotReleases {
 
@@ -20,14 +20,11 @@ final class SlotReleases {
 
 	private final RedisGuard guard;
 
-	private final DenyCache denyCache;
-
 	private final RateLimitMetrics metrics;
 
-	SlotReleases(LimitScript script, RedisGuard guard, DenyCache denyCache, RateLimitMetrics metrics) {
+	SlotReleases(LimitScript script, RedisGuard guard, RateLimitMetrics metrics) {
 		this.script = script;
 		this.guard = guard;
-		this.denyCache = denyCache;
 		this.metrics = metrics;
 	}
 
@@ -46,17 +43,10 @@ final class SlotReleases {
 		List<String> all = reservation.keys();
 		List<String> keys = policy.concurrencyKeys(all);
 		String routeId = reservation.routeId();
-		String denyKey = DenyCache.keyOf(policy, all);
-		IntPredicate bySlots = bySlots(policy);
 		String id = reservation.id();
-		// forgotten as the release goes, so a client asking again as Redis frees the slot is not refused from
-		// memory; and again on the reply, for a refusal Redis gave meanwhile
-		return Mono.defer(() -> {
-			this.denyCache.forget(denyKey, bySlots);
-			return released(keys, id, denyKey, bySlots);
-		})
+		return Mono.defer(() -> released(keys, id))
 			.onErrorResume(error -> {
-				Mono<Released> later = released(keys, id, denyKey, bySlots).onErrorResume(again -> Mono.just(Released.DROPPED))
+				Mono<Released> later = released(keys, id).onErrorResume(again -> Mono.just(Released.DROPPED))
 					.doOnNext(released -> this.metrics.deferredRelease(routeId, released.tag));
 				return Mono.just(this.guard.sendWhenAnswering(error, this.script.nodeOf(keys), later,
 						this.script.probe(keys)) ? Released.DEFERRED : Released.DROPPED);
@@ -72,26 +62,16 @@ final class SlotReleases {
 	 */
 	Mono<Released> releaseGivenUp(String routeId, CompiledPolicy policy, List<String> keys, long requestId) {
 		List<String> slots = policy.concurrencyKeys(keys);
-		// a client refused for want of the slots this held is decided by Redis again
-		return released(slots, Reservation.idText(requestId), DenyCache.keyOf(policy, keys), bySlots(policy))
+		return released(slots, Reservation.idText(requestId))
 			.onErrorResume(error -> Mono.just(Released.DROPPED))
 			.doOnNext(released -> this.metrics.givenUpRelease(routeId, released.tag));
 	}
 
-	/**
-	 * Which of the policy's limits a released slot can change: its concurrency limits. A refusal by a limit of
-	 * requests per window stays as true as it was when a call ends, so it stays remembered.
-	 */
-	private static IntPredicate bySlots(CompiledPolicy policy) {
-		return limit -> policy.policies.get(limit).algorithm().countsRequests();
-	}
-
 	/** The release script for one request's slots, through the guard; fails when Redis cannot take it. */
-	private Mono<Released> released(List<String> keys, String id, String denyKey, IntPredicate bySlots) {
+	private Mono<Released> released(List<String> keys, String id) {
 		return Mono.defer(() -> this.guard.protect(this.script.nodeOf(keys), this.script.release(keys, id),
 				this.script.probe(keys)))
-			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE)
-			.doOnNext(released -> this.denyCache.forget(denyKey, bySlots));
+			.map(removed -> (removed > 0) ? Released.RELEASED : Released.GONE);
 	}
 
 }

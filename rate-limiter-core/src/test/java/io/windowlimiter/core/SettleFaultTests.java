@@ -61,8 +61,6 @@ class SettleFaultTests {
 
 	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
-	/** The core's deny cache, with the keys it was told to remember. */
-	private final RememberedDenials denials = new RememberedDenials();
 
 	private final DefaultEventLoop loop = new DefaultEventLoop();
 
@@ -82,13 +80,11 @@ class SettleFaultTests {
 		LimitScript script = new LimitScript(new ReactiveStringRedisTemplate(this.connectionFactory));
 		script.load().block(Duration.ofSeconds(10));
 		this.guard = new RedisGuard(TIMEOUT, STALL, Duration.ofSeconds(10));
-		this.core = RateLimiterCore.of(script, this.guard, this.denials,
+		this.core = RateLimiterCore.of(script, this.guard, new DenyCache(1_000, System::nanoTime),
 				new LocalWindowLimiter(1_000), new RateLimitHeaders(RateLimitHeaders.Names.defaults()),
 				new RateLimitMetrics(this.meters), Clock.systemUTC());
 		this.core.configure("tokens", Map.of("window-rate-limiter.algorithm", "fixed-window",
 				"window-rate-limiter.limit", "100", "window-rate-limiter.window", "366d"));
-		this.core.configure("slots", Map.of("window-rate-limiter.algorithm", "concurrency",
-				"window-rate-limiter.limit", "1", "window-rate-limiter.window", "30s"), SlotRelease.ALWAYS);
 	}
 
 	@AfterEach
@@ -148,47 +144,6 @@ class SettleFaultTests {
 	private double settles(String result) {
 		Counter counter = this.meters.find("gateway.ratelimit.settles").tag("result", result).counter();
 		return (counter != null) ? counter.count() : 0;
-	}
-
-	/**
-	 * A client refused for want of a slot is remembered refused (the deny cache) until its slot comes back. The
-	 * release forgets that as it is sent, not once Redis's reply is read: a client whose stream ended, asking
-	 * again as Redis frees the slot, was refused from the cache in between (a CI run of ConcurrencyLimitTests
-	 * saw the 429). Here Redis is frozen, so the release's reply never comes.
-	 */
-	@Test
-	void aReleaseForgetsTheClientsRefusalAsItIsSentNotWhenRedisAnswers() {
-		Admission holding = onLoop(this.core.admit("slots", "alice", Mono.empty()));
-		assertThat(holding.passes()).isTrue();
-		assertThat(onLoop(this.core.admit("slots", "alice", Mono.empty())).passes()).isFalse();
-		assertThat(this.denials.remembered).hasSize(1);
-		String refused = this.denials.remembered.get(0);
-		assertThat(this.denials.denial(refused)).isNotNull();
-		this.redis.freeze();
-		this.loop.execute(() -> holding.slots().release().subscribe());
-		// well within the refusal's retry-after (a second less the time since): it does not end by itself here
-		long deadline = System.nanoTime() + Duration.ofMillis(100).toNanos();
-		while (this.denials.denial(refused) != null && System.nanoTime() < deadline) {
-			Thread.onSpinWait();
-		}
-		assertThat(this.denials.denial(refused)).as("the refusal, with the release sent and unanswered").isNull();
-	}
-
-	/** A deny cache that keeps the keys it was told to remember. */
-	private static final class RememberedDenials extends DenyCache {
-
-		final List<String> remembered = new java.util.concurrent.CopyOnWriteArrayList<>();
-
-		RememberedDenials() {
-			super(1_000, System::nanoTime);
-		}
-
-		@Override
-		public void remember(String key, int limitIndex, long remaining, long retryAfterMillis, long cost) {
-			this.remembered.add(key);
-			super.remember(key, limitIndex, remaining, retryAfterMillis, cost);
-		}
-
 	}
 
 	@Test

@@ -207,6 +207,31 @@ class SettleTests {
 		assertThat(admit("slot", 1).passes()).as("the slot given back").isTrue();
 	}
 
+	/**
+	 * A refusal for want of a slot is not remembered: a slot freed by another instance (whose release this one does
+	 * not see) lets the client in at once. Before, the refusal was remembered until the slot's window ended (30 s
+	 * here): the filter contract's unreachable-downstream case failed 1 run in 5 when the release's reply overtook
+	 * the refused decision's, and across instances it held every time.
+	 */
+	@Test
+	void aRefusalForWantOfASlotIsNotRememberedAsASlotMayBeFreedElsewhere() {
+		Map<String, Object> args = new HashMap<>();
+		args.put("window-rate-limiter.limits[0].algorithm", "concurrency");
+		args.put("window-rate-limiter.limits[0].limit", "1");
+		args.put("window-rate-limiter.limits[0].window", "30s");
+		this.core.configure("slot-elsewhere", args, SlotRelease.ALWAYS);
+		RateLimiterCore other = RateLimiterCore.of(new LimitScript(this.redis), this.guard,
+				new DenyCache(1_000, System::nanoTime), new LocalWindowLimiter(1_000),
+				new RateLimitHeaders(RateLimitHeaders.Names.defaults()), new RateLimitMetrics(new SimpleMeterRegistry()),
+				Clock.systemUTC());
+		other.configure("slot-elsewhere", args, SlotRelease.ALWAYS);
+		Admission elsewhere = other.admit("slot-elsewhere", this.client, 1, Mono.empty()).block(TIMEOUT);
+		assertThat(elsewhere.passes()).isTrue();
+		assertThat(admit("slot-elsewhere", 1).passes()).as("its one slot held by the other instance").isFalse();
+		elsewhere.slots().release().block(TIMEOUT);
+		assertThat(admit("slot-elsewhere", 1).passes()).as("freed there: in here at once").isTrue();
+	}
+
 	private long redisCalls() {
 		return this.meters.find("gateway.ratelimit.redis").timers().stream().mapToLong(Timer::count).sum();
 	}
