@@ -27,7 +27,7 @@
 --
 -- KEYS, per reservation with n limits:
 --   its key for each limit, as reserved (all share one hash tag), then its client's settle markers of the
---   gateway's current minute (a hash), under the same hash tag
+--   gateway's current minute (a hash), then its client's resets hash (reset.lua), under the same hash tag
 -- ARGV, per reservation (6 + 5n values):
 --   now in ms since the epoch, or "" to use the Redis server's clock (TIME)
 --   n, the number of its limits
@@ -39,8 +39,11 @@
 --   for each limit, as reserved: algorithm name, limit, window in ms, extra ("" when none), the reset
 --   decide.lua replied for it
 --   the reservation's id: its field in the markers
--- Reply      per reservation n + 1 numbers: {1, then for each limit the units given back (< 0) or charged
---            (> 0)}, or {0, then n zeros} when the reservation was settled before
+-- A limit whose key an operator reset (reset.lua) at or after the reservation's `at` is left as it is: what the
+-- reservation held went with the reset, and the counts there now are the client's since.
+-- Reply      per reservation n + 2 numbers (one per key): {1, then for each limit the units given back (< 0) or
+--            charged (> 0), then how many limits were left alone for a reset after the reservation}, or {0, then
+--            n + 1 zeros} when the reservation was settled before
 local clock
 local function now_of(text)
   local now = tonumber(text)
@@ -70,24 +73,31 @@ local reply, k, a = {}, 0, 1
 while a <= #ARGV do
   local now, limits, at = now_of(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   local reserved, actual = each(ARGV[a + 3]), each(ARGV[a + 4])
-  local markers, first = KEYS[k + limits + 1], #reply + 1
+  local markers, resets, first = KEYS[k + limits + 1], KEYS[k + limits + 2], #reply + 1
   if redis.call('HSETNX', markers, ARGV[a + 5 + 5 * limits], '1') == 0 then
-    for i = 0, limits do
+    for i = 0, limits + 1 do
       reply[first + i] = 0
     end
   else
     redis.call('PEXPIRE', markers, 60000)
     reply[first] = 1
+    local reset, left = {}, 0
+    if redis.call('EXISTS', resets) == 1 then
+      reset = redis.call('HMGET', resets, unpack(KEYS, k + 1, k + limits))
+    end
     for i = 1, limits do
       local base = a + 5 + 5 * (i - 1)
-      if reserved(i) == actual(i) then
+      if reset[i] and tonumber(reset[i]) >= at then
+        reply[first + i], left = 0, left + 1
+      elseif reserved(i) == actual(i) then
         reply[first + i] = 0
       else
         reply[first + i] = settles[ARGV[base]](KEYS[k + i], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), now,
           at, reserved(i), actual(i), ARGV[base + 3], tonumber(ARGV[base + 4]))
       end
     end
+    reply[first + limits + 1] = left
   end
-  k, a = k + limits + 1, a + 6 + 5 * limits
+  k, a = k + limits + 2, a + 6 + 5 * limits
 end
 return reply

@@ -10,6 +10,7 @@ import java.util.Set;
 
 import io.windowlimiter.core.RateLimiterCore.Standing;
 import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.WindowPolicy;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.policy.CompiledPolicy;
 import io.windowlimiter.core.policy.CompiledRoute;
@@ -104,6 +105,12 @@ final class ClientView {
 				.map(verdict -> new Standing(plan, limits, verdict.decisions(), verdict.blockedMillis(),
 						Collections.unmodifiableList(held)));
 		});
+	}
+
+	/** See {@link RateLimiterCore#resetKeys}. */
+	Mono<Long> resetKeys(List<String> keys) {
+		// no reservation outlives the longest window there is: its settle could not refund past it anyway
+		return this.script.reset(keys, WindowPolicy.MAX_WINDOW.toMillis());
 	}
 
 	/**

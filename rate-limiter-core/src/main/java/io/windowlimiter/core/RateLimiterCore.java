@@ -478,6 +478,16 @@ public final class RateLimiterCore {
 	}
 
 	/**
+	 * Deletes a client's keys ({@link #keysOf}), an operator's reset, and notes when under the client's hash tag:
+	 * a settle of a reservation made before leaves those keys alone, so a stream admitted before the reset neither
+	 * refunds its pre-reset reservation into the counts made since (fresh quota) nor charges its usage there.
+	 * @return how many keys were deleted
+	 */
+	public Mono<Long> resetKeys(List<String> keys) {
+		return this.clients.resetKeys(keys);
+	}
+
+	/**
 	 * Every Redis key that may hold the client's counts on the target: on a route, under its assignment,
 	 * the default and each plan (scoped limits' keys are shared with the other routes naming the scope); on
 	 * a scope, the scope's keys under each of those on every route naming it. Empty for a target that is

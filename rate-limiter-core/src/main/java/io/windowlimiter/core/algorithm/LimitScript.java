@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.windowlimiter.core.failure.RedisGuard;
+import io.windowlimiter.core.key.RedisKeys;
 import org.jspecify.annotations.Nullable;
 
 import reactor.core.publisher.Mono;
@@ -51,6 +52,9 @@ public final class LimitScript implements SmartLifecycle {
 	/** Releases a request's concurrency slots when its response ends: {@code release.lua}, on its own. */
 	private final ScriptSender.Script release;
 
+	/** An operator's reset of a client's keys, noted for the settles: {@code reset.lua}. */
+	private final ScriptSender.Script reset;
+
 	/**
 	 * @param redis the template whose connection factory, a {@link LettuceConnectionFactory} (the only one
 	 * with reactive support), reaches Redis
@@ -75,8 +79,10 @@ public final class LimitScript implements SmartLifecycle {
 		this.settle = new ScriptSender.Script(RedisScript.of(settleSource).getSha1(), settleSource, true);
 		String releaseSource = withoutComments(read("release.lua"));
 		this.release = new ScriptSender.Script(RedisScript.of(releaseSource).getSha1(), releaseSource);
+		String resetSource = withoutComments(read("reset.lua"));
+		this.reset = new ScriptSender.Script(RedisScript.of(resetSource).getSha1(), resetSource);
 		this.sender = new ScriptSender(factory, new ScriptSender.Script(this.script.getSha1(), decideSource),
-				this.settle, this.release);
+				this.settle, this.release, this.reset);
 	}
 
 	/**
@@ -258,11 +264,12 @@ public final class LimitScript implements SmartLifecycle {
 			throw new IllegalArgumentException("One key, policy and reset per limit, at least one: " + keys + ", "
 					+ policies + ", " + resets);
 		}
-		byte[][] encodedKeys = new byte[keys.size() + 1][];
+		byte[][] encodedKeys = new byte[keys.size() + 2][];
 		for (int i = 0; i < keys.size(); i++) {
 			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
 		}
 		encodedKeys[keys.size()] = markers.getBytes(StandardCharsets.UTF_8);
+		encodedKeys[keys.size() + 1] = RedisKeys.resets(keys.get(0)).getBytes(StandardCharsets.UTF_8);
 		List<String> args = new ArrayList<>(6 + 5 * policies.size());
 		args.add(now);
 		args.add(Integer.toString(policies.size()));
@@ -295,6 +302,23 @@ public final class LimitScript implements SmartLifecycle {
 	 * @param requestId the id the decision recorded ({@link Arguments#withRequestId})
 	 * @return how many slots were removed
 	 */
+	/**
+	 * Deletes a client's keys (an operator's reset) and notes when, in its resets hash, so that a settle of a
+	 * reservation made before leaves those keys alone ({@code reset.lua}).
+	 * @param keys the keys to delete, all under one client's hash tag, at least one
+	 * @param keepMillis how long the note is kept: the longest window of any limit
+	 * @return how many keys were deleted
+	 */
+	public Mono<Long> reset(List<String> keys, long keepMillis) {
+		byte[][] encodedKeys = new byte[keys.size() + 1][];
+		encodedKeys[0] = RedisKeys.resets(keys.get(0)).getBytes(StandardCharsets.UTF_8);
+		for (int i = 0; i < keys.size(); i++) {
+			encodedKeys[i + 1] = keys.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		byte[][] args = { Long.toString(keepMillis).getBytes(StandardCharsets.UTF_8) };
+		return this.sender.run(this.reset, encodedKeys, args).map(reply -> reply.get(0));
+	}
+
 	public Mono<Long> release(List<String> keys, String requestId) {
 		byte[][] encodedKeys = new byte[keys.size()][];
 		for (int i = 0; i < encodedKeys.length; i++) {

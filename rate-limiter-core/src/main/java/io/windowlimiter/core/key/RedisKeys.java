@@ -85,6 +85,21 @@ public final class RedisKeys {
 		return key.substring(0, tagEnd + 2) + "settled:" + minute;
 	}
 
+	/**
+	 * The client's resets hash, {@code wrl:{<client key>}:resets}: when each of its keys an operator reset was
+	 * reset (reset.lua), read by the settle script; under the hash tag of {@code key}.
+	 * @param key a key made by {@link #of} or {@link #ofScope} (or any key with a hash tag, as the script tests'
+	 * own)
+	 */
+	public static String resets(String key) {
+		int open = key.indexOf('{');
+		int close = key.indexOf('}', open + 1);
+		if (open < 0 || close < 0) {
+			throw new IllegalArgumentException("Not a client's key: " + key);
+		}
+		return key.substring(0, close + 1) + ":resets";
+	}
+
 	private static String tag(String clientKey) {
 		return PREFIX + '{' + part(clientKey, true) + "}:";
 	}

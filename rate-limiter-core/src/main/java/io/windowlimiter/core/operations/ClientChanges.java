@@ -18,7 +18,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
  * What an operator changes about one client on a route or scope: its plan or override, its block or exemption,
@@ -32,8 +31,6 @@ final class ClientChanges {
 
 	private final RateLimiterCore limiter;
 
-	private final ReactiveStringRedisTemplate redis;
-
 	private final ChangeBroadcast broadcast;
 
 	private final @Nullable PlanAssignments assignments;
@@ -46,10 +43,9 @@ final class ClientChanges {
 	 * @param assignments where clients' plans and overrides are kept; null when the application has none
 	 * (then nothing can be assigned)
 	 */
-	ClientChanges(RateLimiterCore limiter, ReactiveStringRedisTemplate redis, ChangeBroadcast broadcast,
-			@Nullable PlanAssignments assignments, ChangeAudit audit, OperatorRedisBound bound) {
+	ClientChanges(RateLimiterCore limiter, ChangeBroadcast broadcast, @Nullable PlanAssignments assignments,
+			ChangeAudit audit, OperatorRedisBound bound) {
 		this.limiter = limiter;
-		this.redis = redis;
 		this.broadcast = broadcast;
 		this.assignments = assignments;
 		this.audit = audit;
@@ -229,7 +225,7 @@ final class ClientChanges {
 		Mono<Void> lift = unblock ? this.assignments.clearAccess(target, client) : Mono.empty();
 		LimitChange change = unblock ? new LimitChange(LimitChange.UNBLOCK, target, client)
 				: LimitChange.reset(target, client);
-		return this.bound.bounded(this.redis.unlink(keys.toArray(String[]::new)))
+		return this.bound.bounded(this.limiter.resetKeys(keys))
 			.flatMap(deleted -> this.bound.bounded(lift).thenReturn(deleted))
 			.flatMap(deleted -> {
 				this.limiter.forgetDenial(target, client);

@@ -87,7 +87,7 @@ public class RateLimitOperations {
 		this.deniedClients = deniedClients;
 		this.assignments = assignments;
 		this.bound = new OperatorRedisBound(redisTimeout);
-		this.changes = new ClientChanges(limiter, redis, broadcast, assignments, new ChangeAudit(auditEvents),
+		this.changes = new ClientChanges(limiter, broadcast, assignments, new ChangeAudit(auditEvents),
 				this.bound);
 	}
 

@@ -266,7 +266,7 @@ abstract class AlgorithmContract {
 		List<Long> resets = List.of(reserved.decisions().get(0).resetMillis());
 		Settlement settled = script().settle(List.of(this.key), markers, "1", List.of(policy), resets, reserved.now(), 6,
 				2, Long.toString(T0 + 1_000)).block(TIMEOUT);
-		assertThat(settled).isEqualTo(new Settlement(true, List.of(-4L)));
+		assertThat(settled).isEqualTo(new Settlement(true, List.of(-4L), 0));
 		assertThat(script().settle(List.of(this.key), markers, "1", List.of(policy), resets, reserved.now(), 6, 2,
 				Long.toString(T0 + 1_000)).block(TIMEOUT).applied()).isFalse();
 		assertThat(script().decideOne(this.key, policy, 0, Long.toString(T0 + 1_000)).block(TIMEOUT).remaining())

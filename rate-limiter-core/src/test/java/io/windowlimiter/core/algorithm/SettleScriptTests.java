@@ -236,7 +236,7 @@ class SettleScriptTests extends ScriptTestSupport {
 		assertThat(change(policy, at, 6, 1, T0 + 2_000)).isEqualTo(-5);
 		String settled = dump(this.key);
 		Settlement again = settle(policy, at, 6, 1, T0 + 2_000);
-		assertThat(again).isEqualTo(new Settlement(false, List.of()));
+		assertThat(again).isEqualTo(new Settlement(false, List.of(), 0));
 		assertThat(settle(policy, at, 6, 9, T0 + 3_000).applied()).as("nor with another cost").isFalse();
 		assertThat(dump(this.key)).isEqualTo(settled);
 		// the markers live a minute after each settle: far beyond any re-send of the command (the guard's timeout)
