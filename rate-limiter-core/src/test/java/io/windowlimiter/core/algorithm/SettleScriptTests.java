@@ -101,6 +101,36 @@ class SettleScriptTests extends ScriptTestSupport {
 			.blockFirst(TIMEOUT);
 	}
 
+	/**
+	 * An operator's reset (reset.lua, on Redis's clock) between a reservation and its settle: the settle leaves the
+	 * key alone, refund or late charge, and says so; a reservation made after the reset is settled as always. The
+	 * reservations here are made on Redis's clock too (now = Redis TIME), as the gateway's are.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
+	void aKeyResetAfterTheReservationIsLeftAloneByItsSettle(Algorithm algorithm) throws InterruptedException {
+		WindowPolicy policy = tenAMinute(algorithm);
+		long before = reserve(policy, 6, redisNow());
+		Thread.sleep(2);
+		assertThat(this.script.reset(List.of(this.key), 60_000).block(TIMEOUT)).isEqualTo(1);
+		Thread.sleep(2);
+		long after = reserve(policy, 3, redisNow());
+		Settlement refund = settle("before", policy, before, 6, 1, redisNow());
+		assertThat(refund).as("nothing of it is left to give back").isEqualTo(new Settlement(true, List.of(0L), 1));
+		assertThat(settle("late", policy, before, 6, 9, redisNow()).changes()).as("no late charge either")
+			.containsExactly(0L);
+		assertThat(remaining(this.key, policy, redisNow())).as("what was reserved since").isEqualTo(7);
+		Settlement since = settle("since", policy, after, 3, 1, redisNow());
+		assertThat(since.leftForReset()).isZero();
+		assertThat(since.changes()).containsExactly(-2L);
+	}
+
+	/** Redis's clock in ms, as decide.lua reads it without an explicit now. */
+	private long redisNow() {
+		return this.redis.execute(RedisScript.of("local t = redis.call('TIME') return t[1] * 1000 + math.floor(t[2] / 1000)",
+				Long.class), List.of()).blockFirst(TIMEOUT);
+	}
+
 	@ParameterizedTest
 	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void aRefundWithinTheWindowLeavesTheClientWhereTheActualCostWould(Algorithm algorithm) {
