@@ -77,15 +77,9 @@ settles['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, at, reserve
     end
   end
   if actual < reserved then
-    if not first or first.length or first.finish ~= at + reset or first.finish <= now then
-      return 0
-    end
-    local back = math.min(reserved - actual, first.count)
-    for _, part in ipairs(kept) do
-      part.count = part.count - math.min(back, part.count) + back
-    end
-    windows_write(key, first, kept, -back, now)
-    return -back
+    return windows_refund(key, first, kept, function(part)
+      return not part.length and part.finish == at + reset
+    end, reserved - actual, now)
   end
   local charge = actual - reserved
   if not first or first.finish <= now then

@@ -182,14 +182,49 @@ algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
 end
 
 -- Settle (see settle.lua). A refund comes out of the window the reservation was counted in (the one ending
--- at at + reset: the one holding `at`, or one ahead of a clock that had stepped back), while that window is stored in the reservation's length and has not ended: once it has
--- rolled, what the reservation took is gone with it and nothing is given back (a policy change that
--- restated the count in another length leaves nothing to tell the reservation's part by: nothing either).
+-- at at + reset: the one holding `at`, or one ahead of a clock that had stepped back), while that window is
+-- stored in the reservation's length and has not ended, first or kept from another policy (an override with
+-- another window that decided a request since wrote its own window first): once it has rolled, what the
+-- reservation took is gone with it and nothing is given back.
 -- A late charge is counted in the window now counting (the stored one while it has not ended, whatever its
 -- length, ahead of the clock included; else this window of the reservation's length), even past the
 -- limit: the client is then refused until that window ends, no longer. Windows kept from other policies
 -- (see above) counted the reservation too: a refund comes out of each (at most what it holds), a late charge
 -- is added to each.
+-- A refund of `wanted` out of the window the reservation was counted in (the first part `counted` tells, the
+-- stored first one or one kept from another policy), and out of every other window the key holds, each at most
+-- what it holds: they all counted the reservation (a kept window with it; a window of a policy that came since
+-- restated from it). The window may be a kept one: an override with another window, deciding a request, wrote
+-- its own window first, and the reservation's policy may come back. Nothing when no window tells the
+-- reservation's part (its window rolled, or was never stored in the reservation's terms).
+local function windows_refund(key, first, kept, counted, wanted, now)
+  local found
+  if first and counted(first) and first.finish > now then
+    found = first
+  end
+  for _, part in ipairs(kept) do
+    if not found and counted(part) then
+      found = part
+    end
+  end
+  if not found then
+    return 0
+  end
+  local back = math.min(wanted, found.count)
+  if found == first then
+    first.count = first.count - back
+  else
+    -- the first window restated the reservation's (at most its own limit) and counted what came since as the
+    -- reservation's did: it gives back what the restatement took of the refund, not more (no fresh quota)
+    first.count = first.count - math.min(first.count, math.max(0, back - math.max(0, found.count - first.count)))
+  end
+  for _, part in ipairs(kept) do
+    part.count = part.count - math.min(back, part.count)
+  end
+  windows_write(key, first, kept, 0, now)
+  return -back
+end
+
 settles['FIXED_WINDOW'] = function(key, limit, window, now, at, reserved, actual, extra, reset)
   local stored = redis.call('GET', key)
   local parts = stored and windows_read(stored) or {}
@@ -200,17 +235,10 @@ settles['FIXED_WINDOW'] = function(key, limit, window, now, at, reserved, actual
     end
   end
   if actual < reserved then
-    if not first or first.length ~= window or first.index ~= math.floor((at + reset - 1) / window)
-        or first.finish <= now then
-      return 0
-    end
-    local back = math.min(reserved - actual, first.count)
-    -- out of the kept windows too, which counted the reservation with it
-    for _, part in ipairs(kept) do
-      part.count = part.count - math.min(back, part.count) + back
-    end
-    windows_write(key, first, kept, -back, now)
-    return -back
+    local index = math.floor((at + reset - 1) / window)
+    return windows_refund(key, first, kept, function(part)
+      return part.length == window and part.index == index
+    end, reserved - actual, now)
   end
   local charge = actual - reserved
   if not first or first.finish <= now then
