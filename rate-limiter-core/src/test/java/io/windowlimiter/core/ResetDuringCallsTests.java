@@ -88,6 +88,15 @@ class ResetDuringCallsTests {
 			.containsExactly(19_900L, 99L);
 	}
 
+	/** Attack r5, finding 2: a reset of a client never seen wrote a resets hash kept a year; now nothing. */
+	@Test
+	void aResetOfAClientNeverSeenWritesNothing() {
+		List<String> keys = this.core.keysOf("chat", this.client);
+		assertThat(this.core.resetKeys(keys).block(TIMEOUT)).isZero();
+		assertThat(RedisTestServer.get().template().hasKey(io.windowlimiter.core.key.RedisKeys.resets(keys.get(0)))
+			.block(TIMEOUT)).isFalse();
+	}
+
 	@Test
 	void aLateChargeOfACallAdmittedBeforeAResetIsNotCountedAfterIt() {
 		Admission before = call("chat", 1_000);

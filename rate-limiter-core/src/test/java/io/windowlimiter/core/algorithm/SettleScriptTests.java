@@ -144,6 +144,24 @@ class SettleScriptTests extends ScriptTestSupport {
 		assertThat(since.changes()).containsExactly(-2L);
 	}
 
+	/**
+	 * Attack r5, finding 1: a decision right after a reset, in the reset's own millisecond, had `at` equal to the
+	 * reset's time and its settle was left alone as if made before (charged its whole reservation: 6 rounds in 15
+	 * under a flood). The reset now ends in a later millisecond than the one it notes, so every decision after it
+	 * reads a later clock; 50 resets, each followed at once by a read of Redis's clock.
+	 */
+	@Test
+	void everyDecisionAfterAResetReadsALaterMillisecondThanTheResetNotes() {
+		String resets = RedisKeys.resets(this.key);
+		for (int i = 0; i < 50; i++) {
+			reserve(this.key, tenAMinute(Algorithm.FIXED_WINDOW), 1, redisNow());
+			this.script.reset(List.of(this.key), 60_000).block(TIMEOUT);
+			long after = redisNow();
+			long noted = Long.parseLong(this.redis.opsForHash().get(resets, this.key).block(TIMEOUT).toString());
+			assertThat(after).as("reset %d", i).isGreaterThan(noted);
+		}
+	}
+
 	/** Redis's clock in ms, as decide.lua reads it without an explicit now. */
 	private long redisNow() {
 		return this.redis.execute(RedisScript.of("local t = redis.call('TIME') return t[1] * 1000 + math.floor(t[2] / 1000)",
