@@ -152,15 +152,9 @@ public final class CompiledPolicy {
 			.filter(i -> policies.get(i).algorithm().countsRequests())
 			.toArray();
 		this.tokenLimits = IntStream.range(0, limits.size()).filter(i -> limits.get(i).countsTokens()).toArray();
-		this.smallestTokenLimit = IntStream.of(this.tokenLimits)
-			.mapToLong(i -> Math.min(policies.get(i).limit(), policies.get(i).burst()))
-			.min()
-			.orElse(Long.MAX_VALUE);
+		this.smallestTokenLimit = smallest(policies, this.tokenLimits);
 		this.moneyLimits = IntStream.range(0, limits.size()).filter(i -> limits.get(i).countsMoney()).toArray();
-		this.smallestMoneyLimit = IntStream.of(this.moneyLimits)
-			.mapToLong(i -> Math.min(policies.get(i).limit(), policies.get(i).burst()))
-			.min()
-			.orElse(Long.MAX_VALUE);
+		this.smallestMoneyLimit = smallest(policies, this.moneyLimits);
 		List<RouteLimit> shares = new ArrayList<>(limits.size());
 		for (RouteLimit limit : limits) {
 			WindowPolicy own = limit.policy();
@@ -184,6 +178,17 @@ public final class CompiledPolicy {
 			this.scoped[i] = scope != null;
 			this.owners[i] = (scope != null) ? scope : routeId;
 		}
+	}
+
+	/**
+	 * The smallest of these limits and their bursts: what one call may reserve in them at most;
+	 * {@link Long#MAX_VALUE} for none.
+	 */
+	private static long smallest(List<WindowPolicy> policies, int[] positions) {
+		return IntStream.of(positions)
+			.mapToLong(i -> Math.min(policies.get(i).limit(), policies.get(i).burst()))
+			.min()
+			.orElse(Long.MAX_VALUE);
 	}
 
 	/** Each limit's key suffix, in order. */
