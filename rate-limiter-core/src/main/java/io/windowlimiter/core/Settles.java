@@ -109,20 +109,22 @@ final class Settles {
 
 	/** As {@link RateLimiterCore#settleTokens} says: each limit counting tokens to the tokens used. */
 	Mono<Settled> settleTokens(Reservation reservation, long actualTokens) {
+		return settle(reservation, withTokens(reservation, actualTokens));
+	}
+
+	/** The reservation's costs with each limit counting tokens at {@code actualTokens}, the others as reserved. */
+	private static long[] withTokens(Reservation reservation, long actualTokens) {
 		long[] costs = reservation.costs();
 		for (int i : reservation.policy().tokenLimits) {
 			costs[i] = actualTokens;
 		}
-		return settle(reservation, costs);
+		return costs;
 	}
 
 	/** As {@link RateLimiterCore#settleCall} says: tokens to the tokens used, money to their price. */
 	Mono<Settled> settleCall(Reservation reservation, LlmCharge charge) {
-		long[] costs = reservation.costs();
+		long[] costs = withTokens(reservation, charge.tokens());
 		CompiledPolicy policy = reservation.policy();
-		for (int i : policy.tokenLimits) {
-			costs[i] = charge.tokens();
-		}
 		for (int i : policy.moneyLimits) {
 			// more than the limit refuses the client until its window ends as the limit does, and keeps the
 			// count far from 2^53 whatever figures an upstream reports
