@@ -240,14 +240,8 @@ public final class ProviderAnswers {
 		if (refusal.asked() >= 0) {
 			message.append(", Requested ").append(refusal.asked());
 		}
-		if (refusal.retryAfterMillis() == Decision.NEVER) {
-			message.append(". This call asks more than the limit allows at once and will not pass; ask for fewer ")
-				.append(unit);
-		}
-		else {
-			message.append(". Please try again in ").append(goDuration(Math.max(1, refusal.retryAfterMillis())));
-		}
-		return message.append('.').toString();
+		return ending(message, refusal,
+				"This call asks more than the limit allows at once and will not pass; ask for fewer " + unit);
 	}
 
 	/** A money limit's refusal, in dollars: {@code Budget reached (limit 'team': $5 per 1d): Remaining $0.004, ...}. */
@@ -262,9 +256,14 @@ public final class ProviderAnswers {
 		if (refusal.asked() >= 0) {
 			message.append(", Requested $").append(LlmPrices.dollars(refusal.asked()));
 		}
+		return ending(message, refusal, "This call may cost more than the budget allows at once and will not pass; "
+				+ "ask for fewer output tokens (max_tokens)");
+	}
+
+	/** A refusal's message ends with when to retry, or {@code never} when the call can never pass. */
+	private static String ending(StringBuilder message, LlmQuotas.Refusal refusal, String never) {
 		if (refusal.retryAfterMillis() == Decision.NEVER) {
-			message.append(". This call may cost more than the budget allows at once and will not pass; ask for fewer "
-					+ "output tokens (max_tokens)");
+			message.append(". ").append(never);
 		}
 		else {
 			message.append(". Please try again in ").append(goDuration(Math.max(1, refusal.retryAfterMillis())));
