@@ -5,9 +5,9 @@
 # Each part's current figures are one page, benchmarks/results/<part>.md, updated by hand from that report
 # (its table pasted, a history row where a figure changed): see benchmarks/results/README.md.
 #
-#   benchmarks/run-all.sh                 decision, memory, http (about 9 minutes on 2 cores)
+#   benchmarks/run-all.sh                 decision, memory, http (about 35 minutes on 2 cores)
 #   benchmarks/run-all.sh decision        1. decisions/s, library alone vs redis-benchmark
-#   benchmarks/run-all.sh http            2. HTTP through gateway-app (wrk)
+#   benchmarks/run-all.sh http            2. HTTP through gateway-app (wrk, issue 47's method: about 30 minutes)
 #   benchmarks/run-all.sh memory          3. Redis memory per client
 #   benchmarks/run-all.sh plans           4. decisions/s, the same limits inline, from a plan, assigned
 #   benchmarks/run-all.sh scopes          5. decisions/s, the same limits the route's own and in a scope
@@ -20,8 +20,10 @@
 #
 # Settings (environment, defaults in brackets): BENCH_KEYS [10000] clients, BENCH_LIMIT [1000] limit per
 # minute of the all-allowed cases, BENCH_DECISION_SECONDS [4], BENCH_DECISION_WARMUP_SECONDS [2], BENCH_DECISION_ROUNDS [2],
-# BENCH_DECISION_IN_FLIGHT [256], BENCH_DECISION_REDIS_BENCHMARK_SECONDS [3], BENCH_HTTP_SECONDS [5],
-# BENCH_HTTP_WARMUP_SECONDS [2], BENCH_HTTP_ROUNDS [3], BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64],
+# BENCH_DECISION_IN_FLIGHT [256], BENCH_DECISION_REDIS_BENCHMARK_SECONDS [3], BENCH_HTTP_SECONDS [30],
+# BENCH_HTTP_WARMUP_SECONDS [120, over all cases], BENCH_HTTP_PRELOAD_SECONDS [3], BENCH_HTTP_ROUNDS [4], BENCH_HTTP_CASES
+# [none,fixed-window,fixed-window-aa,sliding-window-counter,sliding-log,sliding-log-sorted-set,token-bucket,built-in,
+# flood-fixed-window,flood-sliding-window-counter,flood-built-in], BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64; part 2: 32],
 # BENCH_GATEWAY_JVM_OPTIONS [-Xms512m -Xmx512m], BENCH_MEMORY_CLIENTS [1220], BENCH_MEMORY_HEAVY_CLIENTS [4],
 # BENCH_PROFILE_SECONDS [15], BENCH_PROFILE_WARMUP_SECONDS [10],
 # BENCH_PROFILE_INTERVAL_MILLIS [5], BENCH_REDIS_PORT (use a running Redis instead of starting one; it is flushed!).

@@ -8,29 +8,76 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
- * Part 2: HTTP through gateway-app, one case per route ({@link HttpCase}): no limiter, each
- * algorithm (the sliding log also at its largest limit), the gateway's built-in {@code RedisRateLimiter}, 10,000 clients all allowed; then one
- * client flooding far over its limit, ours against the built-in. wrk loads each case for the same
- * time with the same threads and connections, one case after another in one run: a warm-up pass over
- * all cases, then rounds, every other round in reverse order so drift over the run does not favour
- * one case. Redis is flushed before every case's warm-up. Each case is checked first: a limited route must
- * answer with its limiter's headers (ours fails open without them), so a broken limiter cannot pass
- * for a fast one.
+ * Part 2: HTTP through gateway-app, one case per route ({@link HttpCase#measured()}): no limiter, each algorithm, the
+ * fixed window again on a second identical route (the A/A control), the gateway's built-in {@code RedisRateLimiter},
+ * 10,000 clients all allowed; then one client flooding far over its limit. The method of issue 47: the JIT warmed by
+ * two minutes of load over all cases first, then rounds of 30 s per case, each round in a rotated order so no case
+ * always runs first or after the same neighbour; per round and case, each process's CPU per request
+ * ({@link ProcessCpu}) and the scripts Redis ran ({@code INFO commandstats}). Ratios are taken round by round (a case
+ * against no limiter in the same round) and reported as their median and range, beside the A/A control's, which
+ * says how far two identical routes differ in this run. Redis is flushed before every case's round and loaded a few
+ * seconds before measuring, so every case starts from the same state. Each case is checked first: a limited route
+ * must answer with its limiter's headers (ours fails open without them), so a broken limiter cannot pass for a
+ * fast one.
  */
 final class HttpBenchmark {
 
-	/**
-	 * One row of the results: the fastest round, with its latencies. Other work on the machine only
-	 * ever slows a round down, so the fastest is the one nearest to what the case costs undisturbed.
-	 */
-	record Result(HttpCase httpCase, double perSecond, double p50Millis, double p99Millis, List<Double> roundRates,
-			double rejectedShare, long failedDecisions) {
+	/** One case's run in one round: wrk's figures, each process's CPU per request, the scripts Redis ran. */
+	record Round(Wrk.Run run, Map<String, Double> cpuMicros, double scriptsPerRequest, double scriptMicros,
+			double scriptsPerRead) {
+
+		/** Redis's process CPU per script it ran: what one decision costs Redis, its network work included. */
+		double redisMicrosPerScript() {
+			return this.cpuMicros.get("Redis") / this.scriptsPerRequest;
+		}
+
+	}
+
+	/** A case's rounds, in the order of the run's rounds, and the decisions that failed open during them. */
+	record Result(HttpCase httpCase, List<Round> rounds, long failedDecisions) {
+
+		double perSecond() {
+			return median(r -> r.run().perSecond());
+		}
+
+		double p50Millis() {
+			return median(r -> r.run().p50Millis());
+		}
+
+		double p99Millis() {
+			return median(r -> r.run().p99Millis());
+		}
+
+		List<Double> roundRates() {
+			return this.rounds.stream().map(r -> r.run().perSecond()).toList();
+		}
+
+		double rejectedShare() {
+			return this.rounds.stream().mapToLong(r -> r.run().statusErrors()).sum()
+					/ (double) this.rounds.stream().mapToLong(r -> r.run().requests()).sum();
+		}
+
+		/** The median over rounds of one figure of each round. */
+		double median(java.util.function.ToDoubleFunction<Round> figure) {
+			return HttpBenchmark.median(this.rounds.stream().map(figure::applyAsDouble).toList());
+		}
+
+		/** Round by round, this case's figure against {@code other}'s in the same round. */
+		List<Double> perRound(Result other, java.util.function.ToDoubleBiFunction<Round, Round> figure) {
+			List<Double> values = new ArrayList<>();
+			for (int i = 0; i < Math.min(this.rounds.size(), other.rounds.size()); i++) {
+				values.add(figure.applyAsDouble(this.rounds.get(i), other.rounds.get(i)));
+			}
+			return values;
+		}
+
 	}
 
 	private final LocalRedis redis;
@@ -41,11 +88,15 @@ final class HttpBenchmark {
 
 	private final int keys = Settings.integer("keys", 10_000);
 
-	private final int seconds = Settings.integer("http.seconds", 5);
+	private final int seconds = Settings.integer("http.seconds", 30);
 
-	private final int warmUpSeconds = Settings.integer("http.warmup-seconds", 2);
+	/** Load over all cases, in turn, before any round: C2 compiles a route's paths for about a minute here. */
+	private final int warmUpSeconds = Settings.integer("http.warmup-seconds", 120);
 
-	private final int rounds = Settings.integer("http.rounds", 3);
+	/** Load before each measured run, after Redis is flushed: the clients' keys exist again when measuring starts. */
+	private final int preloadSeconds = Settings.integer("http.preload-seconds", 3);
+
+	private final int rounds = Settings.integer("http.rounds", 4);
 
 	private final Wrk wrk;
 
@@ -55,7 +106,7 @@ final class HttpBenchmark {
 		this.redis = redis;
 		this.workDir = workDir;
 		this.gatewayJar = gatewayJar;
-		this.wrk = Wrk.forClients(workDir);
+		this.wrk = Wrk.forClients(workDir, Settings.integer("http.connections", 32));
 	}
 
 	/** How the load was made, for the report. */
@@ -64,20 +115,21 @@ final class HttpBenchmark {
 	}
 
 	List<Result> run() throws IOException, InterruptedException {
-		List<HttpCase> cases = HttpCase.all();
+		List<HttpCase> cases = HttpCase.measured();
 		Path routes = this.workDir.resolve("gateway-bench.yml");
 		Files.writeString(routes, GatewayRoutes.yaml(cases));
-		this.setup = String.format("wrk %d threads, %d connections, %d s per case after %d s warm-up, %d rounds "
-				+ "(every other one in reverse order), one warm-up pass over all cases first, figures from each case's "
-				+ "fastest round (other work on the machine only slows rounds down); gateway-app's jar (%s) "
-				+ "proxying to nginx on loopback, Redis flushed before each case; %,d clients by X-API-Key "
-				+ "with limits of %,d per %s, the sliding log also at %,d, its maximum (built-in: replenish-rate and "
-				+ "burst-capacity %s)",
-				this.wrk.threads(), this.wrk.connections(), this.seconds, this.warmUpSeconds, this.rounds,
-				GatewayProcess.jvmOptions(), this.keys, Settings.allowedLimit(),
-				GatewayRoutes.ALLOWED_WINDOW, Algorithms.MAX_LOG_LIMIT, GatewayRoutes.BUILT_IN_HIGH_RATE);
-		Map<HttpCase, List<Wrk.Run>> runs = new LinkedHashMap<>();
-		cases.forEach(c -> runs.put(c, new ArrayList<>()));
+		int warmUpPerCase = Math.max(1, (this.warmUpSeconds + cases.size() - 1) / cases.size());
+		this.setup = String.format(Locale.ROOT, "wrk %d threads, %d keep-alive connections, %,d clients by X-API-Key "
+				+ "(limits of %,d per %s; built-in: replenish-rate and burst-capacity %s); gateway-app's jar (%s) "
+				+ "at its defaults proxying to nginx on loopback. JIT warm-up: %d s of load over all cases in turn "
+				+ "(%d s each); then %d rounds, each case in a rotated order, per case Redis flushed, %d s of load "
+				+ "unmeasured, %d s measured with each process's CPU and Redis's INFO commandstats. Figures are "
+				+ "medians over rounds; ratios are taken round by round and given as median (lowest-highest)",
+				this.wrk.threads(), this.wrk.connections(), this.keys, Settings.allowedLimit(),
+				GatewayRoutes.ALLOWED_WINDOW, GatewayRoutes.BUILT_IN_HIGH_RATE, GatewayProcess.jvmOptions(),
+				warmUpPerCase * cases.size(), warmUpPerCase, this.rounds, this.preloadSeconds, this.seconds);
+		Map<HttpCase, List<Round>> results = new LinkedHashMap<>();
+		cases.forEach(c -> results.put(c, new ArrayList<>()));
 		Map<HttpCase, Long> failed = new LinkedHashMap<>();
 		cases.forEach(c -> failed.put(c, 0L));
 		try (Downstream downstream = new Downstream();
@@ -86,47 +138,70 @@ final class HttpBenchmark {
 			for (HttpCase c : cases) {
 				check(gateway, c);
 			}
-			// JIT: every route's code path compiled before anything is measured
 			for (HttpCase c : cases) {
 				this.redis.flushAll();
-				load(gateway, c, this.warmUpSeconds);
+				load(gateway, c, warmUpPerCase);
 			}
 			for (int round = 0; round < this.rounds; round++) {
 				List<HttpCase> order = new ArrayList<>(cases);
-				if (round % 2 == 1) {
-					java.util.Collections.reverse(order);
-				}
+				Collections.rotate(order, -(round * cases.size() / this.rounds));
 				for (HttpCase c : order) {
-					// Same state for every case: an empty Redis, then the warm-up creates most clients' keys
 					this.redis.flushAll();
-					load(gateway, c, this.warmUpSeconds);
+					load(gateway, c, this.preloadSeconds);
 					gateway.failedDecisionsSinceLastCall();
-					Wrk.Run run = load(gateway, c, this.seconds);
-					validate(c, run);
-					runs.get(c).add(run);
+					Round measured = measure(gateway, downstream, c);
+					results.get(c).add(measured);
 					// the limiter reports failures at most every 500 ms
 					Thread.sleep(600);
 					failed.merge(c, gateway.failedDecisionsSinceLastCall(), Long::sum);
-					System.out.printf("http     round %d %-30s %,9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  not 2xx %,d%n",
-							round + 1, c.routeId(), run.perSecond(), run.p50Millis(), run.p99Millis(), run.statusErrors());
+					System.out.printf(Locale.ROOT, "http     round %d %-30s %,9.0f req/s  p99 %6.2f ms  CPU per request: "
+							+ "gateway %5.1f us, Redis %5.1f us (%.2f scripts, %.1f us each in commandstats, %.1f a read)%n",
+							round + 1,
+							c.routeId(), measured.run().perSecond(), measured.run().p99Millis(),
+							measured.cpuMicros().get("gateway"), measured.cpuMicros().get("Redis"),
+							measured.scriptsPerRequest(), measured.scriptMicros(), measured.scriptsPerRead());
 				}
 			}
 		}
 		this.redis.flushAll();
-		List<Result> results = new ArrayList<>();
-		runs.forEach((c, list) -> {
-			Wrk.Run fastest = list.stream().max(Comparator.comparingDouble(Wrk.Run::perSecond)).orElseThrow();
-			results.add(new Result(c, fastest.perSecond(), fastest.p50Millis(), fastest.p99Millis(),
-				list.stream().map(Wrk.Run::perSecond).toList(),
-				list.stream().mapToLong(Wrk.Run::statusErrors).sum()
-						/ (double) list.stream().mapToLong(Wrk.Run::requests).sum(),
-				failed.get(c)));
-		});
-		return results;
+		List<Result> list = new ArrayList<>();
+		results.forEach((c, rounds) -> list.add(new Result(c, rounds, failed.get(c))));
+		return list;
+	}
+
+	private Round measure(GatewayProcess gateway, Downstream downstream, HttpCase c)
+			throws IOException, InterruptedException {
+		LocalRedis.Scripts scripts = this.redis.scripts();
+		long reads = this.redis.readsProcessed();
+		ProcessCpu before = ProcessCpu.read(gateway, this.redis, downstream);
+		Wrk.Run run = load(gateway, c, this.seconds);
+		ProcessCpu after = ProcessCpu.read(gateway, this.redis, downstream);
+		LocalRedis.Scripts ran = this.redis.scripts().minus(scripts);
+		long read = this.redis.readsProcessed() - reads;
+		validate(c, run);
+		double requests = Math.max(1, run.requests());
+		return new Round(run, before.microsPerRequest(after, requests), ran.calls() / requests,
+				(ran.calls() == 0) ? 0 : ran.micros() / (double) ran.calls(), ran.calls() / (double) Math.max(1, read));
 	}
 
 	private Wrk.Run load(GatewayProcess gateway, HttpCase c, int duration) throws IOException, InterruptedException {
 		return this.wrk.run(gateway.url(c.path()), duration, c.flood() ? 1 : this.keys);
+	}
+
+	static double median(List<Double> values) {
+		return quantile(values, 0.5);
+	}
+
+	/** The {@code q} quantile of {@code values}, interpolated between the two nearest. */
+	static double quantile(List<Double> values, double q) {
+		if (values.isEmpty()) {
+			return Double.NaN;
+		}
+		List<Double> sorted = values.stream().sorted().toList();
+		double at = q * (sorted.size() - 1);
+		int below = (int) Math.floor(at);
+		int above = (int) Math.ceil(at);
+		return sorted.get(below) + (at - below) * (sorted.get(above) - sorted.get(below));
 	}
 
 	/** Allowed cases must all pass, a flood must be almost all refused, and no socket may fail. */

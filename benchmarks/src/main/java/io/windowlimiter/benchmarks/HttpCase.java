@@ -16,9 +16,11 @@ import org.jspecify.annotations.Nullable;
  * @param builtIn whether the route uses the gateway's built-in {@code RedisRateLimiter}
  * @param flood whether one client floods it
  * @param limit our limiter's limit per minute; 0 for no limiter and for the built-in
+ * @param control whether the route is a second, identical copy of another case's (the A/A control: the two
+ * differ by nothing but the run's noise)
  */
 record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood, long limit,
-		Integration integration) {
+		Integration integration, boolean control) {
 
 	/** How our limiter is on the route. */
 	enum Integration {
@@ -37,6 +39,37 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 
 	HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood, long limit) {
 		this(routeId, algorithm, builtIn, flood, limit, Integration.REQUEST_RATE_LIMITER);
+	}
+
+	HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, boolean flood, long limit,
+			Integration integration) {
+		this(routeId, algorithm, builtIn, flood, limit, integration, false);
+	}
+
+	/** The route of the A/A control: the fixed window again, on a route of its own. */
+	static final String CONTROL = "fixed-window-aa";
+
+	/**
+	 * The cases of part 2 (issue 47): no limiter, each algorithm on {@code RequestRateLimiter}, the fixed window again
+	 * as the A/A control, the built-in; one client flooding the fixed window, the sliding window counter (the
+	 * default) and the built-in. {@code BENCH_HTTP_CASES} (route ids, comma-separated) picks others of {@link #all()}.
+	 */
+	static List<HttpCase> measured() {
+		List<HttpCase> all = new ArrayList<>(all());
+		all.add(new HttpCase(CONTROL, Algorithm.FIXED_WINDOW, false, false, Settings.allowedLimit(),
+				Integration.REQUEST_RATE_LIMITER, true));
+		String chosen = Settings.string("http.cases", "none,fixed-window," + CONTROL + ",sliding-window-counter,"
+				+ "sliding-log,sliding-log-sorted-set,token-bucket,built-in,flood-fixed-window,"
+				+ "flood-sliding-window-counter,flood-built-in");
+		List<HttpCase> cases = new ArrayList<>();
+		for (String id : chosen.split(",")) {
+			cases.add(all.stream()
+				.filter(c -> c.routeId().equals(id.trim()))
+				.findFirst()
+				.orElseThrow(() -> new IllegalArgumentException("BENCH_HTTP_CASES: no case '" + id + "'; cases are "
+						+ all.stream().map(HttpCase::routeId).toList())));
+		}
+		return cases;
 	}
 
 	static final String NONE = "none";
@@ -89,6 +122,9 @@ record HttpCase(String routeId, @Nullable Algorithm algorithm, boolean builtIn, 
 	String label() {
 		boolean usual = !ours() || this.flood || this.limit == Settings.allowedLimit();
 		String label = usual ? limiter() : String.format(Locale.ROOT, "%s at %,d/min", limiter(), this.limit);
+		if (this.control) {
+			label += " (A/A control)";
+		}
 		return switch (this.integration) {
 			case REQUEST_RATE_LIMITER -> label;
 			case FILTER -> label + ", WindowRateLimit filter";

@@ -88,6 +88,39 @@ final class LocalRedis implements AutoCloseable {
 		return Double.parseDouble(infoField("cpu", "used_cpu_user")) + Double.parseDouble(infoField("cpu", "used_cpu_sys"));
 	}
 
+	/** Scripts run (EVAL, EVALSHA and their read-only forms) and the time Redis spent in them, from {@code INFO commandstats}. */
+	record Scripts(long calls, long micros) {
+
+		Scripts minus(Scripts earlier) {
+			return new Scripts(this.calls - earlier.calls, this.micros - earlier.micros);
+		}
+
+	}
+
+	Scripts scripts() {
+		long calls = 0;
+		long micros = 0;
+		for (String line : admin().info("commandstats").split("\r?\n")) {
+			if (line.matches("cmdstat_(eval|evalsha|eval_ro|evalsha_ro):.*")) {
+				for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+					String[] pair = field.split("=", 2);
+					if (pair[0].equals("calls")) {
+						calls += Long.parseLong(pair[1]);
+					}
+					else if (pair[0].equals("usec")) {
+						micros += Long.parseLong(pair[1]);
+					}
+				}
+			}
+		}
+		return new Scripts(calls, micros);
+	}
+
+	/** Reads Redis has made from its clients' sockets since it started ({@code total_reads_processed}). */
+	long readsProcessed() {
+		return Long.parseLong(infoField("stats", "total_reads_processed"));
+	}
+
 	String version() {
 		return infoField("server", "redis_version");
 	}

@@ -59,18 +59,27 @@ final class MemoryBenchmark {
 	}
 
 	List<Result> run() {
+		return measure(Algorithm.rates(), true);
+	}
+
+	/** The fixed window at 100 a minute alone: the bytes per client part 2 reports (issue 47). */
+	List<Result> fixedWindow() {
+		return measure(List.of(Algorithm.FIXED_WINDOW), false);
+	}
+
+	private List<Result> measure(List<Algorithm> algorithms, boolean heavyLogs) {
 		List<Result> results = new ArrayList<>();
 		if (!this.redis.activeExpire(false)) {
 			System.out.println("memory   DEBUG SET-ACTIVE-EXPIRE refused: keys with short TTLs may expire while measuring");
 		}
 		try (Library library = new Library(LocalRedis.HOST, this.redis.port())) {
 			LimitScript script = library.bean(LimitScript.class);
-			for (Algorithm algorithm : Algorithm.rates()) {
+			for (Algorithm algorithm : algorithms) {
 				results.add(measure(script, algorithm, 100, this.clients));
 			}
-			for (Algorithm algorithm : Algorithm.rates()) {
+			for (Algorithm algorithm : algorithms) {
 				// The log's memory grows with the limit; the counters' does not
-				if (algorithm.id().equals(Algorithm.SLIDING_LOG.id())) {
+				if (heavyLogs && algorithm.id().equals(Algorithm.SLIDING_LOG.id())) {
 					results.add(measure(script, algorithm, 10_000, this.heavyClients));
 				}
 			}

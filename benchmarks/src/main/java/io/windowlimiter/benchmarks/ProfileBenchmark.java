@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -133,22 +132,11 @@ final class ProfileBenchmark {
 	private Result profile(GatewayProcess gateway, Downstream downstream, Path agent, HttpCase c) throws IOException, InterruptedException {
 		// First without the profiler: its sampling costs CPU of its own (measured: 1 ms samples made the gateway's
 		// CPU per request 2 to 3 times larger), so the CPU per process comes from a run it does not touch
-		Duration gatewayCpu = gateway.cpu();
-		Duration downstreamCpu = downstream.cpu();
-		double redisCpu = this.redis.cpuSeconds();
-		long wrkTicks = reapedChildrenTicks();
+		ProcessCpu before = ProcessCpu.read(gateway, this.redis, downstream);
 		Wrk.Run run = this.wrk.run(gateway.url(c.path()), this.seconds, this.keys);
 		HttpBenchmark.validate(c, run);
-		long wrkTicksAfter = reapedChildrenTicks();
-		double redisCpuAfter = this.redis.cpuSeconds();
-		Duration downstreamCpuAfter = downstream.cpu();
-		Duration gatewayCpuAfter = gateway.cpu();
-		double requests = run.requests();
-		Map<String, Double> processes = new LinkedHashMap<>();
-		processes.put("gateway", micros(gatewayCpuAfter.minus(gatewayCpu)) / requests);
-		processes.put("Redis", (redisCpuAfter - redisCpu) * 1e6 / requests);
-		processes.put("downstream", micros(downstreamCpuAfter.minus(downstreamCpu)) / requests);
-		processes.put("wrk", (wrkTicksAfter - wrkTicks) * 1e6 / 100 / requests);
+		Map<String, Double> processes = before.microsPerRequest(ProcessCpu.read(gateway, this.redis, downstream),
+				run.requests());
 
 		// Then the same load under the profiler, whose samples split the gateway's CPU measured above
 		Path collapsed = this.workDir.resolve("profile-" + c.routeId() + ".collapsed");
@@ -194,18 +182,6 @@ final class ProfileBenchmark {
 			Files.copy(in, agent, StandardCopyOption.REPLACE_EXISTING);
 		}
 		return agent;
-	}
-
-	/** CPU of this JVM's children that have ended (wrk runs), in clock ticks of 1/100 s, from /proc/self/stat. */
-	private static long reapedChildrenTicks() throws IOException {
-		String stat = Files.readString(Path.of("/proc/self/stat"));
-		// Fields after the command's closing parenthesis, from the state (field 3): cutime and cstime are 16 and 17
-		String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-		return Long.parseLong(fields[13]) + Long.parseLong(fields[14]);
-	}
-
-	private static double micros(Duration duration) {
-		return duration.toNanos() / 1000.0;
 	}
 
 	private static Map<String, String> components() {

@@ -30,7 +30,14 @@ final class Report {
 	/** Issue 15: HTTP req/s over no limiter's, every algorithm (the sliding log at 1,000,000 included). */
 	static final double VS_NONE_TARGET = 0.85;
 
-	static final double FLOOD_TARGET = 2.5;
+	/** Issue 47: one client flooding over its limit, req/s over the built-in's flooded. */
+	static final double FLOOD_TARGET = 3.0;
+
+	/** Issue 47: the gateway's CPU per allowed request over no limiter's, every algorithm, microseconds. */
+	static final double GATEWAY_MICROS_TARGET = 15;
+
+	/** Issue 47: Redis's CPU per decision under the HTTP load, every algorithm, microseconds. */
+	static final double REDIS_MICROS_TARGET = 12;
 
 	private final Machine machine;
 
@@ -270,39 +277,58 @@ final class Report {
 			return "";
 		}
 		StringBuilder md = new StringBuilder("## 2. HTTP through gateway-app\n\n").append(this.httpSetup).append(".\n\n");
-		double none = rate(HttpCase.NONE, false).orElse(Double.NaN);
-		double builtIn = rate(HttpCase.BUILT_IN, false).orElse(Double.NaN);
-		double builtInFlood = rate(HttpCase.BUILT_IN, true).orElse(Double.NaN);
-		md.append("10,000 clients, all allowed:\n\n| limiter | req/s | p50 ms | p99 ms | vs no limiter | vs built-in |"
-				+ " req/s per round |\n|---|---:|---:|---:|---:|---:|---|\n");
+		Optional<HttpBenchmark.Result> none = result(HttpCase.NONE, false);
+		Optional<HttpBenchmark.Result> builtIn = result(HttpCase.BUILT_IN, false);
+		Optional<HttpBenchmark.Result> builtInFlood = result(HttpCase.BUILT_IN, true);
+		md.append("10,000 clients, all allowed (ratios: this case's req/s over the other's in the same round):\n\n"
+				+ "| limiter | req/s | p50 ms | p99 ms | vs no limiter | vs built-in | req/s per round |\n"
+				+ "|---|---:|---:|---:|---:|---:|---|\n");
 		for (HttpBenchmark.Result r : this.http) {
 			if (!r.httpCase().flood()) {
-				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f | %.2f | %s |%n",
-						r.httpCase().label(), r.perSecond(), r.p50Millis(), r.p99Millis(), r.perSecond() / none,
-						r.perSecond() / builtIn, rounds(r)));
+				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %s | %s | %s |%n", r.httpCase().label(),
+						r.perSecond(), r.p50Millis(), r.p99Millis(), spread(rateRatios(r, none)),
+						spread(rateRatios(r, builtIn)), rounds(r)));
 			}
 		}
-		Optional<Double> requestRateLimiter = this.http.stream()
-			.filter(r -> !r.httpCase().flood() && r.httpCase().algorithm() == Algorithm.SLIDING_WINDOW_COUNTER
-					&& r.httpCase().integration() == HttpCase.Integration.REQUEST_RATE_LIMITER)
-			.map(HttpBenchmark.Result::perSecond)
-			.findFirst();
+		md.append("\nCPU per request by process, in microseconds (medians over rounds; the gateway's JVM and nginx from "
+				+ "`/proc`, Redis from `INFO cpu`, wrk as the benchmark's reaped children); added: the gateway's CPU per "
+				+ "request less no limiter's in the same round; Redis per script: Redis's CPU over the scripts it ran "
+				+ "(its network work included), and the time `INFO commandstats` gives the scripts alone:\n\n"
+				+ "| limiter | gateway | added | Redis | scripts per request | Redis per script | commandstats per script "
+				+ "| scripts per read | downstream | wrk | total |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (HttpBenchmark.Result r : this.http) {
-			if (r.httpCase().integration() != HttpCase.Integration.REQUEST_RATE_LIMITER && requestRateLimiter.isPresent()) {
-				md.append(String.format(Locale.ROOT, "%n%s vs the same limit on RequestRateLimiter: %.2f of its req/s.",
-						r.httpCase().label(), r.perSecond() / requestRateLimiter.get()));
-			}
+			boolean scripts = r.median(HttpBenchmark.Round::scriptsPerRequest) > 0.5;
+			md.append(String.format(Locale.ROOT, "| %s%s | %.1f | %s | %.1f | %.2f | %s | %s | %s | %.1f | %.1f | %.1f |%n",
+					r.httpCase().flood() ? "flood, " : "", r.httpCase().label(), r.median(x -> x.cpuMicros().get("gateway")),
+					none.isPresent() && !r.httpCase().flood() ? spread(gatewayAdded(r, none.get()), "%+.1f") : "",
+					r.median(x -> x.cpuMicros().get("Redis")), r.median(HttpBenchmark.Round::scriptsPerRequest),
+					scripts ? String.format(Locale.ROOT, "%.1f", r.median(HttpBenchmark.Round::redisMicrosPerScript)) : "",
+					scripts ? String.format(Locale.ROOT, "%.1f", r.median(HttpBenchmark.Round::scriptMicros)) : "",
+					scripts ? String.format(Locale.ROOT, "%.1f", r.median(HttpBenchmark.Round::scriptsPerRead)) : "",
+					r.median(x -> x.cpuMicros().get("downstream")), r.median(x -> x.cpuMicros().get("wrk")),
+					r.median(x -> x.cpuMicros().values().stream().mapToDouble(Double::doubleValue).sum())));
 		}
-		md.append("\n\nOne client flooding far over its limit (ours ").append(GatewayRoutes.FLOOD_LIMIT).append(" per ")
+		this.http.stream().filter(r -> r.httpCase().control()).forEach(control -> {
+			Optional<HttpBenchmark.Result> original = this.http.stream()
+				.filter(r -> !r.httpCase().control() && !r.httpCase().flood()
+						&& r.httpCase().algorithm() == control.httpCase().algorithm()
+						&& r.httpCase().integration() == control.httpCase().integration())
+				.findFirst();
+			original.ifPresent(o -> md.append(String.format(Locale.ROOT, "%n**A/A control**: %s over %s, req/s %s; "
+					+ "gateway CPU per request %s us. Two identical routes differ by this much in this run: a ratio "
+					+ "inside it is no difference.%n", control.httpCase().label(), o.httpCase().label(),
+					spread(rateRatios(control, original)), spread(gatewayAdded(control, o), "%+.1f"))));
+		});
+		md.append("\nOne client flooding far over its limit (ours ").append(GatewayRoutes.FLOOD_LIMIT).append(" per ")
 			.append(GatewayRoutes.FLOOD_WINDOW).append(", built-in replenish-rate ").append(GatewayRoutes.BUILT_IN_FLOOD_RATE)
 			.append(" burst ").append(GatewayRoutes.BUILT_IN_FLOOD_BURST).append("):\n\n")
 			.append("| limiter | req/s | p50 ms | p99 ms | refused | vs built-in | req/s per round |\n")
 			.append("|---|---:|---:|---:|---:|---:|---|\n");
 		for (HttpBenchmark.Result r : this.http) {
 			if (r.httpCase().flood()) {
-				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f%% | %.2f | %s |%n",
+				md.append(String.format(Locale.ROOT, "| %s | %,.0f | %.2f | %.2f | %.2f%% | %s | %s |%n",
 						r.httpCase().label(), r.perSecond(), r.p50Millis(), r.p99Millis(), 100 * r.rejectedShare(),
-						r.perSecond() / builtInFlood, rounds(r)));
+						spread(rateRatios(r, builtInFlood)), rounds(r)));
 			}
 		}
 		for (HttpBenchmark.Result r : this.http) {
@@ -312,18 +338,53 @@ final class Report {
 			}
 		}
 		for (HttpBenchmark.Result r : this.http) {
-			if (r.httpCase().ours() && !r.httpCase().flood()) {
-				atLeast("HTTP req/s, " + r.httpCase().label() + " / built-in", r.perSecond() / builtIn, VS_BUILT_IN_TARGET);
-				atLeast("HTTP req/s, " + r.httpCase().label() + " / no limiter", r.perSecond() / none, VS_NONE_TARGET);
+			if (r.httpCase().ours() && !r.httpCase().flood() && !r.httpCase().control()) {
+				String label = r.httpCase().label();
+				if (builtIn.isPresent()) {
+					atLeast("HTTP req/s, " + label + " / built-in", HttpBenchmark.median(rateRatios(r, builtIn)),
+							VS_BUILT_IN_TARGET);
+				}
+				if (none.isPresent()) {
+					atLeast("HTTP req/s, " + label + " / no limiter", HttpBenchmark.median(rateRatios(r, none)),
+							VS_NONE_TARGET);
+					atMost("gateway CPU added per request, " + label + ", us",
+							HttpBenchmark.median(gatewayAdded(r, none.get())), GATEWAY_MICROS_TARGET);
+				}
+				atMost("Redis CPU per decision, " + label + ", us", r.median(HttpBenchmark.Round::redisMicrosPerScript),
+						REDIS_MICROS_TARGET);
 			}
 		}
 		for (HttpBenchmark.Result r : this.http) {
-			if (r.httpCase().ours() && r.httpCase().flood()) {
-				atLeast("flood req/s, " + r.httpCase().label() + " / built-in", r.perSecond() / builtInFlood,
-						FLOOD_TARGET);
+			if (r.httpCase().ours() && r.httpCase().flood() && builtInFlood.isPresent()) {
+				atLeast("flood req/s, " + r.httpCase().label() + " / built-in",
+						HttpBenchmark.median(rateRatios(r, builtInFlood)), FLOOD_TARGET);
 			}
 		}
 		return md.append('\n').toString();
+	}
+
+	/** Round by round, {@code r}'s req/s over {@code other}'s; empty if there is no other. */
+	private static List<Double> rateRatios(HttpBenchmark.Result r, Optional<HttpBenchmark.Result> other) {
+		return other.map(o -> r.perRound(o, (a, b) -> a.run().perSecond() / b.run().perSecond())).orElse(List.of());
+	}
+
+	private static List<Double> gatewayAdded(HttpBenchmark.Result r, HttpBenchmark.Result base) {
+		return r.perRound(base, (a, b) -> a.cpuMicros().get("gateway") - b.cpuMicros().get("gateway"));
+	}
+
+	private static String spread(List<Double> values) {
+		return spread(values, "%.2f");
+	}
+
+	/** The median and, for more than one value, the lowest and highest: {@code 0.83 (0.80-0.86)}. */
+	private static String spread(List<Double> values, String format) {
+		if (values.isEmpty()) {
+			return "";
+		}
+		String median = String.format(Locale.ROOT, format, HttpBenchmark.median(values));
+		return (values.size() == 1) ? median
+				: median + " (" + String.format(Locale.ROOT, format, HttpBenchmark.quantile(values, 0))
+						+ " to " + String.format(Locale.ROOT, format, HttpBenchmark.quantile(values, 1)) + ")";
 	}
 
 	private String memoryTable() {
@@ -353,10 +414,9 @@ final class Report {
 		return md.append('\n').toString();
 	}
 
-	private Optional<Double> rate(String limiter, boolean flood) {
+	private Optional<HttpBenchmark.Result> result(String limiter, boolean flood) {
 		return this.http.stream()
-			.filter(r -> r.httpCase().limiter().equals(limiter) && r.httpCase().flood() == flood)
-			.map(HttpBenchmark.Result::perSecond)
+			.filter(r -> r.httpCase().limiter().equals(limiter) && r.httpCase().flood() == flood && !r.httpCase().control())
 			.findFirst();
 	}
 
@@ -370,6 +430,14 @@ final class Report {
 				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (1 - measured / goal));
 		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%.2f", measured),
 				String.format(Locale.ROOT, ">= %.2f", goal), verdict });
+	}
+
+	private void atMost(String what, double measured, double goal) {
+		String verdict = (measured <= goal)
+				? String.format(Locale.ROOT, "met, %.0f%% below", 100 * (1 - measured / goal))
+				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (measured / goal - 1));
+		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%.1f", measured),
+				String.format(Locale.ROOT, "<= %.0f", goal), verdict });
 	}
 
 	private void atMost(String what, double measured, long goal) {

@@ -79,6 +79,10 @@ public final class RunBenchmarks {
 			if (parts.contains("http")) {
 				HttpBenchmark http = new HttpBenchmark(redis, workDir, gatewayJar(root));
 				report.http(http.run(), http.setup());
+				if (!parts.contains("memory")) {
+					// issue 47's bytes per client of the fixed window, the way part 3 measures them
+					report.memory(new MemoryBenchmark(redis).fixedWindow());
+				}
 			}
 			if (parts.contains("profile")) {
 				// beside the report, whose table links them as profiles/<file>

@@ -41,6 +41,12 @@ final class Wrk {
 		return forScript(workDir, "clients.lua");
 	}
 
+	/** wrk with the client script and {@code connections} rather than the HTTP part's default. */
+	static Wrk forClients(Path workDir, int connections) throws IOException {
+		Wrk wrk = forClients(workDir);
+		return new Wrk(wrk.script, wrk.threads, connections, wrk.scriptArgs);
+	}
+
 	/**
 	 * wrk with one of the benchmark's scripts (a resource beside this class, copied into {@code workDir}), the HTTP
 	 * part's threads and connections, and {@code scriptArgs} after the client count and prefix.
