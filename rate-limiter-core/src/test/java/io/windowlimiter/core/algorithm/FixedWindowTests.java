@@ -71,6 +71,26 @@ class FixedWindowTests extends ScriptTestSupport {
 		assertThat(encoding()).isEqualTo("int");
 	}
 
+	/**
+	 * A value of up to 15 digits is read by arithmetic (the script's fast path), a longer one by the general path: both
+	 * read the same window and count, and write the next count alike.
+	 */
+	@Test
+	void integersOfFifteenDigitsAndOfSixteenReadAlike() {
+		WindowPolicy large = policy(Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofMinutes(1));
+		// 6 digits of minutes since 2025, "6", the count, "14" and its digits: 15, 16, 16 digits
+		for (long count : new long[] { 99_999, 100_000, 999_998 }) {
+			String value = MINUTES + "6" + count + "14" + Long.toString(count).length();
+			store(value);
+			assertThat(decide(large, T0 + 30_000)).as("after %s (%d digits)", value, value.length())
+				.isEqualTo(new Decision(true, 1_000_000 - count - 1, 30_000, 0));
+			assertThat(stored()).isEqualTo(MINUTES + "6" + (count + 1) + "14" + Long.toString(count + 1).length());
+		}
+		// the last one left: 999,999 of 1,000,000 used, one more passes, then none
+		assertThat(decide(large, T0 + 31_000)).isEqualTo(new Decision(true, 0, 29_000, 0));
+		assertThat(decide(large, T0 + 32_000)).isEqualTo(new Decision(false, 0, 28_000, 28_000));
+	}
+
 	@Test
 	void theStringLayoutIsRead() {
 		// "index:count:window", written when the integer does not fit, of this very window: 7 of 10 used
