@@ -308,7 +308,16 @@ final class ScriptSender {
 		for (byte[] argument : arguments) {
 			args.addValue(argument);
 		}
-		return new Command<>(type, new IntegerListOutput<>(CODEC), args);
+		return new ScriptCommand(type, args);
+	}
+
+	/** A command of this sender: what {@link ScriptObservationFilter} leaves out of Lettuce's observations. */
+	static final class ScriptCommand extends Command<byte[], byte[], List<Long>> {
+
+		ScriptCommand(CommandType type, CommandArgs<byte[], byte[]> args) {
+			super(type, new IntegerListOutput<>(CODEC), args);
+		}
+
 	}
 
 	private void enqueue(StatefulConnection<byte[], byte[]> connection,

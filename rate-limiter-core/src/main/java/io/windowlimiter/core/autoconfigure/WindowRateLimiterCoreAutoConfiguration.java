@@ -15,6 +15,7 @@ import io.windowlimiter.core.RateLimitHeaders;
 import io.windowlimiter.core.RateLimitMetrics;
 import io.windowlimiter.core.RateLimiterCore;
 import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.ScriptObservationFilter;
 import io.windowlimiter.core.failure.LocalWindowLimiter;
 import io.windowlimiter.core.failure.RedisGuard;
 import io.windowlimiter.core.failure.SentinelFailoverFollower;
@@ -213,6 +214,15 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	public ChangeBroadcast windowRateLimiterChangeBroadcast(ReactiveStringRedisTemplate redis, RateLimiterCore core,
 			ObjectProvider<PlanAssignments> assignments, WindowRateLimiterProperties properties) {
 		return new ChangeBroadcast(redis, core, assignments.getIfUnique(), properties.getRedisTimeout());
+	}
+
+	/** Lettuce's command observations without the limiter's scripts (see {@link ScriptObservationFilter}). */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnClass(name = { "io.micrometer.observation.ObservationPredicate",
+			"io.lettuce.core.tracing.LettuceObservationContext" })
+	public ScriptObservationFilter windowRateLimiterScriptObservationFilter() {
+		return new ScriptObservationFilter();
 	}
 
 	@Bean
