@@ -3,6 +3,7 @@ package io.windowlimiter.gateway.autoconfigure;
 import io.windowlimiter.core.autoconfigure.WindowRateLimiterCoreAutoConfiguration;
 import io.windowlimiter.gateway.WindowRateLimiter;
 import io.windowlimiter.core.algorithm.LimitScript;
+import io.windowlimiter.core.algorithm.ScriptObservationFilter;
 import io.windowlimiter.gateway.test.RedisTestServer;
 import org.junit.jupiter.api.Test;
 
@@ -57,6 +58,13 @@ class WindowRateLimiterAutoConfigurationTests {
 					.doesNotHaveBean("policyRegistry")
 					.doesNotHaveBean("denyCache");
 			});
+	}
+
+	@Test
+	void lettucesObservationsLeaveTheScriptsOutUnlessAsked() {
+		this.runner.run(context -> assertThat(context).hasSingleBean(ScriptObservationFilter.class));
+		this.runner.withPropertyValues("window-rate-limiter.observe-scripts=true")
+			.run(context -> assertThat(context).doesNotHaveBean(ScriptObservationFilter.class));
 	}
 
 }

@@ -221,6 +221,8 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnClass(name = { "io.micrometer.observation.ObservationPredicate",
 			"io.lettuce.core.tracing.LettuceObservationContext" })
+	@ConditionalOnProperty(name = WindowRateLimiterProperties.PREFIX + ".observe-scripts", havingValue = "false",
+			matchIfMissing = true)
 	public ScriptObservationFilter windowRateLimiterScriptObservationFilter() {
 		return new ScriptObservationFilter();
 	}
