@@ -72,6 +72,33 @@ class DecisionWarmUpTests {
 		}
 	}
 
+	/**
+	 * The warm-up's scripts all succeed: an operator alerting on Redis's error replies ({@code INFO errorstats}) sees
+	 * nothing from a gateway starting (it released its slots through every key of every algorithm: a WRONGTYPE reply
+	 * from each string key, 100 per start). Counted from after the connection opened: Lettuce's handshake sends
+	 * CLIENT SETINFO, which Redis before 7.2 answers with an error of its own.
+	 */
+	@Test
+	void theWarmUpLeavesNoErrorReplyInRedis() {
+		try (RedisProcess redis = RedisProcess.launch()) {
+			LettuceConnectionFactory factory = new LettuceConnectionFactory("127.0.0.1", redis.port());
+			factory.afterPropertiesSet();
+			factory.start();
+			try {
+				LimitScript script = new LimitScript(new ReactiveStringRedisTemplate(factory));
+				script.load().block(Duration.ofSeconds(10));
+				String before = factory.getConnection().serverCommands().info("stats").getProperty("total_error_replies");
+				new DecisionWarmUp(script, Duration.ofSeconds(10)).start();
+				assertThat(factory.getConnection().serverCommands().info("stats").getProperty("total_error_replies"))
+					.as("error replies Redis sent: %s", factory.getConnection().serverCommands().info("errorstats"))
+					.isEqualTo(before);
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
 	@Test
 	void eachTopologyIsDescribedByWhatItTries() {
 		assertThat(DecisionWarmUp.addresses(new LettuceConnectionFactory(new RedisStandaloneConfiguration("redis.internal",

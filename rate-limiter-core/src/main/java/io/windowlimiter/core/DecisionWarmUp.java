@@ -140,7 +140,8 @@ public class DecisionWarmUp implements SmartLifecycle {
 				.settle(keys, markers, id, policies,
 						verdict.decisions().stream().map(decision -> decision.resetMillis()).toList(), verdict.now(),
 						2, 1, "")
-				.then(this.script.release(keys, id)))
+				// only the concurrency limit's key holds slots: ZREM on the others' keys is a WRONGTYPE error reply
+				.then(this.script.release(List.of(keys.get(Algorithm.CONCURRENCY.ordinal())), id)))
 			.cast(Object.class)
 			.onErrorResume(error -> Mono.empty());
 	}
