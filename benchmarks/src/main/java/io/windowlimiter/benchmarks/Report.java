@@ -220,8 +220,9 @@ final class Report {
 		StringBuilder md = new StringBuilder("## 7. Where a request's CPU goes\n\n").append(this.profileSetup)
 			.append(".\n\nCPU per request by process, in microseconds (all share the machine's cores, so with them "
 					+ "saturated req/s follows 1 / total), from the run without the profiler. One run per case in a fixed "
-					+ "order: its req/s and ratios are rougher than part 2's, which rotates the order over rounds of 30 s and "
-					+ "takes medians of each round's ratios; this part says where the CPU goes. Req/s under the profiler shows the "
+					+ "order: its req/s and ratios are rougher than part 2's, which rotates the order over rounds of 30 s "
+					+ "and takes medians of each round's ratios; this part says where the CPU goes. Req/s under the "
+					+ "profiler shows the "
 					+ "profiler's own cost:\n\n| limiter | req/s | vs no limiter | gateway | Redis | "
 					+ "downstream | wrk | total | no limiter's total / total | req/s profiled | flame graph |\n"
 					+ "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
