@@ -49,17 +49,9 @@ algorithms['FIXED_WINDOW_CALENDAR'] = function(key, limit, window, now, cost, ex
   if restated and cost > 0 then
     windows_write(key, mine, kept, 0, now)
   end
-  local count, until_end = mine.count, math.max(1, mine.finish - now)
-
-  if cost > limit then
-    return false, math.max(0, limit - count), until_end, -1
-  end
-  if count + cost > limit then
-    return false, math.max(0, limit - count), until_end, until_end
-  end
-  return true, limit - count - cost, until_end, 0, function()
+  return window_verdict(mine.count, limit, cost, math.max(1, mine.finish - now), function()
     windows_write(key, mine, kept, cost, now)
-  end
+  end)
 end
 
 -- Settle (see settle.lua). As the fixed window: a refund comes out of the period the reservation was

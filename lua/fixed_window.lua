@@ -160,9 +160,20 @@ local function windows_write(key, mine, kept, added, now)
   redis.call('SET', key, table.concat(texts, ';'), 'PX', math.max(1, finish - now))
 end
 
--- The check of a key holding at most its own policy's window in the compact layout (the key of a client whose
--- policy has not changed, or a new client): straight-line, without the tables of the general case below, which
--- takes every other value. Both answer and write alike for such a key.
+-- The answer of a window holding `count` of `limit` that ends in `until_end` ms, to a request of `cost` (the fixed
+-- window's and the calendar quota's): refused for good when the cost is above the limit, until the window ends when
+-- it does not fit now, else allowed, with `record` to count it.
+local function window_verdict(count, limit, cost, until_end, record)
+  if cost > limit then
+    return false, math.max(0, limit - count), until_end, -1
+  end
+  if count + cost > limit then
+    return false, math.max(0, limit - count), until_end, until_end
+  end
+  return true, limit - count - cost, until_end, 0, record
+end
+
+-- The general check: a key holding any layout, or several windows after a change of policy (see above).
 local function fixed_window_check(key, limit, window, now, cost, stored)
   local index = math.floor(now / window)
   local mine, kept, restated = windows_state(stored,
@@ -171,17 +182,9 @@ local function fixed_window_check(key, limit, window, now, cost, stored)
   if restated and cost > 0 then
     windows_write(key, mine, kept, 0, now)
   end
-  local count, until_end = mine.count, mine.finish - now
-
-  if cost > limit then
-    return false, math.max(0, limit - count), until_end, -1
-  end
-  if count + cost > limit then
-    return false, math.max(0, limit - count), until_end, until_end
-  end
-  return true, limit - count - cost, until_end, 0, function()
+  return window_verdict(mine.count, limit, cost, mine.finish - now, function()
     windows_write(key, mine, kept, cost, now)
-  end
+  end)
 end
 
 -- The compact layout's index, length and count by arithmetic, for a value of at most 15 digits (exact in a
@@ -208,6 +211,9 @@ local function fixed_window_digits(stored)
   return since + math.floor(FIXED_WINDOW_EPOCH / window), window, count
 end
 
+-- The check of a key holding only its own policy's window in the compact layout (a client whose policy has not
+-- changed), or nothing (a new client): straight-line, without the general check's tables; every other value goes
+-- to the general check, which answers and writes alike for such a key.
 algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
   local stored = redis.call('GET', key)
   local index, count = math.floor(now / window), 0
@@ -222,15 +228,9 @@ algorithms['FIXED_WINDOW'] = function(key, limit, window, now, cost)
     end
   end
   local until_end = (index + 1) * window - now
-  if cost > limit then
-    return false, math.max(0, limit - count), until_end, -1
-  end
-  if count + cost > limit then
-    return false, math.max(0, limit - count), until_end, until_end
-  end
-  return true, limit - count - cost, until_end, 0, function()
+  return window_verdict(count, limit, cost, until_end, function()
     redis.call('SET', key, fixed_window_value(index, window, count + cost), 'PX', math.max(1, until_end))
-  end
+  end)
 end
 
 -- Settle (see settle.lua). A refund comes out of the window the reservation was counted in (the one ending
