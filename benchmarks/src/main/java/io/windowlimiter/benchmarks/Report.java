@@ -433,20 +433,23 @@ final class Report {
 				String.format(Locale.ROOT, ">= %.2f", goal), verdict });
 	}
 
+	/** A target of microseconds: figures with one decimal. */
 	private void atMost(String what, double measured, double goal) {
-		String verdict = (measured <= goal)
-				? String.format(Locale.ROOT, "met, %.0f%% below", 100 * (1 - measured / goal))
-				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (measured / goal - 1));
-		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%.1f", measured),
-				String.format(Locale.ROOT, "<= %.0f", goal), verdict });
+		atMost(what, measured, goal, String.format(Locale.ROOT, "%.1f", measured),
+				String.format(Locale.ROOT, "<= %.0f", goal));
 	}
 
+	/** A target of bytes: whole figures. */
 	private void atMost(String what, double measured, long goal) {
+		atMost(what, measured, goal, String.format(Locale.ROOT, "%,.0f", measured),
+				String.format(Locale.ROOT, "<= %,d", goal));
+	}
+
+	private void atMost(String what, double measured, double goal, String measuredText, String goalText) {
 		String verdict = (measured <= goal)
 				? String.format(Locale.ROOT, "met, %.0f%% below", 100 * (1 - measured / goal))
 				: String.format(Locale.ROOT, "**missed** by %.0f%%", 100 * (measured / goal - 1));
-		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%,.0f", measured),
-				String.format(Locale.ROOT, "<= %,d", goal), verdict });
+		this.targets.add(new String[] { what, measuredText, goalText, verdict });
 	}
 
 	private static String size(double bytes) {
