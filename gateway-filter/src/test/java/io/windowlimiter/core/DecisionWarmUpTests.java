@@ -52,24 +52,16 @@ class DecisionWarmUpTests {
 	 */
 	@Test
 	void theWarmUpSettlesAsItDecides() {
-		try (RedisProcess redis = RedisProcess.launch()) {
-			LettuceConnectionFactory factory = new LettuceConnectionFactory("127.0.0.1", redis.port());
-			factory.afterPropertiesSet();
-			factory.start();
-			try {
-				ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(factory);
-				new DecisionWarmUp(new LimitScript(template), Duration.ofSeconds(10)).start();
-				List<String> keys = template.scan().collectList().block(Duration.ofSeconds(5));
-				List<Long> settled = keys.stream()
-					.filter(key -> "hash".equals(template.type(key).block(Duration.ofSeconds(5)).code()))
-					.map(key -> template.opsForHash().size(key).block(Duration.ofSeconds(5)))
-					.toList();
-				assertThat(settled).as("the warm-up client's settle markers, among its keys " + keys).containsExactly(100L);
-			}
-			finally {
-				factory.destroy();
-			}
-		}
+		onRedisOfItsOwn(factory -> {
+			ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(factory);
+			new DecisionWarmUp(new LimitScript(template), Duration.ofSeconds(10)).start();
+			List<String> keys = template.scan().collectList().block(Duration.ofSeconds(5));
+			List<Long> settled = keys.stream()
+				.filter(key -> "hash".equals(template.type(key).block(Duration.ofSeconds(5)).code()))
+				.map(key -> template.opsForHash().size(key).block(Duration.ofSeconds(5)))
+				.toList();
+			assertThat(settled).as("the warm-up client's settle markers, among its keys " + keys).containsExactly(100L);
+		});
 	}
 
 	/**
@@ -80,18 +72,25 @@ class DecisionWarmUpTests {
 	 */
 	@Test
 	void theWarmUpLeavesNoErrorReplyInRedis() {
+		onRedisOfItsOwn(factory -> {
+			LimitScript script = new LimitScript(new ReactiveStringRedisTemplate(factory));
+			script.load().block(Duration.ofSeconds(10));
+			String before = factory.getConnection().serverCommands().info("stats").getProperty("total_error_replies");
+			new DecisionWarmUp(script, Duration.ofSeconds(10)).start();
+			assertThat(factory.getConnection().serverCommands().info("stats").getProperty("total_error_replies"))
+				.as("error replies Redis sent: %s", factory.getConnection().serverCommands().info("errorstats"))
+				.isEqualTo(before);
+		});
+	}
+
+	/** Runs {@code test} with a started connection factory to a redis-server of its own, closed after. */
+	private static void onRedisOfItsOwn(java.util.function.Consumer<LettuceConnectionFactory> test) {
 		try (RedisProcess redis = RedisProcess.launch()) {
 			LettuceConnectionFactory factory = new LettuceConnectionFactory("127.0.0.1", redis.port());
 			factory.afterPropertiesSet();
 			factory.start();
 			try {
-				LimitScript script = new LimitScript(new ReactiveStringRedisTemplate(factory));
-				script.load().block(Duration.ofSeconds(10));
-				String before = factory.getConnection().serverCommands().info("stats").getProperty("total_error_replies");
-				new DecisionWarmUp(script, Duration.ofSeconds(10)).start();
-				assertThat(factory.getConnection().serverCommands().info("stats").getProperty("total_error_replies"))
-					.as("error replies Redis sent: %s", factory.getConnection().serverCommands().info("errorstats"))
-					.isEqualTo(before);
+				test.accept(factory);
 			}
 			finally {
 				factory.destroy();
