@@ -66,7 +66,7 @@ final class HttpBenchmark {
 
 		/** The median over rounds of one figure of each round. */
 		double median(java.util.function.ToDoubleFunction<Round> figure) {
-			return HttpBenchmark.median(this.rounds.stream().map(figure::applyAsDouble).toList());
+			return SseBenchmark.median(this.rounds.stream().map(figure::applyAsDouble).toList());
 		}
 
 		/** Round by round, this case's figure against {@code other}'s in the same round. */
@@ -186,22 +186,6 @@ final class HttpBenchmark {
 
 	private Wrk.Run load(GatewayProcess gateway, HttpCase c, int duration) throws IOException, InterruptedException {
 		return this.wrk.run(gateway.url(c.path()), duration, c.flood() ? 1 : this.keys);
-	}
-
-	static double median(List<Double> values) {
-		return quantile(values, 0.5);
-	}
-
-	/** The {@code q} quantile of {@code values}, interpolated between the two nearest. */
-	static double quantile(List<Double> values, double q) {
-		if (values.isEmpty()) {
-			return Double.NaN;
-		}
-		List<Double> sorted = values.stream().sorted().toList();
-		double at = q * (sorted.size() - 1);
-		int below = (int) Math.floor(at);
-		int above = (int) Math.ceil(at);
-		return sorted.get(below) + (at - below) * (sorted.get(above) - sorted.get(below));
 	}
 
 	/** Allowed cases must all pass, a flood must be almost all refused, and no socket may fail. */

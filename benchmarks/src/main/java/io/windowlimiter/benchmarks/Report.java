@@ -342,14 +342,14 @@ final class Report {
 			if (r.httpCase().ours() && !r.httpCase().flood() && !r.httpCase().control()) {
 				String label = r.httpCase().label();
 				if (builtIn.isPresent()) {
-					atLeast("HTTP req/s, " + label + " / built-in", HttpBenchmark.median(rateRatios(r, builtIn)),
+					atLeast("HTTP req/s, " + label + " / built-in", SseBenchmark.median(rateRatios(r, builtIn)),
 							VS_BUILT_IN_TARGET);
 				}
 				if (none.isPresent()) {
-					atLeast("HTTP req/s, " + label + " / no limiter", HttpBenchmark.median(rateRatios(r, none)),
+					atLeast("HTTP req/s, " + label + " / no limiter", SseBenchmark.median(rateRatios(r, none)),
 							VS_NONE_TARGET);
 					atMost("gateway CPU added per request, " + label + ", us",
-							HttpBenchmark.median(gatewayAdded(r, none.get())), GATEWAY_MICROS_TARGET);
+							SseBenchmark.median(gatewayAdded(r, none.get())), GATEWAY_MICROS_TARGET);
 				}
 				atMost("Redis CPU per decision, " + label + ", us", r.median(HttpBenchmark.Round::redisMicrosPerScript),
 						REDIS_MICROS_TARGET);
@@ -358,7 +358,7 @@ final class Report {
 		for (HttpBenchmark.Result r : this.http) {
 			if (r.httpCase().ours() && r.httpCase().flood() && builtInFlood.isPresent()) {
 				atLeast("flood req/s, " + r.httpCase().label() + " / built-in",
-						HttpBenchmark.median(rateRatios(r, builtInFlood)), FLOOD_TARGET);
+						SseBenchmark.median(rateRatios(r, builtInFlood)), FLOOD_TARGET);
 			}
 		}
 		return md.append('\n').toString();
@@ -382,10 +382,10 @@ final class Report {
 		if (values.isEmpty()) {
 			return "";
 		}
-		String median = String.format(Locale.ROOT, format, HttpBenchmark.median(values));
+		String median = String.format(Locale.ROOT, format, SseBenchmark.median(values));
 		return (values.size() == 1) ? median
-				: median + " (" + String.format(Locale.ROOT, format, HttpBenchmark.quantile(values, 0))
-						+ " to " + String.format(Locale.ROOT, format, HttpBenchmark.quantile(values, 1)) + ")";
+				: median + " (" + String.format(Locale.ROOT, format, SseBenchmark.quantile(values, 0))
+						+ " to " + String.format(Locale.ROOT, format, SseBenchmark.quantile(values, 1)) + ")";
 	}
 
 	private String memoryTable() {
