@@ -116,8 +116,11 @@ final class Leases {
 	/** A take of a part with this request when the client is hot and Redis left enough; else Redis decides alone. */
 	private Step take(CompiledPolicy policy, Client client, long cost, long now) {
 		long wanted = client.previous;
-		if (wanted < HOT || client.taking != null || client.remainingFor < 0
-				|| now - client.remainingAt > client.remainingFor) {
+		long age = now - client.remainingAt;
+		// Redis answered the client within the last lease time: a take written just as Redis froze runs when it
+		// comes back, and charges a part nobody admits, so no part is asked of a Redis not heard from lately
+		if (wanted < HOT || client.taking != null || client.remainingFor < 0 || age > client.remainingFor
+				|| age > policy.route.lease().toNanos()) {
 			return Decide.ALONE;
 		}
 		long part = Math.min(Math.min(wanted, (client.remaining - cost) / SHARE), mostAtOnce(policy) - cost);
@@ -176,6 +179,8 @@ final class Leases {
 			Part part;
 			synchronized (client) {
 				part = client.detach(client.part);
+				// what Redis said remains was said of the old limits
+				client.remainingFor = -1;
 			}
 			if (part != null) {
 				sent.add(giveBack(part));
