@@ -69,6 +69,10 @@ final class Report {
 
 	private String profileSetup = "";
 
+	private LeaseBenchmark.Results leases = new LeaseBenchmark.Results(List.of(), List.of(), List.of());
+
+	private String leasesSetup = "";
+
 	private final List<String[]> targets = new ArrayList<>();
 
 	Report(Machine machine, String command) {
@@ -114,6 +118,11 @@ final class Report {
 		this.profileSetup = setup;
 	}
 
+	void leases(LeaseBenchmark.Results results, String setup) {
+		this.leases = results;
+		this.leasesSetup = setup;
+	}
+
 	String markdown() {
 		this.targets.clear();
 		StringBuilder md = new StringBuilder();
@@ -137,7 +146,7 @@ final class Report {
 						this.plansSetup)
 				+ sideBySideTable("5. Scopes: the same limits the route's own and in a scope shared across routes",
 						this.scopes, this.scopesSetup)
-				+ hotTable() + profileTables();
+				+ hotTable() + profileTables() + leaseTables();
 		md.append("## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
 		for (String[] row : this.targets) {
 			md.append("| ").append(String.join(" | ", row)).append(" |\n");
@@ -262,6 +271,129 @@ final class Report {
 			md.append(String.format(Locale.ROOT, " %.1f |", r.lettuceInclusiveMicros()));
 		}
 		return md.append("\n\n").toString();
+	}
+
+	/** Part 8, issue 46's targets: scripts per request, the hot key against 10,000, exact windows and bucket. */
+	private String leaseTables() {
+		LeaseBenchmark.Results r = this.leases;
+		if (r.throughput().isEmpty() && r.windows().isEmpty() && r.bounds().isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 8. Hot-client leases: two instances on one Redis\n\n")
+			.append(this.leasesSetup).append(".\n\n");
+		Optional<LeaseBenchmark.Throughput> spread = r.throughput().stream()
+			.filter(t -> t.leaseCase().routeId().equals(LeaseCase.SPREAD))
+			.findFirst();
+		if (!r.throughput().isEmpty()) {
+			md.append("Throughput, limits never reached (medians over rounds; vs spread: this case's req/s over spread's "
+					+ "in the same round; leases: taken / returned / refused, and the requests admitted from them, in "
+					+ "all measured rounds):\n\n| case | client keys | limits | req/s | vs spread | p99 ms | Redis scripts "
+					+ "per request | gateway CPU per request, us | Redis CPU per request, us | leases | admitted from a "
+					+ "lease | req/s per round |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|\n");
+			for (LeaseBenchmark.Throughput t : r.throughput()) {
+				LeaseBenchmark.Leases l = t.leases();
+				md.append(String.format(Locale.ROOT, "| %s | %,d | %s | %,.0f | %s | %.2f | %.3f | %.1f | %.1f | %s | "
+						+ "%s | %s |%n", t.leaseCase().routeId(), t.leaseCase().clients(), t.leaseCase().limits(),
+						t.median(LeaseBenchmark.Round::perSecond), spread.map(s -> spread(t.rateRatios(s))).orElse(""),
+						t.median(LeaseBenchmark.Round::p99Millis), t.median(LeaseBenchmark.Round::scriptsPerRequest),
+						t.median(LeaseBenchmark.Round::gatewayMicros), t.median(LeaseBenchmark.Round::redisMicros),
+						leaseCounts(t.leaseCase(), l), leaseShare(t.leaseCase(), l.local(), t.requests()),
+						String.join(", ", t.rounds().stream()
+							.map(x -> String.format(Locale.ROOT, "%,.0f", x.perSecond()))
+							.toList())));
+				if (t.leaseCase().lease() != null) {
+					atMost("Redis scripts per request, " + t.leaseCase().routeId(),
+							t.median(LeaseBenchmark.Round::scriptsPerRequest), 0.1,
+							String.format(Locale.ROOT, "%.3f", t.median(LeaseBenchmark.Round::scriptsPerRequest)),
+							"<= 0.1");
+				}
+				if (t.leaseCase().routeId().equals(LeaseCase.HOT_LEASE) && spread.isPresent()) {
+					atLeast("req/s, hot-lease (one key) / spread (10,000 keys, no lease)",
+							SseBenchmark.median(t.rateRatios(spread.get())), 1.0);
+				}
+				invalidIfFailed(t.leaseCase(), t.failedDecisions());
+			}
+			md.append('\n');
+		}
+		if (!r.windows().isEmpty()) {
+			md.append("Fixed windows under full load: requests that reached the downstream in each full window aligned "
+					+ "to the epoch (Redis's windows; same machine clock), against what wrk counted as 2xx:\n\n"
+					+ "| case | limits | full windows | min | max | counts, window by window | downstream saw / wrk's 2xx "
+					+ "| requests | leases | admitted from a lease |\n|---|---|---:|---:|---:|---|---|---:|---|---:|\n");
+			for (LeaseBenchmark.Windows w : r.windows()) {
+				md.append(String.format(Locale.ROOT, "| %s | %s | %d | %,d | %,d | %s | %,d / %,d | %,d | %s | %s |%n",
+						w.leaseCase().routeId(), w.leaseCase().limits(), w.counts().size(), w.min(), w.max(),
+						String.join(", ", w.counts().values().stream()
+							.map(n -> String.format(Locale.ROOT, "%,d", n))
+							.toList()),
+						w.downstreamTotal(), w.allowed(), w.requests(), leaseCounts(w.leaseCase(), w.leases()),
+						leaseShare(w.leaseCase(), w.leases().local(), w.allowed())));
+				long least = (w.leaseCase().lease() != null) ? LeaseCase.EXACT_LEAST : w.leaseCase().limit();
+				between(String.format(Locale.ROOT, "requests per full window, %s (%s)", w.leaseCase().routeId(),
+						w.leaseCase().limits()), w.counts().isEmpty() ? -1 : w.min(), w.max(), least,
+						w.leaseCase().limit());
+				if (w.downstreamTotal() != w.allowed()) {
+					this.targets.add(new String[] { "downstream's count, " + w.leaseCase().routeId(),
+							w.downstreamTotal() + " logged, " + w.allowed() + " 2xx", "equal", "**invalid run**" });
+				}
+				invalidIfFailed(w.leaseCase(), w.failedDecisions());
+			}
+			md.append('\n');
+		}
+		if (!r.bounds().isEmpty()) {
+			md.append("Token bucket under full load: admitted(t), requests that reached the downstream by t after the "
+					+ "first, against burst + rate x t on every prefix (nginx's times are to the millisecond):\n\n"
+					+ "| case | limits | admitted | seconds | burst + rate x seconds | largest excess | at s | wrk's 2xx / "
+					+ "requests | leases | admitted from a lease |\n|---|---|---:|---:|---:|---:|---:|---|---|---:|\n");
+			for (LeaseBenchmark.Bound b : r.bounds()) {
+				md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.1f | %,.0f | %+.1f | %.3f | %,d / %,d | %s | "
+						+ "%s |%n", b.leaseCase().routeId(), b.leaseCase().limits(), b.admitted(), b.seconds(),
+						b.boundAtEnd(), b.largestExcess(), b.excessAtSeconds(), b.allowed(), b.requests(),
+						leaseCounts(b.leaseCase(), b.leases()), leaseShare(b.leaseCase(), b.leases().local(),
+								b.allowed())));
+				this.targets.add(new String[] {
+						"token bucket, admitted(t) - (burst + rate x t), largest, " + b.leaseCase().routeId(),
+						String.format(Locale.ROOT, "%+.1f", b.largestExcess()), "<= 0",
+						(b.largestExcess() <= 0) ? "met"
+								: String.format(Locale.ROOT, "**missed** by %.1f requests", b.largestExcess()) });
+				if (b.admitted() != b.allowed()) {
+					this.targets.add(new String[] { "downstream's count, " + b.leaseCase().routeId(),
+							b.admitted() + " logged, " + b.allowed() + " 2xx", "equal", "**invalid run**" });
+				}
+				invalidIfFailed(b.leaseCase(), b.failedDecisions());
+			}
+			md.append('\n');
+		}
+		return md.toString();
+	}
+
+	private void invalidIfFailed(LeaseCase c, long failedDecisions) {
+		if (failedDecisions > 0) {
+			this.targets.add(new String[] { "leases, " + c.routeId(),
+					failedDecisions + " decisions failed open (gateway logs)", "0", "**invalid run**" });
+		}
+	}
+
+	private static String leaseCounts(LeaseCase c, LeaseBenchmark.Leases l) {
+		return (c.lease() == null) ? "" : String.format(Locale.ROOT, "%,.0f / %,.0f / %,.0f", l.taken(), l.returned(),
+				l.refused());
+	}
+
+	private static String leaseShare(LeaseCase c, double local, long requests) {
+		return (c.lease() == null) ? "" : String.format(Locale.ROOT, "%,.0f (%.1f%%)", local,
+				100 * local / Math.max(1, requests));
+	}
+
+	/** A count that must lie within {@code [least, most]}: {@code min} and {@code max} are the measured extremes. */
+	private void between(String what, long min, long max, long least, long most) {
+		boolean met = min >= least && max <= most;
+		String verdict = (min < 0) ? "**no full window**"
+				: met ? "met" : (max > most) ? String.format(Locale.ROOT, "**missed**: %,d over", max - most)
+						: String.format(Locale.ROOT, "**missed**: %,d under", least - min);
+		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%,d to %,d", min, max),
+				(least == most) ? String.format(Locale.ROOT, "%,d", most)
+						: String.format(Locale.ROOT, "%,d to %,d", least, most),
+				verdict });
 	}
 
 	private static String withExtra(double value, double base, boolean isBase) {
