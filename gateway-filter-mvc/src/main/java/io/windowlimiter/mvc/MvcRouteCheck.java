@@ -48,11 +48,11 @@ public final class MvcRouteCheck {
 	/** What the core decides for any adapter, as on the WebFlux filter; {@code unit} is checked here. */
 	private static final Set<String> LIMITER_ARGUMENTS = Set.of("algorithm", "limit", "window", "log-storage", "burst",
 			"name", "scope", "plan", "cost", "shadow", "fail-mode", "instances", "calendar", "time-zone", "week-start",
-			"block-for", "quota-status", "allow", "deny", RouteArgs.CREDENTIAL_KEYS);
+			"block-for", "quota-status", "allow", "deny", "lease", RouteArgs.CREDENTIAL_KEYS);
 
 	private static final String ARGUMENTS = "algorithm, burst, cost, fail-mode, instances, limit, log-storage, "
 			+ "name, plan, scope, shadow, window, unit, model, calendar, time-zone, week-start, block-for, quota-status, "
-			+ "allow, deny, credential-keys, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
+			+ "allow, deny, lease, credential-keys, limits[i].*, key-resolver, deny-empty-key, cost-from-header, count-statuses, "
 			+ "cost-from-response-header, status-code, empty-key-status, llm, max-body-bytes";
 
 	private static final Pattern INDEXED = Pattern.compile("limits(?:\\[\\d+]|\\.\\d+)\\.([a-z-]+)");
@@ -134,6 +134,13 @@ public final class MvcRouteCheck {
 			}
 			limiter.put(RouteArgs.PREFIX + name, value);
 		});
+		Object lease = limiter.get(RouteArgs.PREFIX + "lease");
+		if (lease != null && !lease.equals("0") && (own.containsKey("count-statuses") || own.containsKey("cost-from-response-header"))) {
+			throw new InvalidRouteConfigurationException(routeId, path + "lease", "is '" + lease + "' beside "
+					+ (own.containsKey("count-statuses") ? "count-statuses" : "cost-from-response-header"),
+					"either lease or a cost the response settles (count-statuses, cost-from-response-header): a request "
+							+ "admitted from a leased part has no reservation of its own to settle");
+		}
 		String keyResolver = args.containsKey("key-resolver") ? args.get("key-resolver") : args.get("keyResolver");
 		String bean = checkKeyResolver(routeId, path, keyResolver, beans);
 		LlmSettings llm;

@@ -45,6 +45,8 @@ final class Admissions {
 
 	private final ReservationsHere reservationsHere;
 
+	private final Leases leases;
+
 	private final Clock clock;
 
 	private volatile ClientAccess access = ClientAccess.NONE;
@@ -53,10 +55,11 @@ final class Admissions {
 
 	/**
 	 * @param reservationsHere where an allowed request's reservation of a cost per limit is kept until settled
+	 * @param leases the parts of hot clients' quotas leased here, on routes with a {@code lease}
 	 * @param clock this instance's clock, for calendar periods and reservations
 	 */
 	Admissions(Targets targets, PlanSource plans, RedisDecisions redis, DenyCache denyCache, Answers answers,
-			FailModeAnswers failMode, ReservationsHere reservationsHere, Clock clock) {
+			FailModeAnswers failMode, ReservationsHere reservationsHere, Leases leases, Clock clock) {
 		this.targets = targets;
 		this.plans = plans;
 		this.redis = redis;
@@ -64,6 +67,7 @@ final class Admissions {
 		this.answers = answers;
 		this.failMode = failMode;
 		this.reservationsHere = reservationsHere;
+		this.leases = leases;
 		this.clock = clock;
 	}
 
@@ -236,6 +240,9 @@ final class Admissions {
 		arguments = withRequestId(policy, arguments, requestId);
 		List<String> keys = policy.keysFor(id);
 		String cacheKey = DenyCache.keyOf(policy, keys);
+		if (policy.leases) {
+			return leased(routeId, policy, id, cost, keys, arguments, cacheKey, requestId, false);
+		}
 		DenyCache.Denial denial = policy.route.shadow() ? null : this.denyCache.denial(cacheKey, cost);
 		if (denial != null) {
 			// not Mono.just: see ReadyAnswer (a Reactor Netty keep-alive hang)
@@ -257,10 +264,79 @@ final class Admissions {
 
 	private Mono<Admission> fromRedis(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
 			LimitScript.Arguments arguments, String cacheKey, long requestId) {
-		return this.redis.verdict(routeId, policy, id, keys, arguments, requestId)
-			.map(verdict -> this.answers.verdict(routeId, id, policy, cacheKey, cost, verdict,
-					reservation(routeId, policy, keys, cost, verdict, requestId)))
+		return answered(routeId, policy, id, cost, keys, cacheKey, requestId,
+				this.redis.verdict(routeId, policy, id, keys, arguments, requestId));
+	}
+
+	/** The answer to Redis's verdict on a request of {@code cost}; the fail-mode's when Redis could not decide. */
+	private Mono<Admission> answered(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
+			String cacheKey, long requestId, Mono<Verdict> verdict) {
+		return verdict
+			.map(decided -> this.answers.verdict(routeId, id, policy, cacheKey, cost, decided,
+					reservation(routeId, policy, keys, cost, decided, requestId)))
 			.onErrorResume(error -> ReadyAnswer.of(this.failMode.answer(routeId, policy, id, keys, cost)));
+	}
+
+	/**
+	 * A request on a policy that leases ({@link Leases}): admitted from its client's part when this instance holds
+	 * one; else refused by the deny cache, or decided by Redis alone, or with a part for the client's next requests.
+	 * @param waited whether it waited for a part another request of the client was taking
+	 */
+	private Mono<Admission> leased(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
+			LimitScript.Arguments arguments, String cacheKey, long requestId, boolean waited) {
+		Leases.Step step = this.leases.next(routeId, policy, cacheKey, cost, waited);
+		if (step instanceof Leases.Local local) {
+			// not Mono.just: see ReadyAnswer
+			return ReadyAnswer.of(this.answers.verdict(routeId, id, policy, cacheKey, cost, local.verdict(), null));
+		}
+		if (step instanceof Leases.Wait wait) {
+			return wait.taken()
+				.then(Mono.defer(() -> leased(routeId, policy, id, cost, keys, arguments, cacheKey, requestId, true)));
+		}
+		DenyCache.Denial denial = this.denyCache.denial(cacheKey, cost);
+		if (denial != null) {
+			if (step instanceof Leases.Take take) {
+				take.failed();
+			}
+			return ReadyAnswer.of(this.answers.denied(routeId, policy, id, denial, cost, this.clock.millis()));
+		}
+		if (step instanceof Leases.Take take) {
+			return withPart(routeId, policy, id, cost, keys, arguments, cacheKey, requestId, take);
+		}
+		long sent = this.leases.now();
+		return answered(routeId, policy, id, cost, keys, cacheKey, requestId,
+				this.redis.verdict(routeId, policy, id, keys, arguments, requestId)
+					.doOnNext(verdict -> this.leases.decided(policy, cacheKey, verdict, sent)));
+	}
+
+	/**
+	 * The request decided with a part for its client's next requests, in one script call at its cost plus the part.
+	 * Sent and recorded whether or not the request still waits (its client may go): a part Redis reserved is
+	 * always known here, so given back, and the client's requests waiting for it always go on.
+	 */
+	private Mono<Admission> withPart(String routeId, CompiledPolicy policy, String id, long cost, List<String> keys,
+			LimitScript.Arguments arguments, String cacheKey, long requestId, Leases.Take take) {
+		Mono<Admission> answer = this.redis.verdict(routeId, policy, id, keys, arguments.withCost(cost + take.part), requestId)
+			.<Admission>flatMap(verdict -> {
+				if (verdict.allowed()) {
+					Reservation both = new Reservation(routeId, policy, keys, cost + take.part, null, verdict.now(),
+							verdict.decisionsFromNow(), requestId, null);
+					return Mono.just(this.answers.verdict(routeId, id, policy, cacheKey, cost,
+							take.taken(policy, verdict, both), null));
+				}
+				// Redis has less left than the part: the request alone may still fit
+				take.refused(policy, routeId, verdict);
+				return fromRedis(routeId, policy, id, cost, keys, arguments, cacheKey, requestId);
+			})
+			.onErrorResume(error -> {
+				take.failed();
+				return ReadyAnswer.of(this.failMode.answer(routeId, policy, id, keys, cost));
+			})
+			.cache();
+		answer.subscribe(admission -> {
+		}, error -> {
+		});
+		return answer;
 	}
 
 	/** What Redis counted for an allowed request, to settle; null when it counted nothing. */

@@ -40,16 +40,19 @@ final class ClientView {
 
 	private final ReservationsHere reservationsHere;
 
+	private final Leases leases;
+
 	private final Clock clock;
 
 	ClientView(Targets targets, PlanSource plans, LimitScript script, RedisGuard guard, DenyCache denyCache,
-			ReservationsHere reservationsHere, Clock clock) {
+			ReservationsHere reservationsHere, Leases leases, Clock clock) {
 		this.targets = targets;
 		this.plans = plans;
 		this.script = script;
 		this.guard = guard;
 		this.denyCache = denyCache;
 		this.reservationsHere = reservationsHere;
+		this.leases = leases;
 		this.clock = clock;
 	}
 
@@ -161,7 +164,10 @@ final class ClientView {
 			CompiledRoute route = this.targets.route(routeId);
 			if (route != null) {
 				this.plans.candidates(routeId, route, clientKey).forEach(policy -> {
-					this.denyCache.forget(DenyCache.keyOf(policy, policy.keysFor(clientKey)));
+					String key = DenyCache.keyOf(policy, policy.keysFor(clientKey));
+					this.denyCache.forget(key);
+					// a part leased before a reset would admit units the reset gave back; before a block, after it
+					this.leases.forget(key);
 					// a refusal of the calls of some models is remembered apart
 					policy.selections()
 						.forEach(models -> this.denyCache.forget(DenyCache.keyOf(models, models.keysFor(clientKey))));

@@ -155,6 +155,38 @@ public class RateLimitMetrics {
 	}
 
 	/**
+	 * A part of a hot client's quota leased from Redis ({@code lease}) was {@code taken} (reserved with a request),
+	 * {@code refused} (Redis had not that much left: the request was decided alone) or {@code returned} (its unused
+	 * units given back by a settle, whose outcome {@code gateway.ratelimit.settles} counts).
+	 */
+	public void lease(String route, String outcome) {
+		if (this.registry != null) {
+			meters(route).leases.computeIfAbsent(outcome,
+					k -> Counter.builder("gateway.ratelimit.leases")
+						.description("Parts of hot clients' quotas leased from Redis, by route and outcome")
+						.tags("route", route, "outcome", outcome)
+						.register(this.registry))
+				.increment();
+		}
+	}
+
+	/** A request was admitted from a part of its client's quota leased here, without Redis. */
+	public void leaseLocal(String route) {
+		if (this.registry != null) {
+			RouteMeters meters = meters(route);
+			Counter counter = meters.leasedAdmissions;
+			if (counter == null) {
+				counter = Counter.builder("gateway.ratelimit.leases.local")
+					.description("Requests admitted from parts of their client's quota leased from Redis, by route")
+					.tags("route", route)
+					.register(this.registry);
+				meters.leasedAdmissions = counter;
+			}
+			counter.increment();
+		}
+	}
+
+	/**
 	 * A request's concurrency slots were released so ({@code released}; {@code gone}: none was held any more,
 	 * the response outlived the window; {@code deferred}: Redis could not take it now, it is sent again once
 	 * Redis answers; {@code dropped}: Redis could not take it nor was it kept, the slots expire after their
@@ -344,6 +376,11 @@ public class RateLimitMetrics {
 
 		/** Settle counters by result. */
 		final Map<String, Counter> settles = new ConcurrentHashMap<>();
+
+		/** Lease counters by outcome, and the requests admitted from leased parts. */
+		final Map<String, Counter> leases = new ConcurrentHashMap<>();
+
+		volatile @Nullable Counter leasedAdmissions;
 
 		/** LLM token and missing-usage counters, by what they count. */
 		final Map<String, Counter> llm = new ConcurrentHashMap<>();

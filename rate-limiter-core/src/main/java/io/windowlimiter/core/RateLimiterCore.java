@@ -27,6 +27,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Decides requests with plain values, for every adapter (the gateway's {@code RateLimiter} SPI, the
@@ -76,6 +77,9 @@ public final class RateLimiterCore {
 	/** Reservations of a cost per limit made here and not settled yet: the client view's {@code reservedHere}. */
 	private final ReservationsHere reservationsHere = new ReservationsHere();
 
+	/** Parts of hot clients' quotas leased from Redis here, on routes with a {@code lease}. */
+	private final Leases leases;
+
 	/**
 	 * @param script decides the limits
 	 * @param registry compiles routes with the plans and scopes they name
@@ -101,17 +105,23 @@ public final class RateLimiterCore {
 		this.targets = new Targets(registry, assignments);
 		this.releases = new SlotReleases(script, guard, metrics);
 		this.answers = new Answers(headers, metrics, denyCache, this.releases);
+		this.settles = new Settles(script, guard, denyCache, metrics, this.reservationsHere, clock);
+		this.leases = new Leases(this.settles::settle, metrics, System::nanoTime, Schedulers.parallel());
 		this.admissions = new Admissions(this.targets, plans, new RedisDecisions(script, guard, this.releases, metrics),
 				denyCache, this.answers, new FailModeAnswers(localLimiter, this.answers, metrics, clock),
-				this.reservationsHere, clock);
-		this.settles = new Settles(script, guard, denyCache, metrics, this.reservationsHere, clock);
-		this.clients = new ClientView(this.targets, plans, script, guard, denyCache, this.reservationsHere, clock);
+				this.reservationsHere, this.leases, clock);
+		this.clients = new ClientView(this.targets, plans, script, guard, denyCache, this.reservationsHere, this.leases,
+				clock);
 		this.overrides = new OverrideChecks(registry, this.targets);
 		// a killed Redis is seen by its closed connection, a failed-over master by the cluster's slots
 		guard.follow(script.topology());
 		if (assignments != null) {
-			// denials given under a client's old plan say nothing about its new one
-			assignments.onChange(denyCache::clear);
+			// denials given under a client's old plan say nothing about its new one, and parts leased under it
+			// must not be admitted under the new one
+			assignments.onChange(() -> {
+				denyCache.clear();
+				this.leases.giveBackAll();
+			});
 			assignments.checkOverridesWith(this::checkOverride);
 			assignments.readCredentialsInClearWith(this.targets::hashOfInClear);
 		}
@@ -310,8 +320,9 @@ public final class RateLimiterCore {
 	 */
 	public void configure(String routeId, Map<String, Object> args, SlotRelease release, boolean metersTokens) {
 		if (this.registry.put(routeId, args, release, metersTokens)) {
-			// denials given under the old limits say nothing about the new ones
+			// denials given under the old limits say nothing about the new ones; parts leased under them go back
 			this.denyCache.clear();
+			this.leases.giveBackAll();
 		}
 		this.targets.configure(routeId, args);
 	}
@@ -351,6 +362,15 @@ public final class RateLimiterCore {
 	 */
 	Mono<Released> release(Reservation reservation) {
 		return this.releases.release(reservation);
+	}
+
+	/**
+	 * Gives every part of a hot client's quota leased here back to Redis ({@code lease}): at shutdown, so that the
+	 * units this instance did not admit are other instances' to admit at once rather than after their window.
+	 * @return done when Redis has taken them, or the guard gave them up ({@code redis-timeout})
+	 */
+	public Mono<Void> giveBackLeases() {
+		return this.leases.giveBackAll();
 	}
 
 	/** What became of a release of concurrency slots. */

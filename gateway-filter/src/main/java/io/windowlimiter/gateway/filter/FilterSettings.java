@@ -37,12 +37,12 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 	/** The limits' arguments, as on the RequestRateLimiter filter without the {@code window-rate-limiter.} prefix. */
 	static final Set<String> LIMITS = Set.of("algorithm", "limit", "window", "log-storage", "burst", "name", "scope",
 			"plan", "cost", "shadow", "fail-mode", "instances", "unit", "model", "calendar", "time-zone", "week-start", "block-for",
-			"quota-status", "allow", "deny", "max-delay", "credential-keys");
+			"quota-status", "allow", "deny", "max-delay", "lease", "credential-keys");
 
 	static final String KNOWN = "id, key-resolver, cost-resolver, cost-from-header, count-statuses, "
 			+ "cost-from-response-header, status-code, deny-empty-key, empty-key-status, llm, max-body-bytes, and the "
 			+ "limits' algorithm, limit, window, log-storage, burst, name, scope, unit, model, calendar, time-zone, week-start, "
-			+ "block-for, quota-status, allow, deny, max-delay, limits[i].*, plan, cost, shadow, fail-mode, instances, "
+			+ "block-for, quota-status, allow, deny, max-delay, lease, limits[i].*, plan, cost, shadow, fail-mode, instances, "
 			+ "credential-keys";
 
 	/** Whether {@code name} is an argument of the filter (own, limits', or {@code limits[i].*}). */
@@ -75,8 +75,24 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 		String countText = text(args, "count-statuses");
 		CountStatuses countStatuses = (countText != null) ? CountStatuses.parse(policyId, countText) : null;
 		String costFromResponseHeader = header(policyId, args, "cost-from-response-header");
+		checkLeaseNotSettled(policyId, text(args, "lease"), countText, costFromResponseHeader);
 		return new FilterSettings(policyId, costFromHeader, countStatuses, costFromResponseHeader,
 				status(policyId, args, "status-code", 429), deny(policyId, args), status(policyId, args, "empty-key-status", 403));
+	}
+
+	/**
+	 * A lease admits requests from a part reserved ahead, with no reservation of their own to settle: a cost the
+	 * response decides (count-statuses, cost-from-response-header) could not be given back or charged.
+	 */
+	static void checkLeaseNotSettled(String policyId, @Nullable String lease, @Nullable String countStatuses,
+			@Nullable String costFromResponseHeader) {
+		if (lease == null || lease.equals("0") || (countStatuses == null && costFromResponseHeader == null)) {
+			return;
+		}
+		String beside = (countStatuses != null) ? "count-statuses" : "cost-from-response-header";
+		throw new InvalidRouteConfigurationException(policyId, "lease", "is '" + lease + "' beside " + beside,
+				"either lease or a cost the response settles (count-statuses, cost-from-response-header): a request "
+						+ "admitted from a leased part has no reservation of its own to settle");
 	}
 
 	/** Whether requests of this filter are settled once their response is known (a second Redis call). */

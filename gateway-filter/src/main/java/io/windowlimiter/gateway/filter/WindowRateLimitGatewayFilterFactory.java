@@ -89,7 +89,11 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 			throw new IllegalArgumentException("A WindowRateLimit filter needs its route's id, which routes from "
 					+ "properties give it; in the Java DSL use apply(routeId, config)");
 		}
-		FilterSettings settings = FilterSettings.of(routeId, config.ownArgs());
+		Map<String, Object> own = config.ownArgs();
+		FilterSettings settings = FilterSettings.of(routeId, own);
+		FilterSettings.checkLeaseNotSettled(settings.policyId(), config.getLease(),
+				(own.get("count-statuses") != null) ? own.get("count-statuses").toString() : null,
+				(own.get("cost-from-response-header") != null) ? own.get("cost-from-response-header").toString() : null);
 		Map<String, Object> limitArgs = config.limitArgs();
 		LlmSettings llm = LlmSettings.of(settings.policyId(), config.ownArgs(), limitArgs);
 		boolean releasesSlots;
@@ -584,6 +588,19 @@ public class WindowRateLimitGatewayFilterFactory extends AbstractGatewayFilterFa
 		 */
 		public Config setMaxDelay(@Nullable String maxDelay) {
 			return limit("max-delay", maxDelay);
+		}
+
+		public @Nullable String getLease() {
+			return this.limit.get("lease");
+		}
+
+		/**
+		 * The longest this instance holds a part of a hot client's quota leased from Redis, admitting the client's
+		 * requests from it without Redis: a duration up to 1s, with fixed-window, calendar or token-bucket limits
+		 * (see docs/hot-clients.md); absent, every request is decided by Redis.
+		 */
+		public Config setLease(@Nullable String lease) {
+			return limit("lease", lease);
 		}
 
 		public List<Map<String, String>> getLimits() {

@@ -9,6 +9,7 @@ import io.windowlimiter.core.DecisionWarmUp;
 import io.micrometer.core.instrument.Gauge;
 import io.windowlimiter.core.DenyCache;
 import io.windowlimiter.core.HeldRequests;
+import io.windowlimiter.core.LeasesAtShutdown;
 import io.windowlimiter.core.NearLimit;
 import io.windowlimiter.core.access.ClientAccess;
 import io.windowlimiter.core.RateLimitHeaders;
@@ -96,6 +97,13 @@ public class WindowRateLimiterCoreAutoConfiguration {
 	@Bean
 	public DecisionWarmUp windowRateLimiterWarmUp(LimitScript script, ReactiveStringRedisTemplate redis) {
 		return new DecisionWarmUp(script, Duration.ofSeconds(10), DecisionWarmUp.addresses(redis.getConnectionFactory()));
+	}
+
+	/** Gives hot clients' leased parts back to Redis at shutdown. */
+	@Bean
+	public LeasesAtShutdown windowRateLimiterLeasesAtShutdown(RateLimiterCore core, LimitScript script,
+			WindowRateLimiterProperties properties) {
+		return new LeasesAtShutdown(core, script, properties.getRedisTimeout());
 	}
 
 	/** Checks the plans now, so a bad one stops start-up; compiles routes with them as they are built. */

@@ -47,6 +47,13 @@ public final class CompiledPolicy {
 	/** Whether a limit has a penalty: then decisions carry the client's block key and each limit's block-for. */
 	public final boolean penalty;
 
+	/**
+	 * Whether hot clients of this policy are admitted from parts of their quota leased from Redis: the route has a
+	 * {@code lease} and every limit here is one a part counts exactly (an override may give a client others: it is
+	 * then decided by Redis request by request).
+	 */
+	public final boolean leases;
+
 	/** Whether a refusal gets the route's quota-status: some limit is a calendar quota and the route sets one. */
 	public final boolean quota;
 
@@ -145,6 +152,7 @@ public final class CompiledPolicy {
 		this.blockForMillis = limits.stream().map(limit -> limit.blockFor().toMillis()).toList();
 		this.penalty = this.blockForMillis.stream().anyMatch(millis -> millis > 0);
 		this.quota = route.quotaStatus() != 0 && CalendarArgs.isQuota(limits);
+		this.leases = route.leases() && LeaseArgs.indexNotLeasable(route.lease(), limits) < 0;
 		this.arguments = withPenalty(LimitScript.arguments(policies, route.cost(), REDIS_CLOCK,
 				System.currentTimeMillis(), route.maxDelay().toMillis()));
 		this.reported = new Reported(this.limits);

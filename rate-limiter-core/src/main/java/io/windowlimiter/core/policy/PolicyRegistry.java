@@ -598,6 +598,7 @@ public class PolicyRegistry {
 	private CompiledRoute compile(String routeId, Map<String, ?> args, SlotRelease release, boolean metersTokens) {
 		RoutePolicy policy = RouteArgs.parse(routeId, args);
 		RouteLists lists = RouteArgs.parseLists(routeId, args);
+		LeaseArgs.checkNotMetered(routeId, policy.lease(), metersTokens);
 		if (!policy.usesPlans()) {
 			checkTokensMetered(routeId, policy.limits(), args, metersTokens);
 			checkPriced("route", routeId, RouteArgs.PREFIX, policy.limits());
@@ -621,6 +622,7 @@ public class PolicyRegistry {
 			RouteArgs.checkCost(routeId, policy.cost(), scoped, " of plan '" + plan + "'");
 			checkSomeLimitOfEveryModel(routeId, scoped, PLANS + "." + plan + ".limits[i].model", " of plan '" + plan + "'");
 			MaxDelay.checkLimits(routeId, policy.maxDelay(), scoped, " of plan '" + plan + "'");
+			LeaseArgs.checkLimits(routeId, policy.lease(), scoped, " of plan '" + plan + "'");
 			byPlan.put(plan, compile(routeId, plan, policy, scoped));
 		});
 		return new CompiledRoute(policy, byPlan.get(policy.plan()), byPlan, lists, release, metersTokens);

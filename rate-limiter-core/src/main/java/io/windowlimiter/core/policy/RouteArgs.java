@@ -34,7 +34,8 @@ import org.springframework.boot.convert.DurationStyle;
  * {@code limits[i].algorithm} (the route's {@code algorithm} is the default), {@code .log-storage},
  * {@code .burst}, {@code .name} and {@code .scope} (the route's {@code scope} is the default). Or, instead
  * of limits, {@code plan}: the route's default plan. For the route: {@code cost}, {@code shadow},
- * {@code fail-mode}, {@code instances}, {@code max-delay} (see {@link MaxDelay}), and {@code name} (the
+ * {@code fail-mode}, {@code instances}, {@code max-delay} (see {@link MaxDelay}), {@code lease} (see
+ * {@link LeaseArgs}), and {@code name} (the
  * policy name of a single limit).
  */
 public final class RouteArgs {
@@ -59,7 +60,7 @@ public final class RouteArgs {
 	}
 
 	private static final Set<String> ROUTE_PROPERTIES = Set.of("cost", "shadow", "fail-mode", "instances", "plan",
-			"quota-status", MaxDelay.PROPERTY, CREDENTIAL_KEYS);
+			"quota-status", MaxDelay.PROPERTY, LeaseArgs.PROPERTY, CREDENTIAL_KEYS);
 
 	/**
 	 * The route's lists, named as nginx's and Envoy's are, and as the gateway-wide properties: {@code allow}
@@ -261,7 +262,7 @@ public final class RouteArgs {
 			throw invalid(this.prefix + property, "is not a known property",
 					"algorithm, limit, window, log-storage, burst, name, scope, calendar, time-zone, week-start, "
 							+ "block-for, unit, model, limits[i].<one of those>, plan, cost, shadow, fail-mode, instances, quota-status, "
-							+ "allow, deny, max-delay, credential-keys (each prefixed " + PREFIX + ")");
+							+ "allow, deny, max-delay, lease, credential-keys (each prefixed " + PREFIX + ")");
 		}
 	}
 
@@ -271,6 +272,7 @@ public final class RouteArgs {
 		List<RouteLimit> limits = List.of();
 		long cost = number("cost", this.route.getOrDefault("cost", "1"), WindowPolicy.MAX_LIMIT, WHOLE_NUMBER);
 		Duration maxDelay = MaxDelay.parse(this.routeId, this.route.get(MaxDelay.PROPERTY));
+		Duration lease = LeaseArgs.parse(this.routeId, this.route.get(LeaseArgs.PROPERTY));
 		if (plan != null) {
 			if (plan.isEmpty()) {
 				throw invalid(this.prefix + "plan", "is empty", "the name of a plan under " + PREFIX + "plans");
@@ -290,11 +292,13 @@ public final class RouteArgs {
 			limits = limits();
 			checkCost(this.routeId, cost, limits, "");
 			MaxDelay.checkLimits(this.routeId, maxDelay, limits, "");
+			LeaseArgs.checkLimits(this.routeId, lease, limits, "");
 		}
 		int quotaStatus = CalendarArgs.quotaStatus(this.route.get("quota-status"), limits, plan != null,
 				(property, what, allowed) -> invalid(this.prefix + property, what, allowed));
 		boolean shadow = shadow();
 		MaxDelay.checkNotShadow(this.routeId, maxDelay, shadow);
+		LeaseArgs.checkRoute(this.routeId, lease, shadow, maxDelay);
 		String credentials = this.route.getOrDefault(CREDENTIAL_KEYS, "false");
 		if (!credentials.equals("true") && !credentials.equals("false")) {
 			throw invalid(this.prefix + CREDENTIAL_KEYS, "is '" + credentials + "'", "true (the route's client keys are "
@@ -302,7 +306,7 @@ public final class RouteArgs {
 		}
 		return new RoutePolicy(limits, cost, shadow, failMode(), (int) number("instances",
 				this.route.getOrDefault("instances", "1"), RoutePolicy.MAX_INSTANCES,
-				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope, quotaStatus, maxDelay);
+				"a whole number from 1 to " + RoutePolicy.MAX_INSTANCES), plan, scope, quotaStatus, maxDelay, lease);
 	}
 
 	private List<RouteLimit> limits() {

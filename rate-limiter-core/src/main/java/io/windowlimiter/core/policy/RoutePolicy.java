@@ -23,9 +23,11 @@ import org.jspecify.annotations.Nullable;
  * 0 for the usual (429, or the adapter's own)
  * @param maxDelay how long a request the limits would take that much later is held and then passed instead
  * of refused ({@code window-rate-limiter.max-delay}); zero for none
+ * @param lease the longest an instance holds a part of a hot client's quota leased from Redis
+ * ({@code window-rate-limiter.lease}, see {@link LeaseArgs}); zero for no leases
  */
 public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
-		@Nullable String plan, @Nullable String scope, int quotaStatus, Duration maxDelay) {
+		@Nullable String plan, @Nullable String scope, int quotaStatus, Duration maxDelay, Duration lease) {
 
 	/** The most instances a route may declare. */
 	public static final int MAX_INSTANCES = 10_000;
@@ -43,7 +45,7 @@ public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, Fa
 	/** A route without a quota status of its own that refuses at once what its limits do not take now. */
 	public RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, FailMode failMode, int instances,
 			@Nullable String plan, @Nullable String scope) {
-		this(limits, cost, shadow, failMode, instances, plan, scope, 0, Duration.ZERO);
+		this(limits, cost, shadow, failMode, instances, plan, scope, 0, Duration.ZERO, Duration.ZERO);
 	}
 
 	/** A route with limits of its own and no scope. */
@@ -59,6 +61,11 @@ public record RoutePolicy(List<RouteLimit> limits, long cost, boolean shadow, Fa
 	/** Whether clients' plans decide this route (it names a default plan) rather than limits of its own. */
 	public boolean usesPlans() {
 		return this.plan != null;
+	}
+
+	/** Whether instances lease parts of hot clients' quotas ({@code lease}) on this route. */
+	public boolean leases() {
+		return !this.lease.isZero();
 	}
 
 	/** Whether the route holds requests (a max-delay) rather than refuse what its limits take later. */

@@ -1,0 +1,437 @@
+package io.windowlimiter.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
+import java.util.function.LongSupplier;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.windowlimiter.core.RateLimiterCore.Settled;
+import io.windowlimiter.core.algorithm.Algorithm;
+import io.windowlimiter.core.algorithm.Decision;
+import io.windowlimiter.core.algorithm.Verdict;
+import io.windowlimiter.core.algorithm.WindowPolicy;
+import io.windowlimiter.core.policy.CompiledPolicy;
+import io.windowlimiter.core.policy.LeaseArgs;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * Parts of hot clients' quotas this instance leased from Redis, on routes with a {@code lease} (docs/hot-clients.md).
+ * A client this instance sees at {@link #HOT} units or more per lease time gets its next request decided at that
+ * request's cost plus a part (what it sent in the last lease time, at most a {@link #SHARE}th of what Redis last said
+ * remains): one script call reserves both, as a request's cost is reserved. The client's next requests are admitted
+ * here from the part while it lasts, without Redis; what is left of it is given back to Redis by a settle of that
+ * reservation (to the units used) when the lease ends: after the route's {@code lease}, at the end of the fixed
+ * window it was counted in, when a request needs more than is left, when the client's policy or an operator's rule
+ * changes, and at shutdown. Since every unit is reserved in Redis before it is admitted, all instances together
+ * admit no more than the limits allow; what a lease costs is that another instance may refuse the client while this
+ * one holds units it has not used yet, at most one part.
+ *
+ * <p>Every client of a leasing route is counted here (its units per lease time); a quiet one never gets a part, so
+ * Redis decides it request by request as without leases. Bounded: at most {@link #MAX_CLIENTS} clients, each
+ * forgotten after a second without requests; a client forgotten with a part gives it back.
+ */
+final class Leases {
+
+	/** The units per lease time from which a client is leased parts: fewer would save too few round trips. */
+	static final long HOT = 4;
+
+	/** A part is at most this fraction of what Redis last said remains, so other instances find the rest. */
+	static final long SHARE = 4;
+
+	/** The most clients counted at once; past it the least recent are forgotten (giving their parts back). */
+	static final long MAX_CLIENTS = 100_000;
+
+	/** What settles a part's reservation to the units used: {@code Settles}' settle. */
+	private final BiFunction<Reservation, Long, Mono<Settled>> settle;
+
+	private final RateLimitMetrics metrics;
+
+	private final LongSupplier nanoTime;
+
+	/** Runs each part's end at its time. */
+	private final Scheduler timer;
+
+	/** Bumped when every part is given back (a change of policy): a part taken before it arrived is given back. */
+	private final AtomicLong generation = new AtomicLong();
+
+	/** By the client's key in the deny cache ({@link DenyCache#keyOf}): route, plan and the client's first key. */
+	private final Cache<String, Client> clients;
+
+	Leases(BiFunction<Reservation, Long, Mono<Settled>> settle, RateLimitMetrics metrics, LongSupplier nanoTime,
+			Scheduler timer) {
+		this.settle = settle;
+		this.metrics = metrics;
+		this.nanoTime = nanoTime;
+		this.timer = timer;
+		this.clients = Caffeine.newBuilder()
+			.maximumSize(MAX_CLIENTS)
+			.expireAfterAccess(Duration.ofSeconds(1).plus(LeaseArgs.MAX))
+			.removalListener((String key, @Nullable Client client, RemovalCause cause) -> {
+				if (client != null && cause != RemovalCause.REPLACED) {
+					giveBack(client.detach(null));
+				}
+			})
+			.build();
+	}
+
+	/**
+	 * What to do with a request of the client costing {@code cost} on a policy that leases ({@link CompiledPolicy#leases}).
+	 * @param waited whether the request waited for a part another request was taking: it does not wait twice
+	 */
+	Step next(String routeId, CompiledPolicy policy, String cacheKey, long cost, boolean waited) {
+		long now = this.nanoTime.getAsLong();
+		Client client = this.clients.get(cacheKey, key -> new Client(now));
+		Part ended;
+		Step step;
+		synchronized (client) {
+			client.count(now, cost, policy.route.lease().toNanos());
+			Part part = client.part;
+			if (part != null && part.admits(cost, now, this.generation.get())) {
+				part.used += cost;
+				step = new Local(part.verdict(now));
+				ended = null;
+			}
+			else {
+				ended = client.detach(part);
+				step = (client.taking != null && !waited) ? new Wait(client.taking.asMono())
+						: take(policy, client, cost, now);
+			}
+		}
+		giveBack(ended);
+		if (step instanceof Local) {
+			this.metrics.leaseLocal(routeId);
+		}
+		return step;
+	}
+
+	/** A take of a part with this request when the client is hot and Redis left enough; else Redis decides alone. */
+	private Step take(CompiledPolicy policy, Client client, long cost, long now) {
+		long wanted = client.previous;
+		if (wanted < HOT || client.taking != null || client.remainingFor < 0
+				|| now - client.remainingAt > client.remainingFor) {
+			return Decide.ALONE;
+		}
+		long part = Math.min(Math.min(wanted, (client.remaining - cost) / SHARE), mostAtOnce(policy) - cost);
+		if (part < HOT) {
+			return Decide.ALONE;
+		}
+		client.taking = Sinks.empty();
+		return new Take(this, client, part, now, this.generation.get());
+	}
+
+	/** The most one decision may reserve in the policy's limits: the smallest limit (or burst). */
+	private static long mostAtOnce(CompiledPolicy policy) {
+		long most = Long.MAX_VALUE;
+		for (WindowPolicy limit : policy.policies) {
+			most = Math.min(most, Math.min(limit.limit(), limit.burst()));
+		}
+		return most;
+	}
+
+	/** This instance's clock for leases, in nanoseconds. */
+	long now() {
+		return this.nanoTime.getAsLong();
+	}
+
+	/** Notes what Redis said remains of the client's limits, deciding one of its requests alone. */
+	void decided(CompiledPolicy policy, String cacheKey, Verdict verdict, long sentNanos) {
+		Client client = this.clients.getIfPresent(cacheKey);
+		if (client != null) {
+			synchronized (client) {
+				client.remember(policy, verdict, sentNanos);
+			}
+		}
+	}
+
+	/** Gives back the parts of the client's policies on one route: an operator changed or reset its standing. */
+	void forget(String cacheKey) {
+		Client client = this.clients.getIfPresent(cacheKey);
+		if (client != null) {
+			Part part;
+			synchronized (client) {
+				part = client.detach(client.part);
+				client.remainingFor = -1;
+			}
+			giveBack(part);
+		}
+	}
+
+	/**
+	 * Gives back every part (a change of policy, shutdown); a part being taken now is given back when it arrives.
+	 * @return the settles sent, done when Redis answered them (or the guard gave them up)
+	 */
+	Mono<Void> giveBackAll() {
+		this.generation.incrementAndGet();
+		List<Mono<Settled>> sent = new ArrayList<>();
+		for (Client client : this.clients.asMap().values()) {
+			Part part;
+			synchronized (client) {
+				part = client.detach(client.part);
+			}
+			if (part != null) {
+				sent.add(giveBack(part));
+			}
+		}
+		return Mono.when(sent);
+	}
+
+	/** Settles the part's reservation to what was admitted of it, when something is left; counts it given back. */
+	private Mono<Settled> giveBack(@Nullable Part part) {
+		if (part == null) {
+			return Mono.empty();
+		}
+		long left = part.size - part.used;
+		if (left <= 0) {
+			return Mono.empty();
+		}
+		this.metrics.lease(part.reservation.routeId(), "returned");
+		Mono<Settled> settled = this.settle.apply(part.reservation, part.reservation.cost() - left).cache();
+		settled.subscribe(result -> {
+		}, error -> {
+		});
+		return settled;
+	}
+
+	/** What to do with a request. */
+	sealed interface Step permits Local, Wait, Take, Decide {
+	}
+
+	/** Admitted from the client's part: the verdict to answer with, its remaining counted down by what this part admitted. */
+	record Local(Verdict verdict) implements Step {
+	}
+
+	/** Another request of the client is taking a part: ask again once it has ({@code next} with {@code waited}). */
+	record Wait(Mono<Void> taken) implements Step {
+	}
+
+	/** Redis decides the request alone, as without leases; tell {@link #decided} what it said. */
+	enum Decide implements Step {
+
+		ALONE
+
+	}
+
+	/**
+	 * Decide the request at its cost plus {@link #part} units, in one script call; then tell {@link #taken} (before
+	 * answering), or {@link #refused} (and decide the request alone), or {@link #failed}. Exactly one of those three
+	 * is called for every take, or the client's other requests wait for a part until the guard's timeout.
+	 */
+	static final class Take implements Step {
+
+		private final Leases leases;
+
+		private final Client client;
+
+		final long part;
+
+		private final long sentNanos;
+
+		private final long generation;
+
+		Take(Leases leases, Client client, long part, long sentNanos, long generation) {
+			this.leases = leases;
+			this.client = client;
+			this.part = part;
+			this.sentNanos = sentNanos;
+			this.generation = generation;
+		}
+
+		/**
+		 * Redis reserved the request's cost and the part: the part is the client's here from now on, until its end.
+		 * @param reservation the reservation of both (cost plus part), settled when the part ends
+		 * @return the verdict to answer the request with: each limit's remaining with the part counted as not spent
+		 */
+		Verdict taken(CompiledPolicy policy, Verdict verdict, Reservation reservation) {
+			Part part = new Part(reservation, this.part, policy, verdict, this.sentNanos, this.generation);
+			Part ended;
+			synchronized (this.client) {
+				this.client.remember(policy, verdict, this.sentNanos);
+				ended = this.client.detach(this.client.part);
+				this.client.part = part;
+			}
+			this.leases.metrics.lease(reservation.routeId(), "taken");
+			this.leases.giveBack(ended);
+			if (this.generation != this.leases.generation.get()) {
+				// the policy changed (or every part went back) while Redis reserved this one
+				this.leases.expire(this.client, part);
+			}
+			else {
+				this.leases.timer.schedule(() -> this.leases.expire(this.client, part),
+						Math.max(0, part.endNanos - this.leases.nanoTime.getAsLong()), TimeUnit.NANOSECONDS);
+			}
+			wake();
+			return part.verdict(this.sentNanos);
+		}
+
+		/** Redis did not take the cost and the part together: the request is decided alone. */
+		void refused(CompiledPolicy policy, String routeId, Verdict verdict) {
+			synchronized (this.client) {
+				this.client.remember(policy, verdict, this.sentNanos);
+			}
+			this.leases.metrics.lease(routeId, "refused");
+			wake();
+		}
+
+		/** Redis could not decide (the fail-mode answers): the client's waiting requests go on. */
+		void failed() {
+			wake();
+		}
+
+		private void wake() {
+			Sinks.Empty<Void> taking;
+			synchronized (this.client) {
+				taking = this.client.taking;
+				this.client.taking = null;
+			}
+			if (taking != null) {
+				taking.tryEmitEmpty();
+			}
+		}
+
+	}
+
+	/** Ends the part if it is still the client's: its time is up. */
+	private void expire(Client client, Part part) {
+		Part ended;
+		synchronized (client) {
+			ended = client.detach(client.part == part ? part : null);
+		}
+		giveBack(ended);
+	}
+
+	/** One client's counts and part, guarded by itself. */
+	static final class Client {
+
+		/** The units of the current lease time and the one before it: the client's recent rate. */
+		long countedFrom;
+
+		long counted;
+
+		long previous;
+
+		/**
+		 * The least any limit had left as Redis last answered, when it was asked, and how long that held (to its
+		 * window's end); -1: not known.
+		 */
+		long remaining;
+
+		long remainingAt;
+
+		long remainingFor = -1;
+
+		Client(long now) {
+			this.countedFrom = now;
+		}
+
+		@Nullable Part part;
+
+		/** Done when the part being taken arrives (or does not); null while none is. */
+		Sinks.@Nullable Empty<Void> taking;
+
+		void count(long now, long cost, long leaseNanos) {
+			if (now - this.countedFrom >= leaseNanos) {
+				this.previous = (now - this.countedFrom < 2 * leaseNanos) ? this.counted : 0;
+				this.counted = 0;
+				this.countedFrom = now;
+			}
+			this.counted += Math.max(cost, 1);
+		}
+
+		void remember(CompiledPolicy policy, Verdict verdict, long sentNanos) {
+			long least = Long.MAX_VALUE;
+			for (Decision decision : verdict.decisions()) {
+				least = Math.min(least, decision.remaining());
+			}
+			this.remaining = least;
+			this.remainingAt = sentNanos;
+			this.remainingFor = Part.windowEnd(policy, verdict.decisions(), Long.MAX_VALUE);
+		}
+
+		/** Takes the part from the client, when it is still its own; returns it to be given back. */
+		@Nullable Part detach(@Nullable Part part) {
+			if (part != null && this.part == part) {
+				this.part = null;
+				return part;
+			}
+			return null;
+		}
+
+	}
+
+	/** A part: units reserved in Redis with a request, admitted here until its end. */
+	static final class Part {
+
+		final Reservation reservation;
+
+		final long size;
+
+		/** Units of the part admitted so far, guarded by the client. */
+		long used;
+
+		/** Each limit's decision when the part was reserved, its remaining without the part. */
+		private final List<Decision> decisions;
+
+		private final long verdictNow;
+
+		private final long sentNanos;
+
+		final long endNanos;
+
+		private final long generation;
+
+		Part(Reservation reservation, long size, CompiledPolicy policy, Verdict verdict, long sentNanos, long generation) {
+			this.reservation = reservation;
+			this.size = size;
+			this.decisions = verdict.decisions();
+			this.verdictNow = verdict.now();
+			this.sentNanos = sentNanos;
+			this.generation = generation;
+			// from when the take was sent, which is before Redis read its clock: the part never outlives its window
+			this.endNanos = sentNanos + windowEnd(policy, this.decisions, policy.route.lease().toNanos());
+		}
+
+		/**
+		 * Nanoseconds from the decision to the end of the first fixed window (or calendar period) a decision was
+		 * counted in, at most {@code most}: a part reserved in one window is not admitted in the next.
+		 */
+		static long windowEnd(CompiledPolicy policy, List<Decision> decisions, long most) {
+			long end = most;
+			for (int i = 0; i < decisions.size(); i++) {
+				if (policy.policies.get(i).algorithm() == Algorithm.FIXED_WINDOW) {
+					end = Math.min(end, TimeUnit.MILLISECONDS.toNanos(decisions.get(i).resetMillis()));
+				}
+			}
+			return (end == Long.MAX_VALUE) ? TimeUnit.SECONDS.toNanos(1) : end;
+		}
+
+		boolean admits(long cost, long now, long generation) {
+			return now < this.endNanos && this.size - this.used >= cost && generation == this.generation;
+		}
+
+		/**
+		 * The verdict of a request admitted from this part: each limit's remaining as Redis had it before the part,
+		 * less what this instance admitted of the part since; each reset counted down from the decision.
+		 */
+		Verdict verdict(long now) {
+			long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(now - this.sentNanos);
+			long left = this.size - this.used;
+			List<Decision> decisions = new ArrayList<>(this.decisions.size());
+			for (Decision decision : this.decisions) {
+				decisions.add(new Decision(true, decision.remaining() + left,
+						Math.max(0, decision.resetMillis() - elapsedMillis), 0));
+			}
+			return new Verdict(true, decisions, 0, this.verdictNow + elapsedMillis, 0);
+		}
+
+	}
+
+}
