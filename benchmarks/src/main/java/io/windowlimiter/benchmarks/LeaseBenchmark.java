@@ -83,10 +83,12 @@ final class LeaseBenchmark {
 
 	/**
 	 * A fixed window under full load: requests the downstream saw in each full window (its start, epoch millis, to its
-	 * count); all the downstream saw of the run and the 2xx wrk counted, which must agree ({@code agree}).
+	 * count); the most it saw in the {@link LeaseBenchmark#BOUNDARY_MILLIS} before a counted window's start (requests decided there
+	 * may reach nginx in the next window: none means no count is blurred so); all the downstream saw of the run and
+	 * the 2xx wrk counted, which must agree ({@code agree}).
 	 */
-	record Windows(LeaseCase leaseCase, Map<Long, Long> counts, long downstreamTotal, long allowed, long requests,
-			Leases leases, long failedDecisions, boolean countsAgree) {
+	record Windows(LeaseCase leaseCase, Map<Long, Long> counts, long beforeBoundary, long downstreamTotal, long allowed,
+			long requests, Leases leases, long failedDecisions, boolean countsAgree) {
 
 		long min() {
 			return this.counts.values().stream().mapToLong(Long::longValue).min().orElse(0);
@@ -105,6 +107,16 @@ final class LeaseBenchmark {
 	record Bound(LeaseCase leaseCase, long admitted, double seconds, double boundAtEnd, double largestExcess,
 			double excessAtSeconds, long allowed, long requests, Leases leases, long failedDecisions,
 			boolean countsAgree) {
+
+		/**
+		 * What the bucket admits in 2 ms, nginx's resolution at both ends of an interval: its times are to the
+		 * millisecond, and taken when it logs, a little after the gateway decided. An excess within it is the
+		 * measurement's; one above it is the limiter's.
+		 */
+		double resolution() {
+			return 2.0 * this.leaseCase.limit() / this.leaseCase.windowMillis();
+		}
+
 	}
 
 	record Results(List<Throughput> throughput, List<Windows> windows, List<Bound> bounds) {
@@ -136,6 +148,9 @@ final class LeaseBenchmark {
 		}
 
 	}
+
+	/** Before a window's start, where the time from a gateway to nginx could carry a request into the window. */
+	static final long BOUNDARY_MILLIS = 100;
 
 	/** nginx's access log line: "{@code <epoch seconds>.<millis> <path>}". */
 	private static final Pattern STAMP = Pattern.compile("(\\d+)\\.(\\d{3}) (\\S+)");
@@ -304,15 +319,19 @@ final class LeaseBenchmark {
 		Leases leased = leases(c).minus(leases);
 		List<Long> stamps = stamps(accessLog, c, load);
 		Map<Long, Long> counts = new LinkedHashMap<>();
+		long beforeBoundary = 0;
 		for (long start = ceilDiv(load.startMillis(), window) * window; start + window <= load.endMillis(); start += window) {
 			long from = start;
 			counts.put(start, stamps.stream().filter(t -> t >= from && t < from + window).count());
+			beforeBoundary = Math.max(beforeBoundary,
+					stamps.stream().filter(t -> t >= from - BOUNDARY_MILLIS && t < from).count());
 		}
-		Windows result = new Windows(c, counts, stamps.size(), load.allowed(), load.requests(), leased,
+		Windows result = new Windows(c, counts, beforeBoundary, stamps.size(), load.allowed(), load.requests(), leased,
 				failedDecisions(), agree(stamps.size(), load.allowed()));
-		System.out.printf(Locale.ROOT, "leases   %-24s full windows of %s: %s (min %,d, max %,d); downstream saw %,d, "
-				+ "wrk counted %,d 2xx of %,d%n", c.routeId(), c.window(), counts.values(), result.min(), result.max(),
-				stamps.size(), load.allowed(), load.requests());
+		System.out.printf(Locale.ROOT, "leases   %-24s full windows of %s: %s (min %,d, max %,d; at most %d in the "
+				+ "%d ms before one); downstream saw %,d, wrk counted %,d 2xx of %,d%n", c.routeId(), c.window(),
+				counts.values(), result.min(), result.max(), beforeBoundary, BOUNDARY_MILLIS, stamps.size(),
+				load.allowed(), load.requests());
 		return result;
 	}
 
