@@ -41,6 +41,9 @@ record LeaseCase(String routeId, Kind kind, Algorithm algorithm, long limit, Str
 
 	static final String SPREAD = "spread";
 
+	/** Not a route: the cold client beside a hot one on a Redis Cluster ({@link ColdClientBenchmark}). */
+	static final String CLUSTER = "cluster-cold";
+
 	static final String HOT_LEASE = "hot-lease";
 
 	/** The lease of every leasing case. */
@@ -61,7 +64,8 @@ record LeaseCase(String routeId, Kind kind, Algorithm algorithm, long limit, Str
 
 	/**
 	 * All cases in the order the report lists them. {@code BENCH_LEASE_CASES} (route ids, comma-separated) picks some,
-	 * e.g. those without {@code lease} on code that does not have it yet.
+	 * e.g. those without {@code lease} on code that does not have it yet; {@link #CLUSTER} among them is not a route
+	 * here but {@link ColdClientBenchmark}.
 	 */
 	static List<LeaseCase> chosen() {
 		List<LeaseCase> all = List.of(
@@ -83,13 +87,22 @@ record LeaseCase(String routeId, Kind kind, Algorithm algorithm, long limit, Str
 		}
 		List<LeaseCase> cases = new ArrayList<>();
 		for (String id : given.split(",")) {
+			if (id.trim().equals(CLUSTER)) {
+				continue;
+			}
 			cases.add(all.stream()
 				.filter(c -> c.routeId().equals(id.trim()))
 				.findFirst()
 				.orElseThrow(() -> new IllegalArgumentException("BENCH_LEASE_CASES: no case '" + id + "'; cases are "
-						+ all.stream().map(LeaseCase::routeId).toList())));
+						+ all.stream().map(LeaseCase::routeId).toList() + " and " + CLUSTER)));
 		}
 		return cases;
+	}
+
+	/** Whether {@code BENCH_LEASE_CASES} (all by default) asks for the cluster case, {@link ColdClientBenchmark}. */
+	static boolean clusterChosen() {
+		String given = Settings.string("lease.cases", "");
+		return given.isEmpty() || List.of(given.replace(" ", "").split(",")).contains(CLUSTER);
 	}
 
 	String path() {

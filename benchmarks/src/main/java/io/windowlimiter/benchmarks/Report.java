@@ -73,6 +73,10 @@ final class Report {
 
 	private String leasesSetup = "";
 
+	private List<ColdClientBenchmark.Phase> leaseCluster = List.of();
+
+	private String leaseClusterSetup = "";
+
 	private final List<String[]> targets = new ArrayList<>();
 
 	Report(Machine machine, String command) {
@@ -121,6 +125,11 @@ final class Report {
 	void leases(LeaseBenchmark.Results results, String setup) {
 		this.leases = results;
 		this.leasesSetup = setup;
+	}
+
+	void leaseCluster(List<ColdClientBenchmark.Phase> phases, String setup) {
+		this.leaseCluster = phases;
+		this.leaseClusterSetup = setup;
 	}
 
 	String markdown() {
@@ -276,11 +285,13 @@ final class Report {
 	/** Part 8, issue 46's targets: scripts per request, the hot key against 10,000, exact windows and bucket. */
 	private String leaseTables() {
 		LeaseBenchmark.Results r = this.leases;
-		if (r.throughput().isEmpty() && r.windows().isEmpty() && r.bounds().isEmpty()) {
+		if (r.throughput().isEmpty() && r.windows().isEmpty() && r.bounds().isEmpty() && this.leaseCluster.isEmpty()) {
 			return "";
 		}
-		StringBuilder md = new StringBuilder("## 8. Hot-client leases: two instances on one Redis\n\n")
-			.append(this.leasesSetup).append(".\n\n");
+		StringBuilder md = new StringBuilder("## 8. Hot-client leases: two instances on one Redis\n\n");
+		if (!this.leasesSetup.isEmpty()) {
+			md.append(this.leasesSetup).append(".\n\n");
+		}
 		Optional<LeaseBenchmark.Throughput> spread = r.throughput().stream()
 			.filter(t -> t.leaseCase().routeId().equals(LeaseCase.SPREAD))
 			.findFirst();
@@ -360,6 +371,34 @@ final class Report {
 						String.format(Locale.ROOT, "<= 0 (resolution %.1f)", b.resolution()), verdict });
 				countsAgree(b.leaseCase(), b.countsAgree(), b.admitted(), b.allowed());
 				invalidIfFailed(b.leaseCase(), b.failedDecisions());
+			}
+			md.append('\n');
+		}
+		if (!this.leaseCluster.isEmpty()) {
+			md.append("A cold client on the hot client's Redis Cluster master. ").append(this.leaseClusterSetup)
+				.append(". vs alone: this p99 over the mean of the two alone phases' p99s; Redis round trip: the cold "
+						+ "route's `gateway.ratelimit.redis` histogram on instance a, the upper bound of the bucket holding "
+						+ "its p99:\n\n| phase | cold client p50 ms | p99 ms | vs alone | Redis round trip p99, ms | "
+						+ "requests | errors | hot client req/s (both instances) | scripts/s on their master |\n"
+						+ "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+			double alone = this.leaseCluster.stream()
+				.filter(p -> p.name().equals(ColdClientBenchmark.ALONE))
+				.mapToDouble(ColdClientBenchmark.Phase::p99Millis)
+				.average()
+				.orElse(Double.NaN);
+			for (ColdClientBenchmark.Phase p : this.leaseCluster) {
+				md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | <= %.2f | %,d | %,d | %,.0f | %,.0f |%n",
+						p.name(), p.p50Millis(), p.p99Millis(), p.p99Millis() / alone, p.redisP99Millis(), p.requests(), p.errors(), p.hotPerSecond(),
+						p.masterScriptsPerSecond()));
+				if (p.name().equals(ColdClientBenchmark.BESIDE_LEASE)) {
+					atMost("cold client's p99 beside the hot client on hot-lease / alone (Redis Cluster, same master)",
+							p.p99Millis() / alone, 1.10, String.format(Locale.ROOT, "%.2f", p.p99Millis() / alone),
+							"<= 1.10");
+				}
+				if (p.errors() > 0) {
+					this.targets.add(new String[] { "cold client, " + p.name(), p.errors() + " errors or not 200", "0",
+							"**invalid run**" });
+				}
 			}
 			md.append('\n');
 		}

@@ -91,8 +91,14 @@ public final class RunBenchmarks {
 				report.profile(profile.run(), profile.setup());
 			}
 			if (parts.contains("leases")) {
-				LeaseBenchmark leases = new LeaseBenchmark(redis, workDir, gatewayJar(root));
-				report.leases(leases.run(), leases.setup());
+				if (!LeaseCase.chosen().isEmpty()) {
+					LeaseBenchmark leases = new LeaseBenchmark(redis, workDir, gatewayJar(root));
+					report.leases(leases.run(), leases.setup());
+				}
+				if (LeaseCase.clusterChosen()) {
+					ColdClientBenchmark cold = new ColdClientBenchmark(workDir, gatewayJar(root));
+					report.leaseCluster(cold.run(), cold.setup());
+				}
 			}
 		}
 		// one page per part: benchmarks/results/decision.md, memory.md, http.md ...
