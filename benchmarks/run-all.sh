@@ -15,7 +15,8 @@
 #   benchmarks/run-all.sh profile         7. CPU per request by process and by component (async-profiler in
 #                                            gateway-app under wrk), flame graphs beside the report (profiles/)
 #   benchmarks/run-all.sh leases          8. hot-client leases (issue 46): two gateway-apps on one Redis, one key
-#                                            vs 10,000, scripts per request, exact windows and bucket (about 10 minutes)
+#                                            vs 10,000, scripts per request, exact windows and bucket, a cold client on
+#                                            a Redis Cluster (about 12 minutes)
 #   BENCH_REF=HEAD benchmarks/run-all.sh  measure a commit (a clean export of it, built apart) instead
 #                                         of the working tree, e.g. while others are editing it
 #   BENCH_SKIP_BUILD=1 benchmarks/run-all.sh ...   use the jars already built
