@@ -31,7 +31,8 @@
 # BENCH_PROFILE_SECONDS [15], BENCH_PROFILE_WARMUP_SECONDS [10],
 # BENCH_PROFILE_INTERVAL_MILLIS [5], BENCH_LEASE_WARMUP_SECONDS [60], BENCH_LEASE_ROUNDS [3], BENCH_LEASE_SECONDS [20],
 # BENCH_LEASE_EXACT_SECONDS [65], BENCH_LEASE_BOUND_SECONDS [30], BENCH_LEASE_CONNECTIONS [16 per instance],
-# BENCH_LEASE_CASES [spread,hot,hot-lease,hot-lease-token-bucket,exact,exact-no-lease,token-bucket-bound,cluster-cold],
+# BENCH_LEASE_CASES [spread,hot,hot-lease,hot-lease-token-bucket,exact,exact-no-lease,token-bucket-bound,
+# token-bucket-bound-no-lease,cluster-cold],
 # BENCH_LEASE_EXACT_START_MILLIS [1000], BENCH_LEASE_COLD_SECONDS [30], BENCH_LEASE_COLD_WARMUP_SECONDS [20],
 # BENCH_REDIS_PORT (use a running Redis instead of starting one; it is flushed!).
 set -euo pipefail

@@ -110,8 +110,8 @@ final class LeaseBenchmark {
 
 		/**
 		 * What the bucket admits in 2 ms, nginx's resolution at both ends of an interval: its times are to the
-		 * millisecond, and taken when it logs, a little after the gateway decided. An excess within it is the
-		 * measurement's; one above it is the limiter's.
+		 * millisecond, and taken when it logs, a little after the gateway decided (by a time that varies under load,
+		 * which is why the report sets the lease case beside the same bucket without lease).
 		 */
 		double resolution() {
 			return 2.0 * this.leaseCase.limit() / this.leaseCase.windowMillis();

@@ -80,7 +80,9 @@ record LeaseCase(String routeId, Kind kind, Algorithm algorithm, long limit, Str
 				new LeaseCase("exact-no-lease", Kind.WINDOWS, Algorithm.FIXED_WINDOW, EXACT_LIMIT, "10s", null, null, 1,
 						true),
 				new LeaseCase("token-bucket-bound", Kind.BOUND, Algorithm.TOKEN_BUCKET, 500, "1s", 1_000L, LEASE, 1,
-						true));
+						true),
+				new LeaseCase("token-bucket-bound-no-lease", Kind.BOUND, Algorithm.TOKEN_BUCKET, 500, "1s", 1_000L, null,
+						1, true));
 		String given = Settings.string("lease.cases", "");
 		if (given.isEmpty()) {
 			return all;
