@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,8 +32,8 @@ import io.windowlimiter.gateway.test.RedisNode;
 /**
  * Part 8's last case (issue 46): on a Redis Cluster of three masters (and their replicas), a cold client sending
  * {@value #COLD_RATE} requests a second, open loop, whose key's slot is on the hot client's master; its latency alone,
- * beside the hot client flooding a route with {@code lease} through both instances, beside the same without lease,
- * and alone again. All on one machine's cores: the hot client's load takes CPU from the gateways and Redis the cold
+ * beside the hot client flooding a route with {@code lease} through both instances, and beside the same without
+ * lease, in rounds. All on one machine's cores: the hot client's load takes CPU from the gateways and Redis the cold
  * client also needs, with or without leases.
  */
 final class ColdClientBenchmark {
@@ -63,7 +65,9 @@ final class ColdClientBenchmark {
 
 	private final int seconds = Settings.integer("lease.cold-seconds", 30);
 
-	private final int warmUpSeconds = Settings.integer("lease.cold-warmup-seconds", 20);
+	private final int warmUpSeconds = Settings.integer("lease.cold-warmup-seconds", 40);
+
+	private final int rounds = Settings.integer("lease.cold-rounds", 2);
 
 	private final Wrk wrk;
 
@@ -121,17 +125,24 @@ final class ColdClientBenchmark {
 					+ "on route cold: fixed window never reached, no lease) sends %d requests a second, open loop, through "
 					+ "instance a, its key's slot on the master of the hot client's (%s, port %d); latency from each "
 					+ "request's planned time. JIT warm-up: %d s of the hot client on both hot routes in turn, the cold "
-					+ "client beside; then %d s per phase: alone, beside the hot client flooding hot-lease (lease %s), "
-					+ "beside it flooding hot (no lease), alone again", coldKey, COLD_RATE, HOT_KEY, master.port(),
-					this.warmUpSeconds, this.seconds, LeaseCase.LEASE);
+					+ "client beside; then %d rounds of three phases of %d s, every other round backwards: alone, beside "
+					+ "the hot client flooding hot-lease (lease %s), beside it flooding hot (no lease)", coldKey, COLD_RATE,
+					HOT_KEY, master.port(), this.warmUpSeconds, this.rounds, this.seconds, LeaseCase.LEASE);
 			String coldUrl = this.gateways.get(0).url(cold.path());
 			phase(cluster, master, "warm-up", coldUrl, coldKey, hotLease, Math.max(1, this.warmUpSeconds / 2));
 			phase(cluster, master, "warm-up", coldUrl, coldKey, hot, Math.max(1, this.warmUpSeconds / 2));
+			// alone, beside the lease route, beside the route without; every other round backwards, so that a
+			// trend through the run (the JIT still compiling, the machine's speed drifting) favours no phase: in
+			// smoke runs of one order the phase after another was the faster
+			List<LeaseCase> order = new ArrayList<>(Arrays.asList(null, hotLease, hot));
 			List<Phase> phases = new ArrayList<>();
-			phases.add(phase(cluster, master, ALONE, coldUrl, coldKey, null, this.seconds));
-			phases.add(phase(cluster, master, BESIDE_LEASE, coldUrl, coldKey, hotLease, this.seconds));
-			phases.add(phase(cluster, master, "beside hot", coldUrl, coldKey, hot, this.seconds));
-			phases.add(phase(cluster, master, ALONE, coldUrl, coldKey, null, this.seconds));
+			for (int round = 0; round < this.rounds; round++) {
+				for (LeaseCase flood : order) {
+					String name = (flood == null) ? ALONE : (flood == hotLease) ? BESIDE_LEASE : "beside hot";
+					phases.add(phase(cluster, master, name, coldUrl, coldKey, flood, this.seconds));
+				}
+				Collections.reverse(order);
+			}
 			return phases;
 		}
 		finally {

@@ -386,7 +386,7 @@ final class Report {
 		}
 		if (!this.leaseCluster.isEmpty()) {
 			md.append("A cold client on the hot client's Redis Cluster master. ").append(this.leaseClusterSetup)
-				.append(". vs alone: this p99 over the mean of the two alone phases' p99s; Redis round trip: the cold "
+				.append(". vs alone: this p99 over the mean of the alone phases' p99s; Redis round trip: the cold "
 						+ "route's `gateway.ratelimit.redis` histogram on instance a, the upper bound of the bucket holding "
 						+ "its p99:\n\n| phase | cold client p50 ms | p99 ms | vs alone | Redis round trip p99, ms | "
 						+ "requests | errors | hot client req/s (both instances) | scripts/s on their master |\n"
@@ -398,18 +398,21 @@ final class Report {
 				.orElse(Double.NaN);
 			for (ColdClientBenchmark.Phase p : this.leaseCluster) {
 				md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | <= %.2f | %,d | %,d | %,.0f | %,.0f |%n",
-						p.name(), p.p50Millis(), p.p99Millis(), p.p99Millis() / alone, p.redisP99Millis(), p.requests(), p.errors(), p.hotPerSecond(),
-						p.masterScriptsPerSecond()));
-				if (p.name().equals(ColdClientBenchmark.BESIDE_LEASE)) {
-					atMost("cold client's p99 beside the hot client on hot-lease / alone (Redis Cluster, same master)",
-							p.p99Millis() / alone, 1.10, String.format(Locale.ROOT, "%.2f", p.p99Millis() / alone),
-							"<= 1.10");
-				}
+						p.name(), p.p50Millis(), p.p99Millis(), p.p99Millis() / alone, p.redisP99Millis(), p.requests(),
+						p.errors(), p.hotPerSecond(), p.masterScriptsPerSecond()));
 				if (p.errors() > 0) {
 					this.targets.add(new String[] { "cold client, " + p.name(), p.errors() + " errors or not 200", "0",
 							"**invalid run**" });
 				}
 			}
+			double besideLease = this.leaseCluster.stream()
+				.filter(p -> p.name().equals(ColdClientBenchmark.BESIDE_LEASE))
+				.mapToDouble(ColdClientBenchmark.Phase::p99Millis)
+				.average()
+				.orElse(Double.NaN);
+			atMost("cold client's p99 beside the hot client on hot-lease / alone, means over rounds (Redis Cluster, "
+					+ "same master)", besideLease / alone, 1.10, String.format(Locale.ROOT, "%.2f", besideLease / alone),
+					"<= 1.10");
 			md.append('\n');
 		}
 		return md.toString();
