@@ -14,6 +14,9 @@
 #   benchmarks/run-all.sh hot             6. decisions/s of one client key vs 10,000, library and redis-benchmark
 #   benchmarks/run-all.sh profile         7. CPU per request by process and by component (async-profiler in
 #                                            gateway-app under wrk), flame graphs beside the report (profiles/)
+#   benchmarks/run-all.sh leases          8. hot-client leases (issue 46): two gateway-apps on one Redis, one key
+#                                            vs 10,000, scripts per request, exact windows and bucket, a cold client on
+#                                            a Redis Cluster (about 14 minutes)
 #   BENCH_REF=HEAD benchmarks/run-all.sh  measure a commit (a clean export of it, built apart) instead
 #                                         of the working tree, e.g. while others are editing it
 #   BENCH_SKIP_BUILD=1 benchmarks/run-all.sh ...   use the jars already built
@@ -26,7 +29,13 @@
 # flood-fixed-window,flood-sliding-window-counter,flood-built-in], BENCH_HTTP_THREADS [2], BENCH_HTTP_CONNECTIONS [64; part 2: 32],
 # BENCH_GATEWAY_JVM_OPTIONS [-Xms512m -Xmx512m], BENCH_MEMORY_CLIENTS [1220], BENCH_MEMORY_HEAVY_CLIENTS [4],
 # BENCH_PROFILE_SECONDS [15], BENCH_PROFILE_WARMUP_SECONDS [10],
-# BENCH_PROFILE_INTERVAL_MILLIS [5], BENCH_REDIS_PORT (use a running Redis instead of starting one; it is flushed!).
+# BENCH_PROFILE_INTERVAL_MILLIS [5], BENCH_LEASE_WARMUP_SECONDS [60], BENCH_LEASE_ROUNDS [3], BENCH_LEASE_SECONDS [20],
+# BENCH_LEASE_EXACT_SECONDS [65], BENCH_LEASE_BOUND_SECONDS [30], BENCH_LEASE_CONNECTIONS [16 per instance],
+# BENCH_LEASE_CASES [spread,hot,hot-lease,hot-lease-token-bucket,exact,exact-no-lease,token-bucket-bound,
+# token-bucket-bound-no-lease,cluster-cold],
+# BENCH_LEASE_EXACT_START_MILLIS [1000], BENCH_LEASE_COLD_SECONDS [30], BENCH_LEASE_COLD_ROUNDS [2],
+# BENCH_LEASE_COLD_WARMUP_SECONDS [40],
+# BENCH_REDIS_PORT (use a running Redis instead of starting one; it is flushed!).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -29,6 +29,24 @@ final class Downstream implements AutoCloseable {
 
 	/** nginx serving {@code locations} (directives of its one {@code server} block) instead of the fixed body. */
 	Downstream(String locations) {
+		this("", locations);
+	}
+
+	/**
+	 * nginx answering the fixed body, and writing the time (epoch seconds, to the millisecond) and path of each
+	 * request whose path matches {@code stampedPaths} (an nginx regular expression) to {@code accessLog}: the
+	 * downstream's count of what the gateways let through, in time. One {@code write} per logged request, unbuffered,
+	 * so the file is complete as soon as the requests are answered.
+	 */
+	static Downstream stamping(Path accessLog, String stampedPaths) {
+		return new Downstream("log_format stamp '$msec $uri';", """
+				location / { default_type text/plain; return 200 "ok\\n"; }
+				location ~ %s { access_log %s stamp; default_type text/plain; return 200 "ok\\n"; }
+				""".formatted(stampedPaths, accessLog));
+	}
+
+	/** As above, with {@code httpDirectives} in nginx's {@code http} block. */
+	private Downstream(String httpDirectives, String locations) {
 		try {
 			this.port = freePort();
 			this.dir = Files.createTempDirectory("bench-nginx");
@@ -42,6 +60,7 @@ final class Downstream implements AutoCloseable {
 					events { worker_connections 4096; }
 					http {
 						access_log off;
+						%s
 						keepalive_requests 1000000;
 						# a gateway idle while another is measured keeps its pooled connections: closed after
 						# nginx's default 75 s, the gateway's next request on one failed (500, premature close)
@@ -51,7 +70,7 @@ final class Downstream implements AutoCloseable {
 							%s
 						}
 					}
-					""".formatted(this.dir, this.dir, LocalRedis.HOST, this.port, locations));
+					""".formatted(this.dir, this.dir, httpDirectives, LocalRedis.HOST, this.port, locations));
 			this.nginx = new ProcessBuilder("nginx", "-p", this.dir.toString(), "-c", conf.toString())
 				.redirectErrorStream(true)
 				.redirectOutput(this.dir.resolve("logs/stdout.log").toFile())

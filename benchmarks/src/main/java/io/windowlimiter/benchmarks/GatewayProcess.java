@@ -47,6 +47,12 @@ final class GatewayProcess implements AutoCloseable {
 	/** As above, ready once {@code readyPath} (a route without a limiter) answers 200. */
 	static GatewayProcess start(Path jar, int redisPort, String downstream, Path routes, Path log, String readyPath)
 			throws IOException, InterruptedException {
+		return start(jar, redisPort, downstream, routes, log, readyPath, List.of());
+	}
+
+	/** As above, with {@code extraArgs} after the others, e.g. {@code --spring.data.redis.cluster.nodes=...}. */
+	static GatewayProcess start(Path jar, int redisPort, String downstream, Path routes, Path log, String readyPath,
+			List<String> extraArgs) throws IOException, InterruptedException {
 		if (!Files.isRegularFile(jar)) {
 			throw new IllegalStateException("No gateway jar at " + jar + ": build it with mvn -q -B install -DskipTests");
 		}
@@ -62,6 +68,7 @@ final class GatewayProcess implements AutoCloseable {
 		if (!Settings.redisTimeout().isEmpty()) {
 			command.add("--window-rate-limiter.redis-timeout=" + Settings.redisTimeout());
 		}
+		command.addAll(extraArgs);
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		GatewayProcess gateway = new GatewayProcess(process, port, log);
 		try {

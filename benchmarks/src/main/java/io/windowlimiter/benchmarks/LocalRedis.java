@@ -95,25 +95,30 @@ final class LocalRedis implements AutoCloseable {
 			return new Scripts(this.calls - earlier.calls, this.micros - earlier.micros);
 		}
 
-	}
-
-	Scripts scripts() {
-		long calls = 0;
-		long micros = 0;
-		for (String line : admin().info("commandstats").split("\r?\n")) {
-			if (line.matches("cmdstat_(eval|evalsha|eval_ro|evalsha_ro):.*")) {
-				for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
-					String[] pair = field.split("=", 2);
-					if (pair[0].equals("calls")) {
-						calls += Long.parseLong(pair[1]);
-					}
-					else if (pair[0].equals("usec")) {
-						micros += Long.parseLong(pair[1]);
+		/** The scripts in the text of {@code INFO commandstats} of any server (a cluster's node too). */
+		static Scripts of(String commandstats) {
+			long calls = 0;
+			long micros = 0;
+			for (String line : commandstats.split("\r?\n")) {
+				if (line.matches("cmdstat_(eval|evalsha|eval_ro|evalsha_ro):.*")) {
+					for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+						String[] pair = field.split("=", 2);
+						if (pair[0].equals("calls")) {
+							calls += Long.parseLong(pair[1]);
+						}
+						else if (pair[0].equals("usec")) {
+							micros += Long.parseLong(pair[1]);
+						}
 					}
 				}
 			}
+			return new Scripts(calls, micros);
 		}
-		return new Scripts(calls, micros);
+
+	}
+
+	Scripts scripts() {
+		return Scripts.of(admin().info("commandstats"));
 	}
 
 	/** Reads Redis has made from its clients' sockets since it started ({@code total_reads_processed}). */

@@ -69,6 +69,14 @@ final class Report {
 
 	private String profileSetup = "";
 
+	private LeaseBenchmark.Results leases = new LeaseBenchmark.Results(List.of(), List.of(), List.of());
+
+	private String leasesSetup = "";
+
+	private List<ColdClientBenchmark.Phase> leaseCluster = List.of();
+
+	private String leaseClusterSetup = "";
+
 	private final List<String[]> targets = new ArrayList<>();
 
 	Report(Machine machine, String command) {
@@ -114,6 +122,16 @@ final class Report {
 		this.profileSetup = setup;
 	}
 
+	void leases(LeaseBenchmark.Results results, String setup) {
+		this.leases = results;
+		this.leasesSetup = setup;
+	}
+
+	void leaseCluster(List<ColdClientBenchmark.Phase> phases, String setup) {
+		this.leaseCluster = phases;
+		this.leaseClusterSetup = setup;
+	}
+
 	String markdown() {
 		this.targets.clear();
 		StringBuilder md = new StringBuilder();
@@ -137,7 +155,7 @@ final class Report {
 						this.plansSetup)
 				+ sideBySideTable("5. Scopes: the same limits the route's own and in a scope shared across routes",
 						this.scopes, this.scopesSetup)
-				+ hotTable() + profileTables();
+				+ hotTable() + profileTables() + leaseTables();
 		md.append("## Targets\n\n| target | measured | goal | verdict |\n|---|---|---|---|\n");
 		for (String[] row : this.targets) {
 			md.append("| ").append(String.join(" | ", row)).append(" |\n");
@@ -262,6 +280,180 @@ final class Report {
 			md.append(String.format(Locale.ROOT, " %.1f |", r.lettuceInclusiveMicros()));
 		}
 		return md.append("\n\n").toString();
+	}
+
+	/** Part 8, issue 46's targets: scripts per request, the hot key against 10,000, exact windows and bucket. */
+	private String leaseTables() {
+		LeaseBenchmark.Results r = this.leases;
+		if (r.throughput().isEmpty() && r.windows().isEmpty() && r.bounds().isEmpty() && this.leaseCluster.isEmpty()) {
+			return "";
+		}
+		StringBuilder md = new StringBuilder("## 8. Hot-client leases: two instances on one Redis\n\n");
+		if (!this.leasesSetup.isEmpty()) {
+			md.append(this.leasesSetup).append(".\n\n");
+		}
+		Optional<LeaseBenchmark.Throughput> spread = r.throughput().stream()
+			.filter(t -> t.leaseCase().routeId().equals(LeaseCase.SPREAD))
+			.findFirst();
+		if (!r.throughput().isEmpty()) {
+			md.append("Throughput, limits never reached (medians over rounds; vs spread: this case's req/s over spread's "
+					+ "in the same round; leases: taken / returned / refused, and the requests admitted from them, in "
+					+ "all measured rounds):\n\n| case | client keys | limits | req/s | vs spread | p99 ms | Redis scripts "
+					+ "per request | gateway CPU per request, us | Redis CPU per request, us | leases | admitted from a "
+					+ "lease | req/s per round |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|\n");
+			for (LeaseBenchmark.Throughput t : r.throughput()) {
+				LeaseBenchmark.Leases l = t.leases();
+				md.append(String.format(Locale.ROOT, "| %s | %,d | %s | %,.0f | %s | %.2f | %.3f | %.1f | %.1f | %s | "
+						+ "%s | %s |%n", t.leaseCase().routeId(), t.leaseCase().clients(), t.leaseCase().limits(),
+						t.median(LeaseBenchmark.Round::perSecond), spread.map(s -> spread(t.rateRatios(s))).orElse(""),
+						t.median(LeaseBenchmark.Round::p99Millis), t.median(LeaseBenchmark.Round::scriptsPerRequest),
+						t.median(LeaseBenchmark.Round::gatewayMicros), t.median(LeaseBenchmark.Round::redisMicros),
+						leaseCounts(t.leaseCase(), l), leaseShare(t.leaseCase(), l.local(), t.requests()),
+						String.join(", ", t.rounds().stream()
+							.map(x -> String.format(Locale.ROOT, "%,.0f", x.perSecond()))
+							.toList())));
+				if (t.leaseCase().lease() != null) {
+					atMost("Redis scripts per request, " + t.leaseCase().routeId(),
+							t.median(LeaseBenchmark.Round::scriptsPerRequest), 0.1,
+							String.format(Locale.ROOT, "%.3f", t.median(LeaseBenchmark.Round::scriptsPerRequest)),
+							"<= 0.1");
+				}
+				if (t.leaseCase().routeId().equals(LeaseCase.HOT_LEASE) && spread.isPresent()) {
+					atLeast("req/s, hot-lease (one key) / spread (10,000 keys, no lease)",
+							SseBenchmark.median(t.rateRatios(spread.get())), 1.0);
+				}
+				invalidIfFailed(t.leaseCase(), t.failedDecisions());
+			}
+			md.append('\n');
+		}
+		if (!r.windows().isEmpty()) {
+			md.append("Fixed windows under full load: requests that reached the downstream in each full window aligned "
+					+ "to the epoch (Redis's windows; same machine clock); the most it saw in the "
+					+ LeaseBenchmark.BOUNDARY_MILLIS + " ms before a counted window (0: no request decided near a "
+					+ "window's end, where the time to nginx could carry it into the next); against what wrk counted "
+					+ "as 2xx:\n\n| case | limits | full windows | min | max | counts, window by window | before a window "
+					+ "| downstream saw / wrk's 2xx | requests | leases | admitted from a lease |\n"
+					+ "|---|---|---:|---:|---:|---|---:|---|---:|---|---:|\n");
+			for (LeaseBenchmark.Windows w : r.windows()) {
+				md.append(String.format(Locale.ROOT, "| %s | %s | %d | %,d | %,d | %s | %,d | %,d / %,d | %,d | %s | %s |%n",
+						w.leaseCase().routeId(), w.leaseCase().limits(), w.counts().size(), w.min(), w.max(),
+						String.join(", ", w.counts().values().stream()
+							.map(n -> String.format(Locale.ROOT, "%,d", n))
+							.toList()),
+						w.beforeBoundary(), w.downstreamTotal(), w.allowed(), w.requests(), leaseCounts(w.leaseCase(), w.leases()),
+						leaseShare(w.leaseCase(), w.leases().local(), w.allowed())));
+				long least = (w.leaseCase().lease() != null) ? LeaseCase.EXACT_LEAST : w.leaseCase().limit();
+				between(String.format(Locale.ROOT, "requests per full window, %s (%s)", w.leaseCase().routeId(),
+						w.leaseCase().limits()), w.counts().isEmpty() ? -1 : w.min(), w.max(), least,
+						w.leaseCase().limit());
+				countsAgree(w.leaseCase(), w.countsAgree(), w.downstreamTotal(), w.allowed());
+				invalidIfFailed(w.leaseCase(), w.failedDecisions());
+			}
+			md.append('\n');
+		}
+		if (!r.bounds().isEmpty()) {
+			md.append("Token bucket under full load: admitted(t), requests that reached the downstream by t after the "
+					+ "first, against burst + rate x t on every prefix (nginx's times are to the millisecond):\n\n"
+					+ "| case | limits | admitted | seconds | burst + rate x seconds | largest excess | at s | wrk's 2xx / "
+					+ "requests | leases | admitted from a lease |\n|---|---|---:|---:|---:|---:|---:|---|---|---:|\n");
+			// what the same measurement gives without leases: the noise of nginx's times under this load
+			double control = r.bounds().stream()
+				.filter(b -> b.leaseCase().lease() == null)
+				.mapToDouble(LeaseBenchmark.Bound::largestExcess)
+				.max()
+				.orElse(0);
+			for (LeaseBenchmark.Bound b : r.bounds()) {
+				md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.1f | %,.0f | %+.1f | %.3f | %,d / %,d | %s | "
+						+ "%s |%n", b.leaseCase().routeId(), b.leaseCase().limits(), b.admitted(), b.seconds(),
+						b.boundAtEnd(), b.largestExcess(), b.excessAtSeconds(), b.allowed(), b.requests(),
+						leaseCounts(b.leaseCase(), b.leases()), leaseShare(b.leaseCase(), b.leases().local(),
+								b.allowed())));
+				double noise = Math.max(b.resolution(), (b.leaseCase().lease() != null) ? control : 0);
+				String verdict = (b.largestExcess() <= 0) ? "met"
+						: (b.largestExcess() <= noise) ? "met within the measurement's noise"
+								: String.format(Locale.ROOT, "**missed** by %.1f requests", b.largestExcess());
+				this.targets.add(new String[] {
+						"token bucket, admitted(t) - (burst + rate x t), largest, " + b.leaseCase().routeId(),
+						String.format(Locale.ROOT, "%+.1f", b.largestExcess()),
+						String.format(Locale.ROOT, "<= 0 (noise: 2 ms of the rate %.1f%s)", b.resolution(),
+								(b.leaseCase().lease() != null && control > 0)
+										? String.format(Locale.ROOT, ", the control without lease %+.1f", control) : ""),
+						verdict });
+				countsAgree(b.leaseCase(), b.countsAgree(), b.admitted(), b.allowed());
+				invalidIfFailed(b.leaseCase(), b.failedDecisions());
+			}
+			md.append('\n');
+		}
+		if (!this.leaseCluster.isEmpty()) {
+			md.append("A cold client on the hot client's Redis Cluster master. ").append(this.leaseClusterSetup)
+				.append(". vs alone: this p99 over the mean of the alone phases' p99s; Redis round trip: the cold "
+						+ "route's `gateway.ratelimit.redis` histogram on instance a, the upper bound of the bucket holding "
+						+ "its p99:\n\n| phase | cold client p50 ms | p99 ms | vs alone | Redis round trip p99, ms | "
+						+ "requests | errors | hot client req/s (both instances) | scripts/s on their master |\n"
+						+ "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+			double alone = this.leaseCluster.stream()
+				.filter(p -> p.name().equals(ColdClientBenchmark.ALONE))
+				.mapToDouble(ColdClientBenchmark.Phase::p99Millis)
+				.average()
+				.orElse(Double.NaN);
+			for (ColdClientBenchmark.Phase p : this.leaseCluster) {
+				md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | <= %.2f | %,d | %,d | %,.0f | %,.0f |%n",
+						p.name(), p.p50Millis(), p.p99Millis(), p.p99Millis() / alone, p.redisP99Millis(), p.requests(),
+						p.errors(), p.hotPerSecond(), p.masterScriptsPerSecond()));
+				if (p.errors() > 0) {
+					this.targets.add(new String[] { "cold client, " + p.name(), p.errors() + " errors or not 200", "0",
+							"**invalid run**" });
+				}
+			}
+			double besideLease = this.leaseCluster.stream()
+				.filter(p -> p.name().equals(ColdClientBenchmark.BESIDE_LEASE))
+				.mapToDouble(ColdClientBenchmark.Phase::p99Millis)
+				.average()
+				.orElse(Double.NaN);
+			atMost("cold client's p99 beside the hot client on hot-lease / alone, means over rounds (Redis Cluster, "
+					+ "same master)", besideLease / alone, 1.10, String.format(Locale.ROOT, "%.2f", besideLease / alone),
+					"<= 1.10");
+			md.append('\n');
+		}
+		return md.toString();
+	}
+
+	/** nginx's log must hold what wrk counted as 2xx, and at most the requests in flight at wrk's end more. */
+	private void countsAgree(LeaseCase c, boolean agree, long logged, long allowed) {
+		if (!agree) {
+			this.targets.add(new String[] { "downstream's count, " + c.routeId(),
+					String.format(Locale.ROOT, "%,d logged, %,d 2xx", logged, allowed),
+					"2xx to 2xx + connections", "**invalid run**" });
+		}
+	}
+
+	private void invalidIfFailed(LeaseCase c, long failedDecisions) {
+		if (failedDecisions > 0) {
+			this.targets.add(new String[] { "leases, " + c.routeId(),
+					failedDecisions + " decisions failed open (gateway logs)", "0", "**invalid run**" });
+		}
+	}
+
+	private static String leaseCounts(LeaseCase c, LeaseBenchmark.Leases l) {
+		return (c.lease() == null) ? "" : String.format(Locale.ROOT, "%,.0f / %,.0f / %,.0f", l.taken(), l.returned(),
+				l.refused());
+	}
+
+	private static String leaseShare(LeaseCase c, double local, long requests) {
+		return (c.lease() == null) ? "" : String.format(Locale.ROOT, "%,.0f (%.1f%%)", local,
+				100 * local / Math.max(1, requests));
+	}
+
+	/** A count that must lie within {@code [least, most]}: {@code min} and {@code max} are the measured extremes. */
+	private void between(String what, long min, long max, long least, long most) {
+		boolean met = min >= least && max <= most;
+		String verdict = (min < 0) ? "**no full window**"
+				: met ? "met" : (max > most) ? String.format(Locale.ROOT, "**missed**: %,d over", max - most)
+						: String.format(Locale.ROOT, "**missed**: %,d under", least - min);
+		this.targets.add(new String[] { what, String.format(Locale.ROOT, "%,d to %,d", min, max),
+				(least == most) ? String.format(Locale.ROOT, "%,d", most)
+						: String.format(Locale.ROOT, "%,d to %,d", least, most),
+				verdict });
 	}
 
 	private static String withExtra(double value, double base, boolean isBase) {

@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * Runs the benchmarks of one run against one Redis and writes one report. Arguments pick the parts:
- * {@code decision}, {@code http}, {@code memory}, {@code plans}, {@code scopes}, {@code hot}, {@code profile}; none
+ * {@code decision}, {@code http}, {@code memory}, {@code plans}, {@code scopes}, {@code hot}, {@code profile}, {@code leases}; none
  * means the first three; {@code mvc} and {@code sse} alone run {@link MvcHttpBenchmark} and {@link SseBenchmark},
  * {@code meter} {@link MeterBenchmark}. {@code bench.root} is the project's root (the scripts set it); the report goes
  * to {@code benchmarks/target/reports/<date>.md} there and to standard output ({@link ReportFile}), and the page of
@@ -45,9 +45,9 @@ public final class RunBenchmarks {
 		}
 		List<String> parts = (args.length == 0) ? List.of("decision", "memory", "http") : Arrays.asList(args);
 		for (String part : parts) {
-			if (!List.of("decision", "memory", "http", "plans", "scopes", "hot", "profile").contains(part)) {
+			if (!List.of("decision", "memory", "http", "plans", "scopes", "hot", "profile", "leases").contains(part)) {
 				throw new IllegalArgumentException(
-						"Unknown part '" + part + "'; parts are decision, memory, http, plans, scopes, hot, profile");
+						"Unknown part '" + part + "'; parts are decision, memory, http, plans, scopes, hot, profile, leases");
 			}
 		}
 		Path root = Path.of(Settings.string("root", ".")).toAbsolutePath().normalize();
@@ -89,6 +89,16 @@ public final class RunBenchmarks {
 				ProfileBenchmark profile = new ProfileBenchmark(redis, workDir, gatewayJar(root),
 						ReportFile.directory(root).resolve("profiles"), report.machine().fileStamp());
 				report.profile(profile.run(), profile.setup());
+			}
+			if (parts.contains("leases")) {
+				if (!LeaseCase.chosen().isEmpty()) {
+					LeaseBenchmark leases = new LeaseBenchmark(redis, workDir, gatewayJar(root));
+					report.leases(leases.run(), leases.setup());
+				}
+				if (LeaseCase.clusterChosen()) {
+					ColdClientBenchmark cold = new ColdClientBenchmark(workDir, gatewayJar(root));
+					report.leaseCluster(cold.run(), cold.setup());
+				}
 			}
 		}
 		// one page per part: benchmarks/results/decision.md, memory.md, http.md ...

@@ -47,6 +47,12 @@ final class Wrk {
 		return new Wrk(wrk.script, wrk.threads, connections, wrk.scriptArgs);
 	}
 
+	/** wrk with the client script, {@code threads} and {@code connections} rather than the HTTP part's defaults. */
+	static Wrk forClients(Path workDir, int threads, int connections) throws IOException {
+		Wrk wrk = forClients(workDir);
+		return new Wrk(wrk.script, threads, connections, wrk.scriptArgs);
+	}
+
 	/**
 	 * wrk with one of the benchmark's scripts (a resource beside this class, copied into {@code workDir}), the HTTP
 	 * part's threads and connections, and {@code scriptArgs} after the client count and prefix.
