@@ -71,6 +71,20 @@ class MvcRouteCheckTests {
 	}
 
 	@Test
+	void leasesOnExactLimitsAndRefusesThemBesideACostTheResponseSettles() {
+		check("key-resolver", "headerKeyResolver", "algorithm", "token-bucket", "limit", "5", "window", "1s", "lease",
+				"50ms");
+		assertThat(this.core.route("r").byDefault.leases).isTrue();
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "algorithm", "fixed-window", "limit", "5",
+				"window", "10s", "lease", "50ms", "cost-from-response-header", "X-Cost"))
+			.hasMessageContaining(ROUTE + "filters[0].args.lease is '50ms' beside cost-from-response-header; allowed: "
+					+ "either lease or a cost the response settles");
+		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "window", "10s", "lease", "50ms"))
+			.hasMessageContaining("lease is '50ms' with limit")
+			.hasMessageContaining("counted by sliding-window-counter");
+	}
+
+	@Test
 	void refusesAnArgumentTheFilterDoesNotHave() {
 		assertThatThrownBy(() -> check("key-resolver", "headerKeyResolver", "limit", "5", "windw", "10s"))
 			.hasMessageContaining(ROUTE + "filters[0].args.windw is no argument of WindowRateLimit");

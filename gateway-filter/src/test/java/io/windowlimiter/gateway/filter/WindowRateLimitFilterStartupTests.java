@@ -93,6 +93,21 @@ class WindowRateLimitFilterStartupTests {
 	}
 
 	@Test
+	void aLeaseIsCheckedAsOnRequestRateLimiterRoutesAndRefusedBesideACostTheResponseSettles() {
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "algorithm=sliding-log", "limit=10",
+				"window=1m", "lease=50ms")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessageStartingWith("Invalid rate limit on route 'orders': lease is '50ms' with limit 'orders' counted by "
+					+ "sliding-log (ring); allowed: fixed-window (calendar quotas included) or token-bucket limits only");
+		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "algorithm=fixed-window", "limit=10",
+				"window=1m", "lease=50ms", "count-statuses=5xx")))
+			.isInstanceOf(InvalidRouteConfigurationException.class)
+			.hasMessage("Invalid rate limit on route 'orders': lease is '50ms' beside count-statuses; allowed: either "
+					+ "lease or a cost the response settles (count-statuses, cost-from-response-header): a request admitted "
+					+ "from a leased part has no reservation of its own to settle");
+	}
+
+	@Test
 	void maxDelayIsCheckedAsOnRequestRateLimiterRoutes() {
 		assertThat(startUpFailure(filter(0, "key-resolver=#{@headerKeyResolver}", "algorithm=sliding-log", "limit=10",
 				"window=1m", "max-delay=1s")))
