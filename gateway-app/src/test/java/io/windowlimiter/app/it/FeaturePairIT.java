@@ -13,11 +13,11 @@ import org.junit.jupiter.api.TestClassOrder;
 
 /**
  * The feature tests of the packaged jar that need two instances but nothing of a jar to themselves
- * (lists and near-limit, calendar quotas and penalties, max-delay, concurrency): one pair of jars, started once, the
+ * (lists and near-limit, calendar quotas and penalties, max-delay, concurrency, leases): one pair of jars, started once, the
  * way users run them, serves them all (a pair started at once takes about 15 s on an idle machine, over a minute on a
  * loaded one). Each feature's routes, client keys and gateway settings are its own, so no test sees
  * another's counts; the tests are in {@link ListsAndNearLimitCases}, {@link CalendarPenaltyCases},
- * {@link MaxDelayCases} and {@link ConcurrencyCases} (whose routes lead to a downstream that holds its answers,
+ * {@link MaxDelayCases}, {@link ConcurrencyCases} and {@link LeaseCases} (whose routes lead to a downstream that holds its answers,
  * and to a fake LLM, both started here before the jars).
  */
 @TestClassOrder(ClassOrderer.OrderAnnotation.class)
@@ -43,6 +43,7 @@ class FeaturePairIT {
 			CalendarPenaltyCases.routes(routes);
 			MaxDelayCases.routes(routes);
 			ConcurrencyCases.routes(routes, held, llm);
+			LeaseCases.routes(routes);
 		}, args);
 	}
 
@@ -96,6 +97,16 @@ class FeaturePairIT {
 
 		Concurrency() {
 			super(pair, held);
+		}
+
+	}
+
+	@Nested
+	@Order(5)
+	class Lease extends LeaseCases {
+
+		Lease() {
+			super(pair);
 		}
 
 	}
