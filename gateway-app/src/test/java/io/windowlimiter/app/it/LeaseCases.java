@@ -34,7 +34,9 @@ abstract class LeaseCases {
 
 	static void routes(RouteFile routes) {
 		// RequestRateLimiter routes: window-rate-limiter.lease
-		routes.route("lease-hot", RouteFile.with(RouteFile.limit("fixed-window", 1_000_000, "1h"), "lease", "50ms"));
+		// a part is a lease time of the client's traffic: 200 ms keeps parts of a few dozen at the rates a loaded
+		// test machine reaches
+		routes.route("lease-hot", RouteFile.with(RouteFile.limit("fixed-window", 1_000_000, "1h"), "lease", "200ms"));
 		// the WindowRateLimit filter: lease
 		routes.windowRateLimit("lease-exact", List.of(Map.of("key-resolver", "#{@headerKeyResolver}",
 				"algorithm", "fixed-window", "limit", 300, "window", "1h", "lease", "50ms")));
@@ -86,6 +88,9 @@ abstract class LeaseCases {
 	@Test
 	void aHotClientCostsRedisATenthOfAScriptPerRequestAndRedisCountsWhatWasAdmitted() throws Exception {
 		String apiKey = "hot-" + this.run;
+		// the client becomes hot on both instances (a lease time of counting), and their JITs warm
+		int warm = 8 * 200;
+		assertThat(flood("/lease-hot/get", apiKey, 8, 200)).isEqualTo(warm);
 		int requests = 8 * 500;
 		long before = RedisInfo.scriptCalls(this.pair.redisPort());
 		assertThat(flood("/lease-hot/get", apiKey, 8, 500)).isEqualTo(requests);
@@ -93,9 +98,9 @@ abstract class LeaseCases {
 		System.out.printf("lease-hot: %d requests, %d scripts (%.3f per request)%n", requests, scripts,
 				(double) scripts / requests);
 		assertThat(scripts).as("scripts for %d requests", requests).isLessThanOrEqualTo(requests / 10);
-		// every part ends within its 50 ms; what a part did not admit went back
-		GatewayJar.sleep(300);
-		assertThat(remaining("lease-hot", apiKey)).isEqualTo(1_000_000 - requests);
+		// every part ends within its 200 ms; what a part did not admit went back
+		GatewayJar.sleep(600);
+		assertThat(remaining("lease-hot", apiKey)).isEqualTo(1_000_000 - warm - requests);
 	}
 
 	@Test
