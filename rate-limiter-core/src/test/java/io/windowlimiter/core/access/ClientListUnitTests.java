@@ -98,7 +98,7 @@ class ClientListUnitTests {
 		assertThatThrownBy(() -> registry.put("orders", Map.of("window-rate-limiter.limit", "5",
 				"window-rate-limiter.window", "1m", "window-rate-limiter.allowed", "a")))
 			.hasMessageContaining("window-rate-limiter.allowed is not a known property")
-			.hasMessageContaining("allow, deny, max-delay, credential-keys (each prefixed window-rate-limiter.)");
+			.hasMessageContaining("allow, deny, max-delay, lease, credential-keys (each prefixed window-rate-limiter.)");
 	}
 
 	@Test

@@ -97,7 +97,7 @@ class MaxDelayConfigUnitTests {
 		assertThatThrownBy(() -> RouteArgs.parse("r", route("algorithm=fixed-window", "limit=5", "window=1s",
 				"max-dealy=1s")))
 			.hasMessageContaining("max-dealy is not a known property")
-			.hasMessageContaining("deny, max-delay, credential-keys (each prefixed");
+			.hasMessageContaining("deny, max-delay, lease, credential-keys (each prefixed");
 	}
 
 	@Test
