@@ -26,8 +26,8 @@ import reactor.core.scheduler.Scheduler;
 /**
  * Parts of hot clients' quotas this instance leased from Redis, on routes with a {@code lease} (docs/hot-clients.md).
  * A client this instance sees at {@link #HOT} units or more per lease time gets its next request decided at that
- * request's cost plus a part (what it sent in the last lease time, at most a {@link #SHARE}th of what Redis last said
- * remains): one script call reserves both, as a request's cost is reserved. The client's next requests are admitted
+ * request's cost plus a part (three quarters of what it sent in the last lease time, at most a {@link #SHARE}th of
+ * what Redis last said remains): one script call reserves both, as a request's cost is reserved. The client's next requests are admitted
  * here from the part while it lasts, without Redis; what is left of it is given back to Redis by a settle of that
  * reservation (to the units used) when the lease ends: after the route's {@code lease}, at the end of the fixed
  * window it was counted in, when a request needs more than is left, when the client's policy or an operator's rule
@@ -41,7 +41,7 @@ import reactor.core.scheduler.Scheduler;
  */
 final class Leases {
 
-	/** The units per lease time from which a client is leased parts: fewer would save too few round trips. */
+	/** The smallest part, in units: a smaller one would save too few round trips. */
 	static final long HOT = 4;
 
 	/** A part is at most this fraction of what Redis last said remains, so other instances find the rest. */
@@ -115,12 +115,15 @@ final class Leases {
 
 	/** A take of a part with this request when the client is hot and Redis left enough; else Redis decides alone. */
 	private Step take(CompiledPolicy policy, Client client, long cost, long now) {
-		long wanted = client.previous;
+		// three quarters of what the client sent in the last lease time: spent before the lease ends, as a rule, so
+		// the next part is taken with a request rather than this one given back
+		long wanted = client.previous * 3 / 4;
 		long age = now - client.remainingAt;
-		// Redis answered the client within the last lease time: a take written just as Redis froze runs when it
-		// comes back, and charges a part nobody admits, so no part is asked of a Redis not heard from lately
+		// Redis answered the client within the last two lease times (a part ends after one): a take written just as
+		// Redis froze runs when it comes back and charges a part nobody admits, so none is asked of a Redis not heard
+		// from lately
 		if (wanted < HOT || client.taking != null || client.remainingFor < 0 || age > client.remainingFor
-				|| age > policy.route.lease().toNanos()) {
+				|| age > 2 * policy.route.lease().toNanos()) {
 			return Decide.ALONE;
 		}
 		long part = Math.min(Math.min(wanted, (client.remaining - cost) / SHARE), mostAtOnce(policy) - cost);
