@@ -131,7 +131,7 @@ final class Leases {
 			return Decide.ALONE;
 		}
 		client.taking = Sinks.empty();
-		return new Take(this, client, part, now, this.generation.get());
+		return new Take(this, client, part, now, this.generation.get(), client.forgotten);
 	}
 
 	/** The most one decision may reserve in the policy's limits: the smallest limit (or burst). */
@@ -166,6 +166,7 @@ final class Leases {
 			synchronized (client) {
 				part = client.detach(client.part);
 				client.remainingFor = -1;
+				client.forgotten++;
 			}
 			giveBack(part);
 		}
@@ -245,12 +246,15 @@ final class Leases {
 
 		private final long generation;
 
-		Take(Leases leases, Client client, long part, long sentNanos, long generation) {
+		private final long forgotten;
+
+		Take(Leases leases, Client client, long part, long sentNanos, long generation, long forgotten) {
 			this.leases = leases;
 			this.client = client;
 			this.part = part;
 			this.sentNanos = sentNanos;
 			this.generation = generation;
+			this.forgotten = forgotten;
 		}
 
 		/**
@@ -261,15 +265,18 @@ final class Leases {
 		Verdict taken(CompiledPolicy policy, Verdict verdict, Reservation reservation) {
 			Part part = new Part(reservation, this.part, policy, verdict, this.sentNanos, this.generation);
 			Part ended;
+			boolean stale;
 			synchronized (this.client) {
 				this.client.remember(policy, verdict, this.sentNanos);
 				ended = this.client.detach(this.client.part);
 				this.client.part = part;
+				stale = this.forgotten != this.client.forgotten;
 			}
 			this.leases.metrics.lease(reservation.routeId(), "taken");
 			this.leases.giveBack(ended);
-			if (this.generation != this.leases.generation.get()) {
-				// the policy changed (or every part went back) while Redis reserved this one
+			if (stale || this.generation != this.leases.generation.get()) {
+				// the policy changed (or every part went back), or an operator reset or blocked the client, while Redis
+				// reserved this one
 				this.leases.expire(this.client, part);
 			}
 			else {
@@ -341,6 +348,9 @@ final class Leases {
 		}
 
 		@Nullable Part part;
+
+		/** How often an operator's change of the client gave its part back: a part taken before is given back too. */
+		long forgotten;
 
 		/** Done when the part being taken arrives (or does not); null while none is. */
 		Sinks.@Nullable Empty<Void> taking;
