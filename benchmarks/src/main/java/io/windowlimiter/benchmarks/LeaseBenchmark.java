@@ -161,7 +161,7 @@ final class LeaseBenchmark {
 
 	private final Path gatewayJar;
 
-	private final int warmUpSeconds = Settings.integer("lease.warmup-seconds", 60);
+	private final int warmUpSeconds = Settings.integer("lease.warmup-seconds", 120);
 
 	private final int rounds = Settings.integer("lease.rounds", 3);
 
