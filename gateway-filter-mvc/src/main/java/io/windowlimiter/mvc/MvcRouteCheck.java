@@ -135,7 +135,7 @@ public final class MvcRouteCheck {
 			limiter.put(RouteArgs.PREFIX + name, value);
 		});
 		Object lease = limiter.get(RouteArgs.PREFIX + "lease");
-		if (lease != null && !lease.equals("0") && (own.containsKey("count-statuses") || own.containsKey("cost-from-response-header"))) {
+		if (lease != null && !lease.toString().trim().matches("0+(ms|s)?") && (own.containsKey("count-statuses") || own.containsKey("cost-from-response-header"))) {
 			throw new InvalidRouteConfigurationException(routeId, path + "lease", "is '" + lease + "' beside "
 					+ (own.containsKey("count-statuses") ? "count-statuses" : "cost-from-response-header"),
 					"either lease or a cost the response settles (count-statuses, cost-from-response-header): a request "

@@ -127,6 +127,11 @@ final class Leases {
 			return Decide.ALONE;
 		}
 		long part = Math.min(Math.min(wanted, (client.remaining - cost) / SHARE), mostAtOnce(policy) - cost);
+		// a part held in a token bucket ends when the bucket would be full again with it back in: one that would end
+		// within a quarter of the lease time is not worth a take
+		if (part >= HOT && client.remainingFor - age - Part.bucketRefill(policy, part) < policy.route.lease().toNanos() / 4) {
+			return Decide.ALONE;
+		}
 		if (part < HOT) {
 			return Decide.ALONE;
 		}
@@ -371,7 +376,9 @@ final class Leases {
 			}
 			this.remaining = least;
 			this.remainingAt = sentNanos;
-			this.remainingFor = Part.windowEnd(policy, verdict.decisions(), Long.MAX_VALUE);
+			// a fixed window's remaining holds to its end; a bucket's, the time it takes to fill (past it the bucket
+			// is full, and a part of it could not be held: see Part.windowEnd)
+			this.remainingFor = Part.windowEnd(policy, verdict.decisions());
 		}
 
 		/** Takes the part from the client, when it is still its own; returns it to be given back. */
@@ -414,21 +421,38 @@ final class Leases {
 			this.sentNanos = sentNanos;
 			this.generation = generation;
 			// from when the take was sent, which is before Redis read its clock: the part never outlives its window
-			this.endNanos = sentNanos + windowEnd(policy, this.decisions, policy.route.lease().toNanos());
+			this.endNanos = sentNanos + Math.min(policy.route.lease().toNanos(), windowEnd(policy, this.decisions))
+					- bucketRefill(policy, size);
 		}
 
 		/**
-		 * Nanoseconds from the decision to the end of the first fixed window (or calendar period) a decision was
-		 * counted in, at most {@code most}: a part reserved in one window is not admitted in the next.
+		 * Nanoseconds from the decision to the end of the first fixed window (or calendar period) it was counted
+		 * in, or to when a token bucket it was counted in would be full again: a part reserved in one window is not
+		 * admitted in the next, and none is admitted once its bucket, the part's unused units back in it, would be
+		 * full. Held past that, the bucket would refill above its burst beside the units held here, and a client that
+		 * paused and then spent both would pass burst + rate x time. {@link Long#MAX_VALUE} for no such limit.
 		 */
-		static long windowEnd(CompiledPolicy policy, List<Decision> decisions, long most) {
-			long end = most;
+		static long windowEnd(CompiledPolicy policy, List<Decision> decisions) {
+			long end = Long.MAX_VALUE;
 			for (int i = 0; i < decisions.size(); i++) {
-				if (policy.policies.get(i).algorithm() == Algorithm.FIXED_WINDOW) {
+				Algorithm algorithm = policy.policies.get(i).algorithm();
+				if (algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.TOKEN_BUCKET) {
 					end = Math.min(end, TimeUnit.MILLISECONDS.toNanos(decisions.get(i).resetMillis()));
 				}
 			}
-			return (end == Long.MAX_VALUE) ? TimeUnit.SECONDS.toNanos(1) : end;
+			return end;
+		}
+
+		/** How long the policy's slowest-filling token bucket takes to refill {@code units}; 0 with no bucket. */
+		static long bucketRefill(CompiledPolicy policy, long units) {
+			long refill = 0;
+			for (WindowPolicy limit : policy.policies) {
+				if (limit.algorithm() == Algorithm.TOKEN_BUCKET) {
+					long window = TimeUnit.MILLISECONDS.toNanos(limit.window().toMillis());
+					refill = Math.max(refill, (window + limit.limit() - 1) / limit.limit() * units);
+				}
+			}
+			return refill;
 		}
 
 		boolean admits(long cost, long now, long generation) {
@@ -436,15 +460,17 @@ final class Leases {
 		}
 
 		/**
-		 * The verdict of a request admitted from this part: each limit's remaining as Redis had it before the part,
-		 * less what this instance admitted of the part since; each reset counted down from the decision.
+		 * The verdict of a request admitted from this part: each limit's remaining as Redis had it once the part was
+		 * taken (the whole part counted as spent), less what this instance admitted of it since; each reset counted
+		 * down from the decision. Never more than the truth on one instance, and on several more only by what the
+		 * others admitted beyond this part's size since it was taken; never rising on one instance, as a part's next
+		 * one, or Redis's next answer, is taken from what is left after this whole part.
 		 */
 		Verdict verdict(long now) {
 			long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(now - this.sentNanos);
-			long left = this.size - this.used;
 			List<Decision> decisions = new ArrayList<>(this.decisions.size());
 			for (Decision decision : this.decisions) {
-				decisions.add(new Decision(true, decision.remaining() + left,
+				decisions.add(new Decision(true, Math.max(0, decision.remaining() - this.used),
 						Math.max(0, decision.resetMillis() - elapsedMillis), 0));
 			}
 			return new Verdict(true, decisions, 0, this.verdictNow + elapsedMillis, 0);

@@ -86,13 +86,18 @@ record FilterSettings(String policyId, @Nullable String costFromHeader, @Nullabl
 	 */
 	static void checkLeaseNotSettled(String policyId, @Nullable String lease, @Nullable String countStatuses,
 			@Nullable String costFromResponseHeader) {
-		if (lease == null || lease.equals("0") || (countStatuses == null && costFromResponseHeader == null)) {
+		if (lease == null || noLease(lease) || (countStatuses == null && costFromResponseHeader == null)) {
 			return;
 		}
 		String beside = (countStatuses != null) ? "count-statuses" : "cost-from-response-header";
 		throw new InvalidRouteConfigurationException(policyId, "lease", "is '" + lease + "' beside " + beside,
 				"either lease or a cost the response settles (count-statuses, cost-from-response-header): a request "
 						+ "admitted from a leased part has no reservation of its own to settle");
+	}
+
+	/** Whether a lease as written means none: {@code 0}, {@code 0ms}, {@code 0s} (the core reads any other value). */
+	static boolean noLease(String lease) {
+		return lease.matches("0+(ms|s)?");
 	}
 
 	/** Whether requests of this filter are settled once their response is known (a second Redis call). */

@@ -105,6 +105,10 @@ class WindowRateLimitFilterStartupTests {
 			.hasMessage("Invalid rate limit on route 'orders': lease is '50ms' beside count-statuses; allowed: either "
 					+ "lease or a cost the response settles (count-statuses, cost-from-response-header): a request admitted "
 					+ "from a leased part has no reservation of its own to settle");
+		// no lease, however written, goes with anything
+		for (String none : List.of("0", "0ms", "0s")) {
+			FilterSettings.checkLeaseNotSettled("orders", none, "5xx", null);
+		}
 	}
 
 	@Test
