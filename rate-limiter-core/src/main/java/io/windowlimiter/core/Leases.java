@@ -463,8 +463,8 @@ final class Leases {
 		 * The verdict of a request admitted from this part: each limit's remaining as Redis had it once the part was
 		 * taken (the whole part counted as spent), less what this instance admitted of it since; each reset counted
 		 * down from the decision. Never more than the truth on one instance, and on several more only by what the
-		 * others admitted beyond this part's size since it was taken; never rising on one instance, as a part's next
-		 * one, or Redis's next answer, is taken from what is left after this whole part.
+		 * others admitted beyond this part's size since it was taken. (It may rise after the part: its unused units,
+		 * given back, are left again in Redis's next answer.)
 		 */
 		Verdict verdict(long now) {
 			long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(now - this.sentNanos);
