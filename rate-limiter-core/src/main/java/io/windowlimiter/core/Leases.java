@@ -421,8 +421,27 @@ final class Leases {
 			this.sentNanos = sentNanos;
 			this.generation = generation;
 			// from when the take was sent, which is before Redis read its clock: the part never outlives its window
-			this.endNanos = sentNanos + Math.min(policy.route.lease().toNanos(), windowEnd(policy, this.decisions))
-					- bucketRefill(policy, size);
+			this.endNanos = sentNanos + life(policy, this.decisions, size);
+		}
+
+		/**
+		 * How long a part of {@code size} may be admitted from, after the decision that took it: at most the lease;
+		 * no longer than the fixed window it was counted in; and no longer than its token bucket, with the part back
+		 * in it, takes to be full again (see {@link #windowEnd}).
+		 */
+		static long life(CompiledPolicy policy, List<Decision> decisions, long size) {
+			long life = policy.route.lease().toNanos();
+			for (int i = 0; i < decisions.size(); i++) {
+				WindowPolicy limit = policy.policies.get(i);
+				long reset = TimeUnit.MILLISECONDS.toNanos(decisions.get(i).resetMillis());
+				if (limit.algorithm() == Algorithm.FIXED_WINDOW) {
+					life = Math.min(life, reset);
+				}
+				else if (limit.algorithm() == Algorithm.TOKEN_BUCKET) {
+					life = Math.min(life, reset - refill(limit, size));
+				}
+			}
+			return life;
 		}
 
 		/**
@@ -448,11 +467,16 @@ final class Leases {
 			long refill = 0;
 			for (WindowPolicy limit : policy.policies) {
 				if (limit.algorithm() == Algorithm.TOKEN_BUCKET) {
-					long window = TimeUnit.MILLISECONDS.toNanos(limit.window().toMillis());
-					refill = Math.max(refill, (window + limit.limit() - 1) / limit.limit() * units);
+					refill = Math.max(refill, refill(limit, units));
 				}
 			}
 			return refill;
+		}
+
+		/** How long the token bucket takes to refill {@code units}, in nanoseconds, rounded up. */
+		private static long refill(WindowPolicy bucket, long units) {
+			long window = TimeUnit.MILLISECONDS.toNanos(bucket.window().toMillis());
+			return (window + bucket.limit() - 1) / bucket.limit() * units;
 		}
 
 		boolean admits(long cost, long now, long generation) {
