@@ -223,8 +223,15 @@ abstract class RateLimitsEndpointCases {
 		assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
 		assertThat(json(reset).path("deletedKeys").asLong()).as(reset.body()).isEqualTo(1);
 		// Redis decides again everywhere: served on both routes, then refused by each route's own limit (3
-		// used), not by a cached daily denial
-		assertThat(proxied(this.b, "ops-orders", client)).isEqualTo(200);
+		// used), not by a cached daily denial. B forgets its denial when the change broadcast reaches it, a few ms
+		// after A's answer: until then it refuses from its deny cache, which counts nothing
+		long forgotten = System.nanoTime();
+		int first = proxied(this.b, "ops-orders", client);
+		while (first == 429 && System.nanoTime() - forgotten < Duration.ofSeconds(1).toNanos()) {
+			GatewayJar.sleep(20);
+			first = proxied(this.b, "ops-orders", client);
+		}
+		assertThat(first).isEqualTo(200);
 		assertThat(proxied(this.a, "ops-search", client)).isEqualTo(200);
 		for (GatewayJar gateway : List.of(this.a, this.b)) {
 			String route = (gateway == this.a) ? "ops-orders" : "ops-search";
