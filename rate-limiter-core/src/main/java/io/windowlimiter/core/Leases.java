@@ -25,13 +25,14 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * Parts of hot clients' quotas this instance leased from Redis, on routes with a {@code lease} (docs/hot-clients.md).
- * A client this instance sees at {@link #HOT} units or more per lease time gets its next request decided at that
- * request's cost plus a part (three quarters of what it sent in the last lease time, at most a {@link #SHARE}th of
- * what Redis last said remains): one script call reserves both, as a request's cost is reserved. The client's next requests are admitted
- * here from the part while it lasts, without Redis; what is left of it is given back to Redis by a settle of that
- * reservation (to the units used) when the lease ends: after the route's {@code lease}, at the end of the fixed
- * window it was counted in, when a request needs more than is left, when the client's policy or an operator's rule
- * changes, and at shutdown. Since every unit is reserved in Redis before it is admitted, all instances together
+ * A client this instance sees often enough that its part would be {@link #SMALLEST_PART} units or more gets its next
+ * request decided at that request's cost plus a part (three quarters of what it sent in the last lease time, at most
+ * a {@link #SHARE}th of what Redis last said remains): one script call reserves both, as a request's cost is reserved.
+ * The client's next requests are admitted here from the part while it lasts, without Redis; what is left of it is
+ * given back to Redis by a settle of that reservation (to the units used) when the part ends: after the route's
+ * {@code lease}, at the end of the fixed window it was counted in, when its token bucket with the part back in would
+ * be full again, when a request needs more than is left, when the client's policy or an operator's rule changes, and
+ * at shutdown. Since every unit is reserved in Redis before it is admitted, all instances together
  * admit no more than the limits allow; what a lease costs is that another instance may refuse the client while this
  * one holds units it has not used yet, at most one part.
  *
@@ -42,7 +43,7 @@ import reactor.core.scheduler.Scheduler;
 final class Leases {
 
 	/** The smallest part, in units: a smaller one would save too few round trips. */
-	static final long HOT = 4;
+	static final long SMALLEST_PART = 4;
 
 	/** A part is at most this fraction of what Redis last said remains, so other instances find the rest. */
 	static final long SHARE = 4;
@@ -122,17 +123,15 @@ final class Leases {
 		// Redis answered the client within the last two lease times (a part ends after one): a take written just as
 		// Redis froze runs when it comes back and charges a part nobody admits, so none is asked of a Redis not heard
 		// from lately
-		if (wanted < HOT || client.taking != null || client.remainingFor < 0 || age > client.remainingFor
+		if (wanted < SMALLEST_PART || client.taking != null || client.remainingFor < 0 || age > client.remainingFor
 				|| age > 2 * policy.route.lease().toNanos()) {
 			return Decide.ALONE;
 		}
 		long part = Math.min(Math.min(wanted, (client.remaining - cost) / SHARE), mostAtOnce(policy) - cost);
 		// a part held in a token bucket ends when the bucket would be full again with it back in: one that would end
 		// within a quarter of the lease time is not worth a take
-		if (part >= HOT && client.remainingFor - age - Part.bucketRefill(policy, part) < policy.route.lease().toNanos() / 4) {
-			return Decide.ALONE;
-		}
-		if (part < HOT) {
+		if (part < SMALLEST_PART
+				|| client.remainingFor - age - Part.bucketRefill(policy, part) < policy.route.lease().toNanos() / 4) {
 			return Decide.ALONE;
 		}
 		client.taking = Sinks.empty();

@@ -1,15 +1,12 @@
 package io.windowlimiter.core.policy;
 
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
 import io.windowlimiter.core.algorithm.Algorithm;
 import org.jspecify.annotations.Nullable;
-
-import org.springframework.boot.convert.DurationStyle;
 
 /**
  * A route's {@code window-rate-limiter.lease}: the longest an instance holds a part of a hot client's quota
@@ -57,16 +54,11 @@ public final class LeaseArgs {
 			throw invalid(routeId, "is '" + text + "', a number without a unit",
 					"a duration with its unit: did you mean " + text + "ms? (" + ALLOWED + ")");
 		}
-		try {
-			Duration value = DurationStyle.detectAndParse(text);
-			if (!value.isNegative() && value.compareTo(MAX) <= 0 && value.toNanos() % 1_000_000 == 0) {
-				return value;
-			}
+		Duration value = MaxDelay.wholeMillisUpTo(text, MAX);
+		if (value == null) {
+			throw invalid(routeId, "is '" + text + "'", ALLOWED);
 		}
-		catch (IllegalArgumentException | DateTimeParseException | ArithmeticException ex) {
-			// reported below
-		}
-		throw invalid(routeId, "is '" + text + "'", ALLOWED);
+		return value;
 	}
 
 	/** A lease with what it cannot be exact beside: a shadow route (it refuses nothing) or a max-delay. */

@@ -55,16 +55,28 @@ public final class MaxDelay {
 			throw invalid(routeId, "is '" + text + "', a number without a unit, which would mean " + text + " ms",
 					"a duration with its unit: did you mean " + text + "s? (or " + text + "ms; " + ALLOWED + ")");
 		}
+		Duration value = wholeMillisUpTo(text, MAX);
+		if (value == null) {
+			throw invalid(routeId, "is '" + text + "'", ALLOWED);
+		}
+		return value;
+	}
+
+	/**
+	 * A route's duration as written ({@code 500ms}, {@code 2s}, ISO {@code PT1S}): whole milliseconds from 0 to
+	 * {@code max}; null for anything else. What {@code max-delay} and {@code lease} are read with.
+	 */
+	static @Nullable Duration wholeMillisUpTo(String text, Duration max) {
 		try {
 			Duration value = DurationStyle.detectAndParse(text);
-			if (!value.isNegative() && value.compareTo(MAX) <= 0 && value.toNanos() % 1_000_000 == 0) {
+			if (!value.isNegative() && value.compareTo(max) <= 0 && value.toNanos() % 1_000_000 == 0) {
 				return value;
 			}
 		}
 		catch (IllegalArgumentException | DateTimeParseException | ArithmeticException ex) {
-			// reported below
+			// not a duration this reads
 		}
-		throw invalid(routeId, "is '" + text + "'", ALLOWED);
+		return null;
 	}
 
 	/** A max-delay on a shadow route: it never refuses, so it has nothing to hold. */
